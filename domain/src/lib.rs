@@ -1,1 +1,33 @@
+//! Huit's rules engine: the whole 8 américain family (RULES.md) as one
+//! parameterised game.
+//!
+//! - [`Rules`] holds every knob; [`Preset`] builds the five rule sets of the
+//!   source documents, with their options.
+//! - [`Game::decide`] turns a [`Command`] into [`Event`]s or a [`RuleError`];
+//!   [`Game::evolve`] applies an event and cannot fail. A game is the fold of
+//!   its events. Randomness comes in as an argument and is recorded in the
+//!   events, so replays never shuffle.
+//! - [`Game::view`] is what one seat may see, with its legal moves;
+//!   [`Game::full_view`] is the omniscient view of replays.
+//!
+//! No I/O, no async, no clock.
+
 pub mod card;
+pub mod deck;
+mod engine;
+pub mod event;
+mod game;
+pub mod rules;
+pub mod score;
+mod view;
+
+pub use card::{Card, CardError, Face, Letter, Rank, Suit};
+pub use deck::{DeckId, DeckKind};
+pub use engine::{Command, RuleError};
+pub use event::{
+    CardPlayed, Direction, DrawReason, Event, GameEnded, Move, Pending, Placing, RoundEnded,
+    RoundStarted, Seat, SkipReason, Target, EVENT_VERSION,
+};
+pub use game::{Game, Round, Status};
+pub use rules::{Effect, Preset, Rules, RulesError};
+pub use view::{FullView, PendingView, PlayerView, SeatView};

@@ -1,0 +1,909 @@
+//! `decide`: every rule of RULES.md. A command is checked against the state
+//! without changing it; when it is legal, its consequences are worked out as
+//! events, each applied through `evolve` as it is emitted, so the events of a
+//! move always fold into exactly the state the rules describe.
+//!
+//! `legal_moves` and `decide` share one predicate per move kind
+//! (`check_play`, `check_draw`, `check_pass`, `check_challenge`).
+
+use std::collections::BTreeMap;
+
+use rand::seq::SliceRandom;
+use rand::Rng;
+
+use crate::card::{Card, Face, Letter, Suit};
+use crate::deck::{full_deck, DeckId};
+use crate::event::{
+    CardPlayed, DrawReason, Event, Move, Pending, RoundEnded, RoundStarted, Seat, SkipReason,
+    Target,
+};
+use crate::game::{kept_on_top, Game, Round, Status};
+use crate::rules::{DrawRule, Effect, Stacking, Starter, TwoPlayerReverse};
+use crate::score;
+
+/// What can be asked of a game.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Command {
+    /// Deal the first round; the first dealer is drawn at random (D23).
+    Start,
+    /// Deal the first round from this shuffled deck (first card dealt first)
+    /// with this dealer.
+    StartWith { dealer: Seat, deck: Vec<Card> },
+    /// A seat's move.
+    Move { seat: Seat, mv: Move },
+}
+
+/// Why a command is refused. Nothing changes when one is.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum RuleError {
+    #[error("the game has not started")]
+    NotStarted,
+    #[error("the game has already started")]
+    AlreadyStarted,
+    #[error("the game is over")]
+    GameOver,
+    #[error("there is no seat {0} at this table")]
+    NoSuchSeat(Seat),
+    #[error("it is seat {current}'s turn, not seat {seat}'s")]
+    NotYourTurn { seat: Seat, current: Seat },
+    #[error("{0} is not in your hand")]
+    NotInHand(Card),
+    #[error("{card} cannot be played now: {reason}")]
+    Illegal { card: Card, reason: &'static str },
+    #[error("{card}: {reason}")]
+    BadChoice { card: Card, reason: &'static str },
+    #[error("announce: {0}")]
+    BadAnnounce(&'static str),
+    #[error("you cannot draw now: {0}")]
+    CannotDraw(&'static str),
+    #[error("you cannot pass now: {0}")]
+    CannotPass(&'static str),
+    #[error("seat {seat} cannot be challenged: {reason}")]
+    CannotChallenge { seat: Seat, reason: &'static str },
+    #[error("not a deck for this table: {0}")]
+    BadDeck(&'static str),
+}
+
+impl RuleError {
+    /// A stable machine code for clients.
+    pub fn code(&self) -> &'static str {
+        match self {
+            RuleError::NotStarted => "game_not_started",
+            RuleError::AlreadyStarted => "game_already_started",
+            RuleError::GameOver => "game_over",
+            RuleError::NoSuchSeat(_) => "no_such_seat",
+            RuleError::NotYourTurn { .. } => "not_your_turn",
+            RuleError::NotInHand(_) => "card_not_in_hand",
+            RuleError::Illegal { .. } => "illegal_move",
+            RuleError::BadChoice { .. } => "bad_choice",
+            RuleError::BadAnnounce(_) => "bad_announce",
+            RuleError::CannotDraw(_) => "cannot_draw",
+            RuleError::CannotPass(_) => "cannot_pass",
+            RuleError::CannotChallenge { .. } => "cannot_challenge",
+            RuleError::BadDeck(_) => "bad_deck",
+        }
+    }
+}
+
+type Check = Result<(), RuleError>;
+
+fn illegal(card: Card, reason: &'static str) -> Check {
+    Err(RuleError::Illegal { card, reason })
+}
+
+impl Game {
+    /// The events a command produces, or why it is refused. Pure: the game is
+    /// not changed (apply the events with `evolve`).
+    pub fn decide<R: Rng + ?Sized>(
+        &self,
+        command: &Command,
+        rng: &mut R,
+    ) -> Result<Vec<Event>, RuleError> {
+        let mut scratch = self.clone();
+        let mut events = Vec::new();
+        scratch.execute(command, rng, &mut events)?;
+        Ok(events)
+    }
+
+    /// `decide` and `evolve` in one step, without copying the state: on
+    /// success the game has applied the events pushed onto `out`; on refusal
+    /// nothing has changed and nothing was pushed.
+    pub fn execute<R: Rng + ?Sized>(
+        &mut self,
+        command: &Command,
+        rng: &mut R,
+        out: &mut Vec<Event>,
+    ) -> Result<(), RuleError> {
+        match command {
+            Command::Start => {
+                self.check_can_start()?;
+                let dealer = rng.gen_range(0..self.seats);
+                self.deal(dealer, None, rng, out);
+            }
+            Command::StartWith { dealer, deck } => {
+                self.check_can_start()?;
+                if *dealer >= self.seats {
+                    return Err(RuleError::NoSuchSeat(*dealer));
+                }
+                let mut expected =
+                    full_deck(self.rules.deck, self.rules.decks.count(self.seats));
+                let mut given = deck.clone();
+                expected.sort_unstable();
+                given.sort_unstable();
+                if expected != given {
+                    return Err(RuleError::BadDeck(
+                        "it must hold exactly the cards of the table's decks",
+                    ));
+                }
+                self.deal(*dealer, Some(deck.clone()), rng, out);
+            }
+            Command::Move { seat, mv } => self.act(*seat, mv, rng, out)?,
+        }
+        Ok(())
+    }
+
+    fn check_can_start(&self) -> Check {
+        match self.status() {
+            Status::Waiting => Ok(()),
+            Status::Playing => Err(RuleError::AlreadyStarted),
+            Status::Finished => Err(RuleError::GameOver),
+        }
+    }
+
+    fn emit(&mut self, event: Event, out: &mut Vec<Event>) {
+        self.evolve(&event);
+        out.push(event);
+    }
+
+    fn r(&self) -> &Round {
+        self.round.as_ref().expect("a round is running")
+    }
+
+    fn running_round(&self) -> Result<&Round, RuleError> {
+        match self.status() {
+            Status::Waiting => Err(RuleError::NotStarted),
+            Status::Finished => Err(RuleError::GameOver),
+            Status::Playing => Ok(self.r()),
+        }
+    }
+
+    // ----- legality -------------------------------------------------------
+
+    /// Every move `seat` may make now, each in the form to post back.
+    pub fn legal_moves(&self, seat: Seat) -> Vec<Move> {
+        let mut moves = Vec::new();
+        let Ok(r) = self.running_round() else {
+            return moves;
+        };
+        if seat >= self.seats {
+            return moves;
+        }
+        if let Some(target) = r.window {
+            if self.check_challenge(seat, target).is_ok() {
+                moves.push(Move::Challenge { seat: target });
+            }
+        }
+        if r.current != Some(seat) {
+            return moves;
+        }
+        let hand = &r.hands[seat];
+        let announce_too = hand.len() == 2;
+        for (i, &card) in hand.iter().enumerate() {
+            if hand[..i].contains(&card) {
+                continue;
+            }
+            self.each_choice(card, |suit, letter, as_card| {
+                if self.check_play(r, seat, card, suit, letter, as_card).is_ok() {
+                    for announce in [false, true].into_iter().take(1 + announce_too as usize) {
+                        moves.push(Move::Play {
+                            card,
+                            suit,
+                            letter,
+                            as_card,
+                            announce,
+                        });
+                    }
+                }
+                false
+            });
+        }
+        if self.check_draw(r, seat).is_ok() {
+            moves.push(Move::Draw);
+        }
+        if self.check_pass(r).is_ok() {
+            moves.push(Move::Pass);
+        }
+        moves
+    }
+
+    /// Calls `f` with every choice a card may carry (D29) until it returns true.
+    fn each_choice(
+        &self,
+        card: Card,
+        mut f: impl FnMut(Option<Suit>, Option<Letter>, Option<Card>) -> bool,
+    ) -> bool {
+        match self.effect(card) {
+            Some(Effect::Substitute) => {
+                let deck = self.rules.deck.cards();
+                for (i, &named) in deck.iter().enumerate() {
+                    if named == Card::Joker || deck[..i].contains(&named) {
+                        continue;
+                    }
+                    if self.effect(named) == Some(Effect::WildSuit) {
+                        for s in Suit::ALL {
+                            if f(Some(s), None, Some(named)) {
+                                return true;
+                            }
+                        }
+                    } else if f(None, None, Some(named)) {
+                        return true;
+                    }
+                }
+                false
+            }
+            Some(Effect::WildLetter) => Letter::all().any(|l| f(None, Some(l), None)),
+            e if names_suit(card, e) => Suit::ALL.into_iter().any(|s| f(Some(s), None, None)),
+            _ => f(None, None, None),
+        }
+    }
+
+    fn has_a_play(&self, r: &Round, seat: Seat) -> bool {
+        let hand = &r.hands[seat];
+        hand.iter().enumerate().any(|(i, &card)| {
+            !hand[..i].contains(&card)
+                && self.each_choice(card, |suit, letter, as_card| {
+                    self.check_play(r, seat, card, suit, letter, as_card).is_ok()
+                })
+        })
+    }
+
+    /// May `seat` play `card` with these choices now?
+    fn check_play(
+        &self,
+        r: &Round,
+        seat: Seat,
+        card: Card,
+        suit: Option<Suit>,
+        letter: Option<Letter>,
+        as_card: Option<Card>,
+    ) -> Check {
+        let hand = &r.hands[seat];
+        if !hand.contains(&card) {
+            return Err(RuleError::NotInHand(card));
+        }
+        let effect = self.effect(card);
+        let choice = |ok: bool, reason: &'static str| {
+            if ok {
+                Ok(())
+            } else {
+                Err(RuleError::BadChoice { card, reason })
+            }
+        };
+        // D29: the move carries exactly the choice its card needs.
+        let (eff_card, eff_effect) = match effect {
+            Some(Effect::Substitute) => {
+                let Some(named) = as_card else {
+                    return choice(false, "a joker must name the card it stands for in `as` (D13)");
+                };
+                choice(letter.is_none(), "a joker names a card, not a letter")?;
+                choice(
+                    named != Card::Joker && self.rules.deck.has(named.face()),
+                    "a joker stands for a card of the deck other than a joker (D13)",
+                )?;
+                let named_effect = self.effect(named);
+                if named_effect == Some(Effect::WildSuit) {
+                    choice(suit.is_some(), "a joker standing for an 8 must name a suit (D29)")?;
+                } else {
+                    choice(suit.is_none(), "only a suit-naming card carries a suit")?;
+                }
+                (named, named_effect)
+            }
+            Some(Effect::WildLetter) => {
+                choice(letter.is_some(), "a star must name the letter it stands for")?;
+                choice(suit.is_none() && as_card.is_none(), "a star carries only a letter")?;
+                (card, effect)
+            }
+            e if names_suit(card, e) => {
+                choice(suit.is_some(), "this card must name the suit that follows")?;
+                choice(letter.is_none() && as_card.is_none(), "this card carries only a suit")?;
+                (card, effect)
+            }
+            _ => {
+                choice(
+                    suit.is_none() && letter.is_none() && as_card.is_none(),
+                    "this card carries no choice (suit, letter or as)",
+                )?;
+                (card, effect)
+            }
+        };
+        if hand.len() == 1 {
+            if !self.rules.special_finish && effect.is_some() {
+                return illegal(card, "a card with an effect cannot be the last card played (special_finish is off, D26, D34)");
+            }
+            if r.pending == Pending::MayReplay && !r.played_a_turn[seat] {
+                return illegal(card, "in a player's first turn a queen chain may not empty their hand (D11)");
+            }
+        }
+        match r.pending {
+            Pending::Drawn { card: drawn } if drawn != card => {
+                return illegal(card, "after drawing, only the drawn card may be played (D27)");
+            }
+            Pending::Attack { .. } => {
+                let same_rank = matches!(r.target, Target::French { face: Some(f), .. } if f == eff_card.face());
+                return if same_rank || eff_effect == Some(Effect::WildSuit) {
+                    Ok(())
+                } else {
+                    illegal(card, "an attack is answered with the same rank or a canceller, or by drawing (D3)")
+                };
+            }
+            Pending::Draw { .. } => {
+                let answers = match self.rules.stacking {
+                    Stacking::DrawCards => matches!(eff_effect, Some(Effect::DrawSkip(_))),
+                    Stacking::None => {
+                        card == Card::Joker
+                            && r.top() == Card::Joker
+                            && matches!(effect, Some(Effect::DrawSkip(_)))
+                    }
+                };
+                return if answers {
+                    Ok(())
+                } else {
+                    illegal(card, "a pending draw is answered with a draw card, or by drawing (D25)")
+                };
+            }
+            _ => {}
+        }
+        if r.frozen {
+            return if matches!(eff_effect, Some(Effect::Freeze | Effect::WildSuit)) {
+                Ok(())
+            } else {
+                illegal(card, "the pile is frozen: only an ace, an 8 or a joker standing for one (D12)")
+            };
+        }
+        if self.legal_on(r.target, eff_card, eff_effect) {
+            Ok(())
+        } else {
+            illegal(card, "it matches neither the suit nor the rank (or letter) to follow")
+        }
+    }
+
+    /// RULES.md §2.4 and §4: is a card legal on the card to match?
+    fn legal_on(&self, target: Target, card: Card, effect: Option<Effect>) -> bool {
+        match effect {
+            Some(Effect::WildSuit) => !matches!(
+                target,
+                Target::French { face: Some(f), .. } if self.book.wild_not_on[f.index()]
+            ),
+            Some(Effect::WildLetter | Effect::Firecracker(_)) => true,
+            // D1: a joker with an effect is legal on any card.
+            Some(_) if card == Card::Joker => true,
+            _ => matches_target(target, card),
+        }
+    }
+
+    fn check_draw(&self, r: &Round, seat: Seat) -> Check {
+        match r.pending {
+            Pending::Drawn { .. } => Err(RuleError::CannotDraw("you have drawn already: play the drawn card or pass")),
+            Pending::MayReplay => Err(RuleError::CannotDraw("after a queen, play another card or pass")),
+            Pending::Attack { .. } | Pending::Draw { .. } => Ok(()),
+            Pending::MustReplay { .. } => {
+                if self.has_a_play(r, seat) {
+                    Err(RuleError::CannotDraw("you must play again on the ten (D33)"))
+                } else {
+                    Ok(())
+                }
+            }
+            Pending::None => {
+                if self.rules.voluntary_draw || !self.has_a_play(r, seat) {
+                    Ok(())
+                } else {
+                    Err(RuleError::CannotDraw("you have a legal card to play (D27)"))
+                }
+            }
+        }
+    }
+
+    fn check_pass(&self, r: &Round) -> Check {
+        match r.pending {
+            Pending::Drawn { .. } | Pending::MayReplay => Ok(()),
+            _ => Err(RuleError::CannotPass("passing ends a turn only after a draw or a queen")),
+        }
+    }
+
+    fn check_challenge(&self, by: Seat, target: Seat) -> Check {
+        let r = self.running_round()?;
+        let no = |reason| Err(RuleError::CannotChallenge { seat: target, reason });
+        if target >= self.seats {
+            return Err(RuleError::NoSuchSeat(target));
+        }
+        if by == target {
+            return no("a player cannot challenge themselves (D8)");
+        }
+        if r.window != Some(target) {
+            return no("the challenge window is closed (D8)");
+        }
+        if r.hands[target].len() != 1 || r.announced[target] {
+            return no("only an unannounced last card can be challenged (D8)");
+        }
+        Ok(())
+    }
+
+    // ----- moves ----------------------------------------------------------
+
+    fn act<R: Rng + ?Sized>(
+        &mut self,
+        seat: Seat,
+        mv: &Move,
+        rng: &mut R,
+        out: &mut Vec<Event>,
+    ) -> Check {
+        let r = self.running_round()?;
+        if seat >= self.seats {
+            return Err(RuleError::NoSuchSeat(seat));
+        }
+        if let Move::Challenge { seat: target } = *mv {
+            self.check_challenge(seat, target)?;
+            let penalty = self.rules.announce.penalty;
+            let loses_turn = self.rules.announce.penalty_skips_turn;
+            self.emit(
+                Event::Challenged {
+                    by: seat,
+                    seat: target,
+                    penalty,
+                    loses_turn,
+                },
+                out,
+            );
+            self.draw(target, penalty, DrawReason::Challenge, rng, out);
+            return Ok(());
+        }
+        let current = r.current.expect("a running round has a seat on turn");
+        if current != seat {
+            return Err(RuleError::NotYourTurn { seat, current });
+        }
+        match *mv {
+            Move::Play {
+                card,
+                suit,
+                letter,
+                as_card,
+                announce,
+            } => {
+                self.check_play(r, seat, card, suit, letter, as_card)?;
+                if announce && r.hands[seat].len() != 2 {
+                    return Err(RuleError::BadAnnounce(
+                        "only a play that leaves exactly one card may announce it (D8)",
+                    ));
+                }
+                self.play(seat, card, suit, letter, as_card, announce, rng, out);
+            }
+            Move::Draw => {
+                self.check_draw(r, seat)?;
+                self.draw_move(seat, rng, out);
+            }
+            Move::Pass => {
+                self.check_pass(r)?;
+                self.emit(Event::TurnPassed { seat }, out);
+                self.start_turn(self.step(seat, 1), Pending::None, self.r().frozen, out);
+            }
+            Move::Challenge { .. } => unreachable!("handled above"),
+        }
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn play<R: Rng + ?Sized>(
+        &mut self,
+        seat: Seat,
+        card: Card,
+        suit: Option<Suit>,
+        letter: Option<Letter>,
+        as_card: Option<Card>,
+        announce: bool,
+        rng: &mut R,
+        out: &mut Vec<Event>,
+    ) {
+        self.emit(
+            Event::CardPlayed(CardPlayed {
+                seat,
+                card,
+                suit,
+                letter,
+                as_card,
+                announce,
+            }),
+            out,
+        );
+        if self.r().hands[seat].is_empty() {
+            let place = self.r().out.len() + 1;
+            self.emit(Event::PlayerWentOut { seat, place }, out);
+            let r = self.r();
+            // D17: placement goes on until three are out or one holds cards.
+            if !self.rules.is_placement() || r.out.len() >= 3 || r.active_count() <= 1 {
+                self.end_round(rng, out);
+                return;
+            }
+        }
+        let eff_card = as_card.unwrap_or(card);
+        let effect = match self.effect(card) {
+            Some(Effect::Substitute) => self.effect(eff_card),
+            e => e,
+        };
+        self.resolve(seat, eff_card, effect, false, rng, out);
+    }
+
+    /// Applies the effect of a card `player` has just played (or, for an
+    /// `apply_effect` starter, that the dealer is deemed to have played, D10)
+    /// and gives the turn to whoever has it next.
+    fn resolve<R: Rng + ?Sized>(
+        &mut self,
+        player: Seat,
+        card: Card,
+        effect: Option<Effect>,
+        starter: bool,
+        rng: &mut R,
+        out: &mut Vec<Event>,
+    ) {
+        let r = self.r();
+        let faced = r.pending;
+        let mut frozen = r.frozen;
+        let active = r.active_count();
+        // D32: a player who is out gets no further turn from their card.
+        let again = if r.is_out(player) {
+            self.step(player, 1)
+        } else {
+            player
+        };
+        let (next, pending) = match effect {
+            Some(Effect::WildSuit) => {
+                frozen = false;
+                (self.step(player, 1), Pending::None)
+            }
+            Some(Effect::Freeze) => {
+                frozen = true;
+                (self.step(player, 1), Pending::None)
+            }
+            Some(Effect::DrawSkip(n)) if !starter && self.stacks(card) => {
+                let total = match faced {
+                    Pending::Draw { total } => total + n,
+                    _ => n,
+                };
+                (self.step(player, 1), Pending::Draw { total })
+            }
+            Some(Effect::DrawSkip(n) | Effect::Firecracker(n)) => {
+                // D4, D28: drawn at once, and the victim loses the turn.
+                let victim = self.step(player, 1);
+                self.draw(victim, n, DrawReason::Penalty, rng, out);
+                self.emit(
+                    Event::TurnSkipped {
+                        seat: victim,
+                        reason: SkipReason::Penalty,
+                    },
+                    out,
+                );
+                (self.step(victim, 1), Pending::None)
+            }
+            Some(Effect::AttackChain(per_card)) => {
+                let count = match faced {
+                    Pending::Attack { count, .. } if !starter => count + 1,
+                    _ => 1,
+                };
+                (self.step(player, 1), Pending::Attack { count, per_card })
+            }
+            Some(Effect::Skip) => {
+                let skipped = self.step(player, 1);
+                self.emit(
+                    Event::TurnSkipped {
+                        seat: skipped,
+                        reason: SkipReason::Skip,
+                    },
+                    out,
+                );
+                (self.step(skipped, 1), Pending::None)
+            }
+            Some(Effect::Reverse) if active == 2 && !starter => {
+                match self.rules.two_player_reverse {
+                    // D6: does nothing with two players.
+                    TwoPlayerReverse::None => (self.step(player, 1), Pending::None),
+                    // D7, S3 X: the player plays again.
+                    TwoPlayerReverse::Skip => (again, Pending::None),
+                }
+            }
+            Some(Effect::Reverse) => {
+                let direction = self.r().direction.flipped();
+                self.emit(Event::DirectionChanged { direction }, out);
+                (self.step(player, 1), Pending::None)
+            }
+            // D14: the seat ⌊n/2⌋ further on in the current direction.
+            Some(Effect::PassAcross) => (self.step(player, (active / 2).max(1)), Pending::None),
+            Some(Effect::MustReplay(penalty)) if !starter => {
+                if again == player {
+                    (player, Pending::MustReplay { penalty })
+                } else {
+                    (again, Pending::None)
+                }
+            }
+            Some(Effect::MayReplay) if !starter => {
+                if again == player {
+                    (player, Pending::MayReplay)
+                } else {
+                    (again, Pending::None)
+                }
+            }
+            _ => (self.step(player, 1), Pending::None),
+        };
+        self.start_turn(next, pending, frozen, out);
+    }
+
+    /// Does a draw card wait for an answer (D25, D28) rather than act at once?
+    fn stacks(&self, card: Card) -> bool {
+        self.rules.stacking == Stacking::DrawCards || (self.rules.joker_counter && card == Card::Joker)
+    }
+
+    /// Gives the turn to `next`, passing over seats that owe a lost turn (S3).
+    fn start_turn(&mut self, mut next: Seat, pending: Pending, frozen: bool, out: &mut Vec<Event>) {
+        if self.r().current != Some(next) {
+            let mut guard = self.seats * 4;
+            while self.r().owed_skips[next] > 0 && guard > 0 {
+                guard -= 1;
+                self.emit(
+                    Event::TurnSkipped {
+                        seat: next,
+                        reason: SkipReason::Challenge,
+                    },
+                    out,
+                );
+                next = self.step(next, 1);
+            }
+        }
+        self.emit(
+            Event::TurnStarted {
+                seat: next,
+                pending,
+                frozen,
+            },
+            out,
+        );
+    }
+
+    /// The seat `steps` seats on from `from` in the current direction,
+    /// counting only seats still holding cards (D32).
+    fn step(&self, from: Seat, steps: usize) -> Seat {
+        let r = self.r();
+        let n = self.seats;
+        let forward = r.direction == crate::event::Direction::Clockwise;
+        let mut seat = from;
+        let mut left = steps;
+        let mut guard = n * (steps + 1);
+        while left > 0 && guard > 0 {
+            guard -= 1;
+            seat = if forward { (seat + 1) % n } else { (seat + n - 1) % n };
+            if !r.is_out(seat) {
+                left -= 1;
+            }
+        }
+        seat
+    }
+
+    fn draw_move<R: Rng + ?Sized>(&mut self, seat: Seat, rng: &mut R, out: &mut Vec<Event>) {
+        let r = self.r();
+        let frozen = r.frozen;
+        let penalty = match r.pending {
+            Pending::Attack { count, per_card } => Some(count * per_card),
+            Pending::Draw { total } => Some(total),
+            Pending::MustReplay { penalty } => Some(penalty),
+            _ => None,
+        };
+        if let Some(n) = penalty {
+            // D3, D25, D28, D33: the whole penalty, and the turn ends.
+            self.draw(seat, n, DrawReason::Penalty, rng, out);
+            self.start_turn(self.step(seat, 1), Pending::None, frozen, out);
+            return;
+        }
+        let drawn = self.draw(seat, 1, DrawReason::Draw, rng, out);
+        let Some(&card) = drawn.first() else {
+            // D24: nothing to draw, play goes on; D31: a blocked round ends.
+            let r = self.r();
+            if r.idle >= r.active_count() {
+                self.end_round(rng, out);
+            } else {
+                self.start_turn(self.step(seat, 1), Pending::None, frozen, out);
+            }
+            return;
+        };
+        let r = self.r();
+        let may_play = self.rules.draw == DrawRule::DrawThenMayPlay
+            && self.each_choice(card, |suit, letter, as_card| {
+                self.check_play(r, seat, card, suit, letter, as_card).is_ok()
+            });
+        if may_play {
+            // D27: the drawn card, and only it, may be played now.
+            self.emit(
+                Event::TurnStarted {
+                    seat,
+                    pending: Pending::Drawn { card },
+                    frozen,
+                },
+                out,
+            );
+        } else {
+            self.start_turn(self.step(seat, 1), Pending::None, frozen, out);
+        }
+    }
+
+    /// Draws `n` cards for `seat`, recycling the discard pile when the stock
+    /// runs out (§2.5, D30); takes what exists when there is nothing left
+    /// (D24). Always records at least one `cards_drawn`.
+    fn draw<R: Rng + ?Sized>(
+        &mut self,
+        seat: Seat,
+        n: u32,
+        reason: DrawReason,
+        rng: &mut R,
+        out: &mut Vec<Event>,
+    ) -> Vec<Card> {
+        let mut all = Vec::new();
+        let mut left = n as usize;
+        let mut recorded = false;
+        loop {
+            let stock = &self.r().stock;
+            let take = left.min(stock.len());
+            if take > 0 {
+                let cards: Vec<Card> = stock.iter().rev().take(take).copied().collect();
+                all.extend_from_slice(&cards);
+                left -= take;
+                recorded = true;
+                self.emit(Event::CardsDrawn { seat, cards, reason }, out);
+            }
+            if left == 0 || self.recyclable() == 0 {
+                break;
+            }
+            let r = self.r();
+            let cut = r.discard.len() - kept_on_top(&r.discard, &self.book);
+            let mut stock = r.discard[..cut].to_vec();
+            stock.shuffle(rng);
+            self.emit(Event::StockReshuffled { stock }, out);
+        }
+        if !recorded {
+            let cards = Vec::new();
+            self.emit(Event::CardsDrawn { seat, cards, reason }, out);
+        }
+        all
+    }
+
+    /// Cards the discard pile could give to a new stock.
+    fn recyclable(&self) -> usize {
+        let r = self.r();
+        r.discard.len() - kept_on_top(&r.discard, &self.book)
+    }
+
+    // ----- rounds ---------------------------------------------------------
+
+    /// Deals a round (§2.1–2.2, D9, D10, D20, D22, D23).
+    fn deal<R: Rng + ?Sized>(
+        &mut self,
+        dealer: Seat,
+        deck: Option<Vec<Card>>,
+        rng: &mut R,
+        out: &mut Vec<Event>,
+    ) {
+        let n = self.seats;
+        let copies = self.rules.decks.count(n);
+        let deck = deck.unwrap_or_else(|| {
+            // D22: every round starts from a full reshuffle of all cards.
+            let mut d = full_deck(self.rules.deck, copies);
+            d.shuffle(rng);
+            d
+        });
+        let per_seat = self.rules.deal.cards(n);
+        let mut hands: BTreeMap<Seat, Vec<Card>> =
+            (0..n).map(|s| (s, Vec::with_capacity(per_seat + 4))).collect();
+        let mut cards = deck.iter().copied();
+        for _ in 0..per_seat {
+            for k in 1..=n {
+                let card = cards.next().expect("validated rules leave a stock");
+                hands.get_mut(&((dealer + k) % n)).expect("seat").push(card);
+            }
+        }
+        let mut starter = cards.next().expect("validated rules leave a starter");
+        let mut stock: Vec<Card> = cards.rev().collect();
+        if self.rules.starter == Starter::RedrawSpecial {
+            // D9: back into the stock at a random place below the top, and turn the next.
+            while self.effect(starter).is_some()
+                && stock.iter().any(|c| self.effect(*c).is_none())
+            {
+                let at = rng.gen_range(0..stock.len());
+                stock.insert(at, starter);
+                starter = stock.pop().expect("the stock is not empty");
+            }
+        }
+        // D23: the seat after the dealer plays first.
+        let first_seat = (dealer + 1) % n;
+        let round = self.history.len() as u32 + 1;
+        self.emit(
+            Event::RoundStarted(RoundStarted {
+                round,
+                dealer,
+                deck: DeckId::of(self.rules.deck, copies),
+                hands,
+                stock,
+                starter,
+                first_seat,
+            }),
+            out,
+        );
+        let effect = self.effect(starter);
+        match (self.rules.starter, effect) {
+            (Starter::Letters, Some(Effect::Firecracker(penalty))) => {
+                // S3, D20: the first player draws and does not play; a card is
+                // turned onto the pétard; the second player starts.
+                self.draw(first_seat, penalty, DrawReason::Penalty, rng, out);
+                self.emit(
+                    Event::TurnSkipped {
+                        seat: first_seat,
+                        reason: SkipReason::Penalty,
+                    },
+                    out,
+                );
+                while let Some(&card) = self.r().stock.last() {
+                    self.emit(Event::CardTurned { card }, out);
+                    if !matches!(self.effect(card), Some(Effect::Firecracker(_))) {
+                        break;
+                    }
+                }
+                self.start_turn(self.step(first_seat, 1), Pending::None, false, out);
+            }
+            (Starter::ApplyEffect, Some(e)) => self.resolve(dealer, starter, Some(e), true, rng, out),
+            _ => self.start_turn(first_seat, Pending::None, false, out),
+        }
+    }
+
+    /// Scores the round and deals the next one or ends the game.
+    fn end_round<R: Rng + ?Sized>(&mut self, rng: &mut R, out: &mut Vec<Event>) {
+        let r = self.r();
+        let points = score::round_points(&self.rules, &self.book, &r.hands, &r.out);
+        let totals: Vec<i32> = self.totals.iter().zip(&points).map(|(t, p)| t + p).collect();
+        let by_seat = |v: &[i32]| v.iter().copied().enumerate().collect::<BTreeMap<_, _>>();
+        let ended = RoundEnded {
+            round: r.number,
+            out_order: r.out.clone(),
+            hands: r.hands.iter().cloned().enumerate().collect(),
+            points: by_seat(&points),
+            totals: by_seat(&totals),
+            blocked: r.out.is_empty(),
+        };
+        let dealer = r.dealer;
+        self.emit(Event::RoundEnded(ended), out);
+        if score::game_is_over(&self.rules, &self.totals, self.history.len()) {
+            self.emit(Event::GameEnded(score::ranking(self.rules.end, &self.totals)), out);
+        } else {
+            // D23: the deal rotates by one seat each round.
+            self.deal((dealer + 1) % self.seats, None, rng, out);
+        }
+    }
+}
+
+/// Does a card with this effect name the suit that follows? An 8, and a joker
+/// with an effect other than standing for a card (D1).
+fn names_suit(card: Card, effect: Option<Effect>) -> bool {
+    match effect {
+        Some(Effect::WildSuit) => true,
+        Some(Effect::Substitute) | None => false,
+        Some(_) => card == Card::Joker,
+    }
+}
+
+/// Same suit or same rank (§2.4); the letter rule for letters (§4).
+fn matches_target(target: Target, card: Card) -> bool {
+    match (target, card) {
+        (Target::Any, _) => true,
+        (Target::French { face, suit }, Card::French(r, s)) => {
+            face == Some(Face::Rank(r)) || suit == Some(s)
+        }
+        (Target::French { face, .. }, Card::Joker) => face == Some(Face::Joker),
+        (Target::Letter(on), Card::Letter(l)) => {
+            on.circular_distance(l) <= 3 || (on.is_vowel() && l.is_vowel())
+        }
+        _ => false,
+    }
+}

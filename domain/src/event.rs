@@ -1,0 +1,259 @@
+//! Moves (what a player asks) and events (what happened), in the public
+//! shapes of API.md. Events are past tense and versioned; `evolve` applies
+//! them and cannot fail.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::card::{Card, Letter, Suit};
+use crate::deck::DeckId;
+
+/// A seat at the table, 0..n-1.
+pub type Seat = usize;
+
+/// The version of the event format this crate writes (API.md `v`).
+pub const EVENT_VERSION: u32 = 1;
+
+/// A player's move, exactly as posted to `POST /v1/tables/{id}/moves`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Move {
+    Play {
+        card: Card,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        suit: Option<Suit>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        letter: Option<Letter>,
+        /// For a 757 joker: the card it stands for (D13, D29).
+        #[serde(rename = "as", default, skip_serializing_if = "Option::is_none")]
+        as_card: Option<Card>,
+        #[serde(default)]
+        announce: bool,
+    },
+    Draw,
+    Pass,
+    Challenge {
+        seat: Seat,
+    },
+}
+
+impl Move {
+    pub fn play(card: Card) -> Move {
+        Move::Play {
+            card,
+            suit: None,
+            letter: None,
+            as_card: None,
+            announce: false,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Direction {
+    /// Increasing seat numbers.
+    Clockwise,
+    Counterclockwise,
+}
+
+impl Direction {
+    pub fn flipped(self) -> Direction {
+        match self {
+            Direction::Clockwise => Direction::Counterclockwise,
+            Direction::Counterclockwise => Direction::Clockwise,
+        }
+    }
+}
+
+/// What the next card must match.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Target {
+    /// A French card or what a wild card named: its rank (or the joker) and
+    /// suit; either may be absent (a suit-naming joker has no rank to match).
+    French {
+        face: Option<crate::card::Face>,
+        suit: Option<Suit>,
+    },
+    Letter(Letter),
+    /// Anything goes (a 757 joker starter, a star starter, D10, D20).
+    Any,
+}
+
+/// What constrains the seat on turn (RULES.md §3.3, D28).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Pending {
+    #[default]
+    None,
+    /// `attack_chain`: answer with the same rank or a canceller, or draw
+    /// `per_card × count` and lose the turn (D3).
+    Attack { count: u32, per_card: u32 },
+    /// `stacking`: answer with a draw card, or draw `total` and lose the turn (D25).
+    Draw { total: u32 },
+    /// `must_replay`: play again on the ten, or draw `penalty` and end the turn (D5, D33).
+    MustReplay { penalty: u32 },
+    /// `may_replay`: play one more card legal on the queen, or pass (D11).
+    MayReplay,
+    /// After a draw under `draw_then_may_play`: play that card or pass (D27).
+    Drawn { card: Card },
+}
+
+/// Why cards were drawn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DrawReason {
+    Draw,
+    Penalty,
+    Challenge,
+}
+
+/// Why a seat loses its turn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SkipReason {
+    /// It drew a penalty it could not answer (`draw_skip`, `firecracker`, D4, D28).
+    Penalty,
+    /// A `skip` card.
+    Skip,
+    /// It lost its turn to a successful challenge (S3).
+    Challenge,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RoundStarted {
+    pub round: u32,
+    pub dealer: Seat,
+    pub deck: DeckId,
+    pub hands: BTreeMap<Seat, Vec<Card>>,
+    /// The stock after the deal and the starter, top card last.
+    pub stock: Vec<Card>,
+    pub starter: Card,
+    pub first_seat: Seat,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CardPlayed {
+    pub seat: Seat,
+    pub card: Card,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suit: Option<Suit>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub letter: Option<Letter>,
+    #[serde(rename = "as", default, skip_serializing_if = "Option::is_none")]
+    pub as_card: Option<Card>,
+    pub announce: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RoundEnded {
+    pub round: u32,
+    /// Seats in the order they went out (empty after a blocked round, D31).
+    pub out_order: Vec<Seat>,
+    pub hands: BTreeMap<Seat, Vec<Card>>,
+    pub points: BTreeMap<Seat, i32>,
+    pub totals: BTreeMap<Seat, i32>,
+    pub blocked: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Placing {
+    pub seat: Seat,
+    pub total: i32,
+    /// 1 is best; tied players share the place (D21).
+    pub place: usize,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GameEnded {
+    pub ranking: Vec<Placing>,
+    pub winners: Vec<Seat>,
+    pub losers: Vec<Seat>,
+}
+
+/// Everything that can happen in a game. Serialised as `{type, data}`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", content = "data", rename_all = "snake_case")]
+pub enum Event {
+    RoundStarted(RoundStarted),
+    /// A card turned from the stock onto the starter (S3 pétard starter, D20).
+    CardTurned { card: Card },
+    CardPlayed(CardPlayed),
+    CardsDrawn {
+        seat: Seat,
+        cards: Vec<Card>,
+        reason: DrawReason,
+    },
+    /// The discard pile, less the cards kept on top (D30), became the stock.
+    StockReshuffled { stock: Vec<Card> },
+    TurnPassed { seat: Seat },
+    Challenged {
+        by: Seat,
+        seat: Seat,
+        penalty: u32,
+        loses_turn: bool,
+    },
+    DirectionChanged { direction: crate::event::Direction },
+    TurnSkipped { seat: Seat, reason: SkipReason },
+    /// Whose turn it is now and what constrains them; `frozen` is the state of
+    /// the pile (D12).
+    TurnStarted {
+        seat: Seat,
+        pending: Pending,
+        frozen: bool,
+    },
+    PlayerWentOut { seat: Seat, place: usize },
+    RoundEnded(RoundEnded),
+    GameEnded(GameEnded),
+}
+
+impl Event {
+    /// The `type` of the public log.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Event::RoundStarted(_) => "round_started",
+            Event::CardTurned { .. } => "card_turned",
+            Event::CardPlayed(_) => "card_played",
+            Event::CardsDrawn { .. } => "cards_drawn",
+            Event::StockReshuffled { .. } => "stock_reshuffled",
+            Event::TurnPassed { .. } => "turn_passed",
+            Event::Challenged { .. } => "challenged",
+            Event::DirectionChanged { .. } => "direction_changed",
+            Event::TurnSkipped { .. } => "turn_skipped",
+            Event::TurnStarted { .. } => "turn_started",
+            Event::PlayerWentOut { .. } => "player_went_out",
+            Event::RoundEnded(_) => "round_ended",
+            Event::GameEnded(_) => "game_ended",
+        }
+    }
+
+    /// The event as `{type, data}` JSON, with what `viewer` may not see while
+    /// the round runs removed: other seats' hands, the stock order, cards
+    /// drawn by others. `None` is a spectator; the full event is `to_json`.
+    pub fn redacted_json(&self, viewer: Option<Seat>) -> serde_json::Value {
+        let mut v = serde_json::to_value(self).expect("events serialise");
+        let data = &mut v["data"];
+        match self {
+            Event::RoundStarted(rs) => {
+                data["hand_size"] = rs.hands.values().map(Vec::len).max().unwrap_or(0).into();
+                data["stock_size"] = rs.stock.len().into();
+                data.as_object_mut().expect("object").remove("stock");
+                let hands = data["hands"].as_object_mut().expect("hands object");
+                hands.retain(|k, _| Some(k.as_str()) == viewer.map(|s| s.to_string()).as_deref());
+            }
+            Event::CardsDrawn { seat, cards, .. } => {
+                data["count"] = cards.len().into();
+                if viewer != Some(*seat) {
+                    data.as_object_mut().expect("object").remove("cards");
+                }
+            }
+            Event::StockReshuffled { stock } => {
+                data["size"] = stock.len().into();
+                data.as_object_mut().expect("object").remove("stock");
+            }
+            _ => {}
+        }
+        v
+    }
+}

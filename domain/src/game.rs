@@ -1,0 +1,373 @@
+//! The state of a game and `evolve`, the only function that changes it.
+//! `evolve` applies facts and cannot fail; every rule is in `engine`.
+
+use std::sync::Arc;
+
+use crate::card::{Card, Face};
+use crate::deck::DeckId;
+use crate::event::{
+    CardPlayed, Direction, DrawReason, Event, GameEnded, Pending, RoundEnded, Seat, SkipReason,
+    Target,
+};
+use crate::rules::{Book, Effect, Rules, RulesError};
+
+/// Where a game stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
+    /// No round dealt yet.
+    Waiting,
+    Playing,
+    Finished,
+}
+
+/// A whole game at one table: rounds until the end condition.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Game {
+    pub(crate) rules: Arc<Rules>,
+    pub(crate) book: Arc<Book>,
+    pub(crate) seats: usize,
+    pub(crate) totals: Vec<i32>,
+    pub(crate) history: Vec<RoundEnded>,
+    pub(crate) round: Option<Round>,
+    pub(crate) result: Option<GameEnded>,
+}
+
+/// One round (manche), from the deal to someone going out.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Round {
+    pub number: u32,
+    pub dealer: Seat,
+    pub deck: DeckId,
+    pub hands: Vec<Vec<Card>>,
+    /// Top card last.
+    pub stock: Vec<Card>,
+    /// Top card last.
+    pub discard: Vec<Card>,
+    pub target: Target,
+    pub direction: Direction,
+    /// None once the round has ended.
+    pub current: Option<Seat>,
+    pub pending: Pending,
+    /// D12: only the freezing rank or an unfreezer is legal.
+    pub frozen: bool,
+    pub announced: Vec<bool>,
+    /// D8: the seat whose unannounced last card may be challenged.
+    pub window: Option<Seat>,
+    /// S3: turns a seat must lose after a successful challenge.
+    pub owed_skips: Vec<u32>,
+    /// D11: seats that have finished a turn in which they acted.
+    pub played_a_turn: Vec<bool>,
+    /// Did the seat on turn act (play, draw, pass) in this turn?
+    pub acted: bool,
+    pub out: Vec<Seat>,
+    /// D31: consecutive turns that ended with an empty draw.
+    pub idle: usize,
+    /// Cards in play in this round (invariant, RULES.md §7).
+    pub size: usize,
+}
+
+impl Round {
+    pub fn top(&self) -> Card {
+        *self.discard.last().expect("the discard pile is never empty")
+    }
+
+    pub fn is_out(&self, seat: Seat) -> bool {
+        self.out.contains(&seat)
+    }
+
+    pub fn active_count(&self) -> usize {
+        self.hands.len() - self.out.len()
+    }
+
+    pub fn card_count(&self) -> usize {
+        self.hands.iter().map(Vec::len).sum::<usize>() + self.stock.len() + self.discard.len()
+    }
+
+    pub fn is_running(&self) -> bool {
+        self.current.is_some()
+    }
+}
+
+impl Game {
+    /// A game for `seats` players under validated rules.
+    pub fn new(rules: Rules, seats: usize) -> Result<Game, RulesError> {
+        let book = rules.compile()?;
+        if seats < rules.players.min || seats > rules.players.max {
+            return Err(RulesError::Invalid(format!(
+                "these rules take {} to {} players, not {seats}",
+                rules.players.min, rules.players.max
+            )));
+        }
+        Ok(Game {
+            rules: Arc::new(rules),
+            book: Arc::new(book),
+            seats,
+            totals: vec![0; seats],
+            history: Vec::new(),
+            round: None,
+            result: None,
+        })
+    }
+
+    /// Rebuilds a game by folding its events.
+    pub fn from_events<'a>(
+        rules: Rules,
+        seats: usize,
+        events: impl IntoIterator<Item = &'a Event>,
+    ) -> Result<Game, RulesError> {
+        let mut g = Game::new(rules, seats)?;
+        for e in events {
+            g.evolve(e);
+        }
+        Ok(g)
+    }
+
+    pub fn rules(&self) -> &Rules {
+        &self.rules
+    }
+
+    pub fn seats(&self) -> usize {
+        self.seats
+    }
+
+    pub fn totals(&self) -> &[i32] {
+        &self.totals
+    }
+
+    /// The finished rounds.
+    pub fn history(&self) -> &[RoundEnded] {
+        &self.history
+    }
+
+    /// The current round, or the last one once the game is over.
+    pub fn round(&self) -> Option<&Round> {
+        self.round.as_ref()
+    }
+
+    pub fn result(&self) -> Option<&GameEnded> {
+        self.result.as_ref()
+    }
+
+    pub fn status(&self) -> Status {
+        match (&self.round, &self.result) {
+            (_, Some(_)) => Status::Finished,
+            (None, None) => Status::Waiting,
+            (Some(_), None) => Status::Playing,
+        }
+    }
+
+    /// The effect of a card under these rules.
+    pub fn effect(&self, card: Card) -> Option<Effect> {
+        self.book.effect(card)
+    }
+
+    /// The points a card is worth in hand.
+    pub fn points(&self, card: Card) -> i32 {
+        self.book.points(card)
+    }
+
+    /// Applies one event. Never fails: events are facts.
+    pub fn evolve(&mut self, event: &Event) {
+        match event {
+            Event::RoundStarted(rs) => {
+                let mut hands = vec![Vec::new(); self.seats];
+                for (seat, cards) in &rs.hands {
+                    if let Some(h) = hands.get_mut(*seat) {
+                        h.clone_from(cards);
+                    }
+                }
+                let size = hands.iter().map(Vec::len).sum::<usize>() + rs.stock.len() + 1;
+                self.round = Some(Round {
+                    number: rs.round,
+                    dealer: rs.dealer,
+                    deck: rs.deck.clone(),
+                    hands,
+                    stock: rs.stock.clone(),
+                    discard: vec![rs.starter],
+                    target: natural_target(rs.starter),
+                    direction: Direction::Clockwise,
+                    current: Some(rs.first_seat),
+                    pending: Pending::None,
+                    frozen: false,
+                    announced: vec![false; self.seats],
+                    window: None,
+                    owed_skips: vec![0; self.seats],
+                    played_a_turn: vec![false; self.seats],
+                    acted: false,
+                    out: Vec::new(),
+                    idle: 0,
+                    size,
+                });
+            }
+            Event::GameEnded(ge) => self.result = Some(ge.clone()),
+            Event::RoundEnded(re) => {
+                for (seat, total) in &re.totals {
+                    if let Some(t) = self.totals.get_mut(*seat) {
+                        *t = *total;
+                    }
+                }
+                self.history.push(re.clone());
+                if let Some(r) = self.round.as_mut() {
+                    r.current = None;
+                    r.pending = Pending::None;
+                    r.window = None;
+                }
+            }
+            other => {
+                let book = Arc::clone(&self.book);
+                if let Some(r) = self.round.as_mut() {
+                    evolve_round(r, &book, other);
+                }
+            }
+        }
+    }
+}
+
+/// What a card asks of the next one when it is played without a choice.
+pub(crate) fn natural_target(card: Card) -> Target {
+    match card {
+        Card::French(r, s) => Target::French {
+            face: Some(Face::Rank(r)),
+            suit: Some(s),
+        },
+        Card::Letter(l) => Target::Letter(l),
+        Card::Joker | Card::Star | Card::Bang => Target::Any,
+    }
+}
+
+/// D30: how many cards stay on the discard pile when it is recycled: the top,
+/// and when the top is transparent (a firecracker), the cards beneath it down
+/// to the first that is not.
+pub(crate) fn kept_on_top(discard: &[Card], book: &Book) -> usize {
+    let mut keep = 0;
+    for c in discard.iter().rev() {
+        keep += 1;
+        if !matches!(book.effect(*c), Some(Effect::Firecracker(_))) {
+            break;
+        }
+    }
+    keep.max(1).min(discard.len())
+}
+
+fn take_from_hand(hand: &mut Vec<Card>, card: Card) {
+    if let Some(i) = hand.iter().position(|c| *c == card) {
+        hand.remove(i);
+    }
+}
+
+fn evolve_round(r: &mut Round, book: &Book, event: &Event) {
+    match event {
+        Event::CardTurned { card } => {
+            r.stock.pop();
+            r.discard.push(*card);
+            r.target = natural_target(*card);
+        }
+        Event::CardPlayed(CardPlayed {
+            seat,
+            card,
+            suit,
+            letter,
+            as_card,
+            announce,
+        }) => {
+            let seat = *seat;
+            take_from_hand(&mut r.hands[seat], *card);
+            r.discard.push(*card);
+            let transparent = matches!(book.effect(*card), Some(Effect::Firecracker(_)));
+            r.target = match (as_card, letter, suit) {
+                (Some(named), _, _) => match (natural_target(*named), suit) {
+                    (Target::French { face, .. }, Some(s)) => Target::French {
+                        face,
+                        suit: Some(*s),
+                    },
+                    (t, _) => t,
+                },
+                _ if transparent => r.target,
+                (None, Some(l), _) => Target::Letter(*l),
+                (None, None, Some(s)) => Target::French {
+                    face: Some(card.face()),
+                    suit: Some(*s),
+                },
+                (None, None, None) => natural_target(*card),
+            };
+            let left = r.hands[seat].len();
+            r.announced[seat] = *announce && left == 1;
+            r.window = (left == 1 && !*announce).then_some(seat);
+            r.idle = 0;
+            if r.current == Some(seat) {
+                r.acted = true;
+            }
+        }
+        Event::CardsDrawn {
+            seat,
+            cards,
+            reason,
+        } => {
+            for _ in cards {
+                r.stock.pop();
+            }
+            r.hands[*seat].extend_from_slice(cards);
+            if !cards.is_empty() {
+                r.announced[*seat] = false;
+                r.idle = 0;
+            }
+            // A draw by the seat on turn is a move: it closes the challenge window.
+            if *reason != DrawReason::Challenge && r.current == Some(*seat) {
+                r.window = None;
+                r.acted = true;
+                if *reason == DrawReason::Draw && cards.is_empty() {
+                    r.idle += 1;
+                }
+            }
+        }
+        Event::StockReshuffled { stock } => {
+            let keep = kept_on_top(&r.discard, book);
+            let cut = r.discard.len() - keep;
+            r.discard.drain(..cut);
+            r.stock.clone_from(stock);
+        }
+        Event::TurnPassed { seat } => {
+            r.window = None;
+            if r.current == Some(*seat) {
+                r.acted = true;
+            }
+        }
+        Event::Challenged {
+            seat, loses_turn, ..
+        } => {
+            r.window = None;
+            if *loses_turn {
+                r.owed_skips[*seat] += 1;
+            }
+        }
+        Event::DirectionChanged { direction } => r.direction = *direction,
+        Event::TurnSkipped { seat, reason } => {
+            if *reason == SkipReason::Challenge {
+                r.owed_skips[*seat] = r.owed_skips[*seat].saturating_sub(1);
+            }
+        }
+        Event::TurnStarted {
+            seat,
+            pending,
+            frozen,
+        } => {
+            if let Some(cur) = r.current {
+                if cur != *seat {
+                    if r.acted {
+                        r.played_a_turn[cur] = true;
+                    }
+                    r.acted = false;
+                }
+            }
+            r.current = Some(*seat);
+            r.pending = *pending;
+            r.frozen = *frozen;
+        }
+        Event::PlayerWentOut { seat, .. } => {
+            if !r.out.contains(seat) {
+                r.out.push(*seat);
+            }
+        }
+        Event::RoundStarted(_) | Event::RoundEnded(_) | Event::GameEnded(_) => {}
+    }
+}

@@ -1,0 +1,217 @@
+//! What a seat may see (API.md "The player view"), and the omniscient view of
+//! replays. A seat's view never holds another hand, the stock order, or a
+//! card another player has just drawn.
+
+use serde::{Deserialize, Serialize};
+
+use crate::card::{Card, Face, Letter, Suit};
+use crate::event::{Direction, GameEnded, Move, Pending, Seat, Target};
+use crate::game::{Game, Round};
+
+/// One seat's view of the table (or a spectator's, with `my_seat` null).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SeatView {
+    pub round: u32,
+    pub my_seat: Option<Seat>,
+    pub hand: Vec<Card>,
+    pub top_card: Option<Card>,
+    /// The suit to follow when it is not the top card's own (an 8, a joker).
+    pub active_suit: Option<Suit>,
+    /// The letter to follow when it is not the top card's own (a star, a pétard).
+    pub active_letter: Option<Letter>,
+    /// The rank to follow when it is not the top card's (a 757 joker, a pétard).
+    pub active_rank: Option<String>,
+    pub direction: Direction,
+    pub current_seat: Option<Seat>,
+    pub stock_size: usize,
+    pub discard_size: usize,
+    pub players: Vec<PlayerView>,
+    pub pending: PendingView,
+    pub legal_moves: Vec<Move>,
+    pub result: Option<GameEnded>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlayerView {
+    pub seat: Seat,
+    pub hand_size: usize,
+    pub total: i32,
+    /// Announced their last card ("Carte !").
+    pub announced: bool,
+    /// Out of this round (placement scoring).
+    pub out: bool,
+}
+
+/// What constrains the seat on turn, as far as the viewer may know.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PendingView {
+    /// `none`, `attack`, `draw`, `must_replay`, `may_replay` or `drawn`.
+    pub kind: String,
+    /// The seat it constrains.
+    pub seat: Option<Seat>,
+    /// Cards that seat draws if it takes the penalty.
+    pub draw: Option<u32>,
+    /// Cards in an attack chain (D3).
+    pub count: Option<u32>,
+    /// The card just drawn, shown only to the seat that drew it.
+    pub card: Option<Card>,
+    /// D12: the pile is frozen.
+    pub frozen: bool,
+    /// D8: the seat whose unannounced last card may be challenged now.
+    pub challengeable: Option<Seat>,
+}
+
+/// The omniscient state of a round, for replays and audits.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FullView {
+    pub round: u32,
+    pub dealer: Seat,
+    pub hands: Vec<Vec<Card>>,
+    /// Top card last.
+    pub stock: Vec<Card>,
+    /// Top card last.
+    pub discard: Vec<Card>,
+    pub top_card: Card,
+    pub active_suit: Option<Suit>,
+    pub active_letter: Option<Letter>,
+    pub active_rank: Option<String>,
+    pub direction: Direction,
+    pub current_seat: Option<Seat>,
+    pub pending: PendingView,
+    pub out_order: Vec<Seat>,
+    pub announced: Vec<bool>,
+    pub totals: Vec<i32>,
+}
+
+struct Active {
+    suit: Option<Suit>,
+    letter: Option<Letter>,
+    rank: Option<String>,
+}
+
+fn active(r: &Round) -> Active {
+    let top = r.top();
+    match r.target {
+        Target::French { face, suit } => Active {
+            suit: suit.filter(|s| top.suit() != Some(*s)),
+            rank: face
+                .filter(|f| *f != top.face() && !matches!(f, Face::Joker))
+                .map(|f| f.to_string()),
+            letter: None,
+        },
+        Target::Letter(l) => Active {
+            suit: None,
+            letter: (top.letter() != Some(l)).then_some(l),
+            rank: None,
+        },
+        Target::Any => Active {
+            suit: None,
+            letter: None,
+            rank: None,
+        },
+    }
+}
+
+fn pending_view(r: &Round, viewer: Option<Seat>) -> PendingView {
+    let (kind, draw, count, card) = match r.pending {
+        Pending::None => ("none", None, None, None),
+        Pending::Attack { count, per_card } => ("attack", Some(count * per_card), Some(count), None),
+        Pending::Draw { total } => ("draw", Some(total), None, None),
+        Pending::MustReplay { penalty } => ("must_replay", Some(penalty), None, None),
+        Pending::MayReplay => ("may_replay", None, None, None),
+        Pending::Drawn { card } => ("drawn", None, None, (viewer == r.current).then_some(card)),
+    };
+    PendingView {
+        kind: kind.into(),
+        seat: if r.pending == Pending::None { None } else { r.current },
+        draw,
+        count,
+        card,
+        frozen: r.frozen,
+        challengeable: r.window.filter(|s| r.hands[*s].len() == 1 && !r.announced[*s]),
+    }
+}
+
+impl Game {
+    /// What `viewer` may see; `None` is a spectator (no hand, no moves).
+    pub fn view(&self, viewer: Option<Seat>) -> SeatView {
+        let viewer = viewer.filter(|s| *s < self.seats);
+        let players = (0..self.seats)
+            .map(|seat| PlayerView {
+                seat,
+                hand_size: self.round.as_ref().map_or(0, |r| r.hands[seat].len()),
+                total: self.totals[seat],
+                announced: self.round.as_ref().is_some_and(|r| r.announced[seat]),
+                out: self.round.as_ref().is_some_and(|r| r.is_out(seat)),
+            })
+            .collect();
+        let Some(r) = self.round.as_ref() else {
+            return SeatView {
+                round: 0,
+                my_seat: viewer,
+                hand: Vec::new(),
+                top_card: None,
+                active_suit: None,
+                active_letter: None,
+                active_rank: None,
+                direction: Direction::Clockwise,
+                current_seat: None,
+                stock_size: 0,
+                discard_size: 0,
+                players,
+                pending: PendingView {
+                    kind: "none".into(),
+                    seat: None,
+                    draw: None,
+                    count: None,
+                    card: None,
+                    frozen: false,
+                    challengeable: None,
+                },
+                legal_moves: Vec::new(),
+                result: self.result.clone(),
+            };
+        };
+        let a = active(r);
+        SeatView {
+            round: r.number,
+            my_seat: viewer,
+            hand: viewer.map(|s| r.hands[s].clone()).unwrap_or_default(),
+            top_card: Some(r.top()),
+            active_suit: a.suit,
+            active_letter: a.letter,
+            active_rank: a.rank,
+            direction: r.direction,
+            current_seat: r.current,
+            stock_size: r.stock.len(),
+            discard_size: r.discard.len(),
+            players,
+            pending: pending_view(r, viewer),
+            legal_moves: viewer.map(|s| self.legal_moves(s)).unwrap_or_default(),
+            result: self.result.clone(),
+        }
+    }
+
+    /// Everything about the current (or last) round, every hand visible.
+    pub fn full_view(&self) -> Option<FullView> {
+        let r = self.round.as_ref()?;
+        let a = active(r);
+        Some(FullView {
+            round: r.number,
+            dealer: r.dealer,
+            hands: r.hands.clone(),
+            stock: r.stock.clone(),
+            discard: r.discard.clone(),
+            top_card: r.top(),
+            active_suit: a.suit,
+            active_letter: a.letter,
+            active_rank: a.rank,
+            direction: r.direction,
+            current_seat: r.current,
+            pending: pending_view(r, r.current),
+            out_order: r.out.clone(),
+            announced: r.announced.clone(),
+            totals: self.totals.clone(),
+        })
+    }
+}
