@@ -368,7 +368,7 @@ mod tests {
     #[test]
     fn anything_else_is_refused_with_a_reason() {
         for bad in [
-            "", "1H", "11S", "10", "H", "ah", "as", "AX", "JKS", "star", "É", "10HH", "0S", " AS",
+            "", "1H", "11S", "10", "HS1", "ah", "as", "AX", "JKS", "star", "É", "10HH", "0S", " AS",
         ] {
             let err = bad.parse::<Card>().unwrap_err();
             assert!(err.to_string().contains("unknown card"), "{bad}: {err}");

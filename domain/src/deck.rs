@@ -65,6 +65,26 @@ impl DeckKind {
         &decks[self as usize]
     }
 
+    /// Each card of the deck once, in canonical order.
+    pub fn distinct_cards(self) -> &'static [Card] {
+        static DISTINCT: OnceLock<[Vec<Card>; 4]> = OnceLock::new();
+        let all = DISTINCT.get_or_init(|| {
+            [
+                DeckKind::French32,
+                DeckKind::French52,
+                DeckKind::French54,
+                DeckKind::Letters100,
+            ]
+            .map(|k| {
+                let mut v = k.cards().to_vec();
+                v.sort_unstable();
+                v.dedup();
+                v
+            })
+        });
+        &all[self as usize]
+    }
+
     /// Does this deck hold a card of that face?
     pub fn has(self, face: crate::card::Face) -> bool {
         self.cards().iter().any(|c| c.face() == face)

@@ -12,7 +12,7 @@ use rand::seq::SliceRandom;
 use rand::Rng;
 
 use crate::card::{Card, Face, Letter, Suit};
-use crate::deck::{full_deck, DeckId};
+use crate::deck::full_deck;
 use crate::event::{
     CardPlayed, DrawReason, Event, Move, Pending, RoundEnded, RoundStarted, Seat, SkipReason,
     Target,
@@ -125,8 +125,7 @@ impl Game {
                 if *dealer >= self.seats {
                     return Err(RuleError::NoSuchSeat(*dealer));
                 }
-                let mut expected =
-                    full_deck(self.rules.deck, self.rules.decks.count(self.seats));
+                let mut expected = full_deck(self.rules.deck, self.rules.decks.count(self.seats));
                 let mut given = deck.clone();
                 expected.sort_unstable();
                 given.sort_unstable();
@@ -171,10 +170,10 @@ impl Game {
 
     /// Every move `seat` may make now, each in the form to post back.
     pub fn legal_moves(&self, seat: Seat) -> Vec<Move> {
-        let mut moves = Vec::new();
         let Ok(r) = self.running_round() else {
-            return moves;
+            return Vec::new();
         };
+        let mut moves = Vec::with_capacity(2 * r.hands[seat.min(self.seats - 1)].len() + 2);
         if seat >= self.seats {
             return moves;
         }
@@ -188,26 +187,26 @@ impl Game {
         }
         let hand = &r.hands[seat];
         let announce_too = hand.len() == 2;
+        let mut has_play = false;
         for (i, &card) in hand.iter().enumerate() {
             if hand[..i].contains(&card) {
                 continue;
             }
-            self.each_choice(card, |suit, letter, as_card| {
-                if self.check_play(r, seat, card, suit, letter, as_card).is_ok() {
-                    for announce in [false, true].into_iter().take(1 + announce_too as usize) {
-                        moves.push(Move::Play {
-                            card,
-                            suit,
-                            letter,
-                            as_card,
-                            announce,
-                        });
-                    }
+            self.playable_choices(r, seat, card, |suit, letter, as_card| {
+                has_play = true;
+                for announce in [false, true].into_iter().take(1 + announce_too as usize) {
+                    moves.push(Move::Play {
+                        card,
+                        suit,
+                        letter,
+                        as_card,
+                        announce,
+                    });
                 }
                 false
             });
         }
-        if self.check_draw(r, seat).is_ok() {
+        if self.check_draw_given(r, has_play).is_ok() {
             moves.push(Move::Draw);
         }
         if self.check_pass(r).is_ok() {
@@ -216,44 +215,54 @@ impl Game {
         moves
     }
 
-    /// Calls `f` with every choice a card may carry (D29) until it returns true.
-    fn each_choice(
+    /// Calls `f` with every choice (D29) with which `seat` may play `card`
+    /// now, until `f` returns true; returns whether it did. The suit an 8
+    /// names or the letter a star names never decides whether it may be
+    /// played, so one is checked and all are listed.
+    fn playable_choices(
         &self,
+        r: &Round,
+        seat: Seat,
         card: Card,
         mut f: impl FnMut(Option<Suit>, Option<Letter>, Option<Card>) -> bool,
     ) -> bool {
+        let ok = |suit, letter, as_card| {
+            self.check_card(r, seat, card, suit, letter, as_card)
+                .is_ok()
+        };
         match self.effect(card) {
             Some(Effect::Substitute) => {
-                let deck = self.rules.deck.cards();
-                for (i, &named) in deck.iter().enumerate() {
-                    if named == Card::Joker || deck[..i].contains(&named) {
+                for &named in self.rules.deck.distinct_cards() {
+                    if named == Card::Joker {
                         continue;
                     }
                     if self.effect(named) == Some(Effect::WildSuit) {
-                        for s in Suit::ALL {
-                            if f(Some(s), None, Some(named)) {
-                                return true;
-                            }
+                        if ok(Some(Suit::Clubs), None, Some(named))
+                            && Suit::ALL.into_iter().any(|s| f(Some(s), None, Some(named)))
+                        {
+                            return true;
                         }
-                    } else if f(None, None, Some(named)) {
+                    } else if ok(None, None, Some(named)) && f(None, None, Some(named)) {
                         return true;
                     }
                 }
                 false
             }
-            Some(Effect::WildLetter) => Letter::all().any(|l| f(None, Some(l), None)),
-            e if names_suit(card, e) => Suit::ALL.into_iter().any(|s| f(Some(s), None, None)),
-            _ => f(None, None, None),
+            Some(Effect::WildLetter) => {
+                ok(None, Letter::new(0), None) && Letter::all().any(|l| f(None, Some(l), None))
+            }
+            e if names_suit(card, e) => {
+                ok(Some(Suit::Clubs), None, None)
+                    && Suit::ALL.into_iter().any(|s| f(Some(s), None, None))
+            }
+            _ => ok(None, None, None) && f(None, None, None),
         }
     }
 
     fn has_a_play(&self, r: &Round, seat: Seat) -> bool {
         let hand = &r.hands[seat];
         hand.iter().enumerate().any(|(i, &card)| {
-            !hand[..i].contains(&card)
-                && self.each_choice(card, |suit, letter, as_card| {
-                    self.check_play(r, seat, card, suit, letter, as_card).is_ok()
-                })
+            !hand[..i].contains(&card) && self.playable_choices(r, seat, card, |_, _, _| true)
         })
     }
 
@@ -267,11 +276,41 @@ impl Game {
         letter: Option<Letter>,
         as_card: Option<Card>,
     ) -> Check {
-        let hand = &r.hands[seat];
-        if !hand.contains(&card) {
+        if !r.hands[seat].contains(&card) {
             return Err(RuleError::NotInHand(card));
         }
+        self.check_card(r, seat, card, suit, letter, as_card)
+    }
+
+    /// `check_play` for a card known to be in the hand.
+    fn check_card(
+        &self,
+        r: &Round,
+        seat: Seat,
+        card: Card,
+        suit: Option<Suit>,
+        letter: Option<Letter>,
+        as_card: Option<Card>,
+    ) -> Check {
+        let hand = &r.hands[seat];
         let effect = self.effect(card);
+        // The common case, a plain card on a plain turn: same suit or rank.
+        if effect.is_none() && r.pending == Pending::None && !r.frozen && hand.len() > 1 {
+            if suit.is_some() || letter.is_some() || as_card.is_some() {
+                return Err(RuleError::BadChoice {
+                    card,
+                    reason: "this card carries no choice (suit, letter or as)",
+                });
+            }
+            return if matches_target(r.target, card) {
+                Ok(())
+            } else {
+                illegal(
+                    card,
+                    "it matches neither the suit nor the rank (or letter) to follow",
+                )
+            };
+        }
         let choice = |ok: bool, reason: &'static str| {
             if ok {
                 Ok(())
@@ -283,7 +322,10 @@ impl Game {
         let (eff_card, eff_effect) = match effect {
             Some(Effect::Substitute) => {
                 let Some(named) = as_card else {
-                    return choice(false, "a joker must name the card it stands for in `as` (D13)");
+                    return choice(
+                        false,
+                        "a joker must name the card it stands for in `as` (D13)",
+                    );
                 };
                 choice(letter.is_none(), "a joker names a card, not a letter")?;
                 choice(
@@ -292,20 +334,32 @@ impl Game {
                 )?;
                 let named_effect = self.effect(named);
                 if named_effect == Some(Effect::WildSuit) {
-                    choice(suit.is_some(), "a joker standing for an 8 must name a suit (D29)")?;
+                    choice(
+                        suit.is_some(),
+                        "a joker standing for an 8 must name a suit (D29)",
+                    )?;
                 } else {
                     choice(suit.is_none(), "only a suit-naming card carries a suit")?;
                 }
                 (named, named_effect)
             }
             Some(Effect::WildLetter) => {
-                choice(letter.is_some(), "a star must name the letter it stands for")?;
-                choice(suit.is_none() && as_card.is_none(), "a star carries only a letter")?;
+                choice(
+                    letter.is_some(),
+                    "a star must name the letter it stands for",
+                )?;
+                choice(
+                    suit.is_none() && as_card.is_none(),
+                    "a star carries only a letter",
+                )?;
                 (card, effect)
             }
             e if names_suit(card, e) => {
                 choice(suit.is_some(), "this card must name the suit that follows")?;
-                choice(letter.is_none() && as_card.is_none(), "this card carries only a suit")?;
+                choice(
+                    letter.is_none() && as_card.is_none(),
+                    "this card carries only a suit",
+                )?;
                 (card, effect)
             }
             _ => {
@@ -321,12 +375,18 @@ impl Game {
                 return illegal(card, "a card with an effect cannot be the last card played (special_finish is off, D26, D34)");
             }
             if r.pending == Pending::MayReplay && !r.played_a_turn[seat] {
-                return illegal(card, "in a player's first turn a queen chain may not empty their hand (D11)");
+                return illegal(
+                    card,
+                    "in a player's first turn a queen chain may not empty their hand (D11)",
+                );
             }
         }
         match r.pending {
             Pending::Drawn { card: drawn } if drawn != card => {
-                return illegal(card, "after drawing, only the drawn card may be played (D27)");
+                return illegal(
+                    card,
+                    "after drawing, only the drawn card may be played (D27)",
+                );
             }
             Pending::Attack { .. } => {
                 let same_rank = matches!(r.target, Target::French { face: Some(f), .. } if f == eff_card.face());
@@ -348,7 +408,10 @@ impl Game {
                 return if answers {
                     Ok(())
                 } else {
-                    illegal(card, "a pending draw is answered with a draw card, or by drawing (D25)")
+                    illegal(
+                        card,
+                        "a pending draw is answered with a draw card, or by drawing (D25)",
+                    )
                 };
             }
             _ => {}
@@ -357,13 +420,19 @@ impl Game {
             return if matches!(eff_effect, Some(Effect::Freeze | Effect::WildSuit)) {
                 Ok(())
             } else {
-                illegal(card, "the pile is frozen: only an ace, an 8 or a joker standing for one (D12)")
+                illegal(
+                    card,
+                    "the pile is frozen: only an ace, an 8 or a joker standing for one (D12)",
+                )
             };
         }
         if self.legal_on(r.target, eff_card, eff_effect) {
             Ok(())
         } else {
-            illegal(card, "it matches neither the suit nor the rank (or letter) to follow")
+            illegal(
+                card,
+                "it matches neither the suit nor the rank (or letter) to follow",
+            )
         }
     }
 
@@ -382,19 +451,30 @@ impl Game {
     }
 
     fn check_draw(&self, r: &Round, seat: Seat) -> Check {
+        self.check_draw_given(r, self.has_a_play(r, seat))
+    }
+
+    /// `check_draw` when it is known whether the seat has a legal play.
+    fn check_draw_given(&self, r: &Round, has_play: bool) -> Check {
         match r.pending {
-            Pending::Drawn { .. } => Err(RuleError::CannotDraw("you have drawn already: play the drawn card or pass")),
-            Pending::MayReplay => Err(RuleError::CannotDraw("after a queen, play another card or pass")),
+            Pending::Drawn { .. } => Err(RuleError::CannotDraw(
+                "you have drawn already: play the drawn card or pass",
+            )),
+            Pending::MayReplay => Err(RuleError::CannotDraw(
+                "after a queen, play another card or pass",
+            )),
             Pending::Attack { .. } | Pending::Draw { .. } => Ok(()),
             Pending::MustReplay { .. } => {
-                if self.has_a_play(r, seat) {
-                    Err(RuleError::CannotDraw("you must play again on the ten (D33)"))
+                if has_play {
+                    Err(RuleError::CannotDraw(
+                        "you must play again on the ten (D33)",
+                    ))
                 } else {
                     Ok(())
                 }
             }
             Pending::None => {
-                if self.rules.voluntary_draw || !self.has_a_play(r, seat) {
+                if self.rules.voluntary_draw || !has_play {
                     Ok(())
                 } else {
                     Err(RuleError::CannotDraw("you have a legal card to play (D27)"))
@@ -406,13 +486,20 @@ impl Game {
     fn check_pass(&self, r: &Round) -> Check {
         match r.pending {
             Pending::Drawn { .. } | Pending::MayReplay => Ok(()),
-            _ => Err(RuleError::CannotPass("passing ends a turn only after a draw or a queen")),
+            _ => Err(RuleError::CannotPass(
+                "passing ends a turn only after a draw or a queen",
+            )),
         }
     }
 
     fn check_challenge(&self, by: Seat, target: Seat) -> Check {
         let r = self.running_round()?;
-        let no = |reason| Err(RuleError::CannotChallenge { seat: target, reason });
+        let no = |reason| {
+            Err(RuleError::CannotChallenge {
+                seat: target,
+                reason,
+            })
+        };
         if target >= self.seats {
             return Err(RuleError::NoSuchSeat(target));
         }
@@ -637,7 +724,8 @@ impl Game {
 
     /// Does a draw card wait for an answer (D25, D28) rather than act at once?
     fn stacks(&self, card: Card) -> bool {
-        self.rules.stacking == Stacking::DrawCards || (self.rules.joker_counter && card == Card::Joker)
+        self.rules.stacking == Stacking::DrawCards
+            || (self.rules.joker_counter && card == Card::Joker)
     }
 
     /// Gives the turn to `next`, passing over seats that owe a lost turn (S3).
@@ -677,7 +765,11 @@ impl Game {
         let mut guard = n * (steps + 1);
         while left > 0 && guard > 0 {
             guard -= 1;
-            seat = if forward { (seat + 1) % n } else { (seat + n - 1) % n };
+            seat = if forward {
+                (seat + 1) % n
+            } else {
+                (seat + n - 1) % n
+            };
             if !r.is_out(seat) {
                 left -= 1;
             }
@@ -713,9 +805,7 @@ impl Game {
         };
         let r = self.r();
         let may_play = self.rules.draw == DrawRule::DrawThenMayPlay
-            && self.each_choice(card, |suit, letter, as_card| {
-                self.check_play(r, seat, card, suit, letter, as_card).is_ok()
-            });
+            && self.playable_choices(r, seat, card, |_, _, _| true);
         if may_play {
             // D27: the drawn card, and only it, may be played now.
             self.emit(
@@ -753,7 +843,14 @@ impl Game {
                 all.extend_from_slice(&cards);
                 left -= take;
                 recorded = true;
-                self.emit(Event::CardsDrawn { seat, cards, reason }, out);
+                self.emit(
+                    Event::CardsDrawn {
+                        seat,
+                        cards,
+                        reason,
+                    },
+                    out,
+                );
             }
             if left == 0 || self.recyclable() == 0 {
                 break;
@@ -766,7 +863,14 @@ impl Game {
         }
         if !recorded {
             let cards = Vec::new();
-            self.emit(Event::CardsDrawn { seat, cards, reason }, out);
+            self.emit(
+                Event::CardsDrawn {
+                    seat,
+                    cards,
+                    reason,
+                },
+                out,
+            );
         }
         all
     }
@@ -796,8 +900,9 @@ impl Game {
             d
         });
         let per_seat = self.rules.deal.cards(n);
-        let mut hands: BTreeMap<Seat, Vec<Card>> =
-            (0..n).map(|s| (s, Vec::with_capacity(per_seat + 4))).collect();
+        let mut hands: BTreeMap<Seat, Vec<Card>> = (0..n)
+            .map(|s| (s, Vec::with_capacity(per_seat + 4)))
+            .collect();
         let mut cards = deck.iter().copied();
         for _ in 0..per_seat {
             for k in 1..=n {
@@ -809,8 +914,7 @@ impl Game {
         let mut stock: Vec<Card> = cards.rev().collect();
         if self.rules.starter == Starter::RedrawSpecial {
             // D9: back into the stock at a random place below the top, and turn the next.
-            while self.effect(starter).is_some()
-                && stock.iter().any(|c| self.effect(*c).is_none())
+            while self.effect(starter).is_some() && stock.iter().any(|c| self.effect(*c).is_none())
             {
                 let at = rng.gen_range(0..stock.len());
                 stock.insert(at, starter);
@@ -824,7 +928,7 @@ impl Game {
             Event::RoundStarted(RoundStarted {
                 round,
                 dealer,
-                deck: DeckId::of(self.rules.deck, copies),
+                deck: self.deck_id.clone(),
                 hands,
                 stock,
                 starter,
@@ -853,7 +957,9 @@ impl Game {
                 }
                 self.start_turn(self.step(first_seat, 1), Pending::None, false, out);
             }
-            (Starter::ApplyEffect, Some(e)) => self.resolve(dealer, starter, Some(e), true, rng, out),
+            (Starter::ApplyEffect, Some(e)) => {
+                self.resolve(dealer, starter, Some(e), true, rng, out)
+            }
             _ => self.start_turn(first_seat, Pending::None, false, out),
         }
     }
@@ -862,7 +968,12 @@ impl Game {
     fn end_round<R: Rng + ?Sized>(&mut self, rng: &mut R, out: &mut Vec<Event>) {
         let r = self.r();
         let points = score::round_points(&self.rules, &self.book, &r.hands, &r.out);
-        let totals: Vec<i32> = self.totals.iter().zip(&points).map(|(t, p)| t + p).collect();
+        let totals: Vec<i32> = self
+            .totals
+            .iter()
+            .zip(&points)
+            .map(|(t, p)| t + p)
+            .collect();
         let by_seat = |v: &[i32]| v.iter().copied().enumerate().collect::<BTreeMap<_, _>>();
         let ended = RoundEnded {
             round: r.number,
@@ -875,7 +986,10 @@ impl Game {
         let dealer = r.dealer;
         self.emit(Event::RoundEnded(ended), out);
         if score::game_is_over(&self.rules, &self.totals, self.history.len()) {
-            self.emit(Event::GameEnded(score::ranking(self.rules.end, &self.totals)), out);
+            self.emit(
+                Event::GameEnded(score::ranking(self.rules.end, &self.totals)),
+                out,
+            );
         } else {
             // D23: the deal rotates by one seat each round.
             self.deal((dealer + 1) % self.seats, None, rng, out);

@@ -178,7 +178,9 @@ pub struct GameEnded {
 pub enum Event {
     RoundStarted(RoundStarted),
     /// A card turned from the stock onto the starter (S3 pétard starter, D20).
-    CardTurned { card: Card },
+    CardTurned {
+        card: Card,
+    },
     CardPlayed(CardPlayed),
     CardsDrawn {
         seat: Seat,
@@ -186,16 +188,25 @@ pub enum Event {
         reason: DrawReason,
     },
     /// The discard pile, less the cards kept on top (D30), became the stock.
-    StockReshuffled { stock: Vec<Card> },
-    TurnPassed { seat: Seat },
+    StockReshuffled {
+        stock: Vec<Card>,
+    },
+    TurnPassed {
+        seat: Seat,
+    },
     Challenged {
         by: Seat,
         seat: Seat,
         penalty: u32,
         loses_turn: bool,
     },
-    DirectionChanged { direction: crate::event::Direction },
-    TurnSkipped { seat: Seat, reason: SkipReason },
+    DirectionChanged {
+        direction: crate::event::Direction,
+    },
+    TurnSkipped {
+        seat: Seat,
+        reason: SkipReason,
+    },
     /// Whose turn it is now and what constrains them; `frozen` is the state of
     /// the pile (D12).
     TurnStarted {
@@ -203,7 +214,10 @@ pub enum Event {
         pending: Pending,
         frozen: bool,
     },
-    PlayerWentOut { seat: Seat, place: usize },
+    PlayerWentOut {
+        seat: Seat,
+        place: usize,
+    },
     RoundEnded(RoundEnded),
     GameEnded(GameEnded),
 }

@@ -26,6 +26,8 @@ pub struct Game {
     pub(crate) rules: Arc<Rules>,
     pub(crate) book: Arc<Book>,
     pub(crate) seats: usize,
+    /// The deck every deal of this game records.
+    pub(crate) deck_id: DeckId,
     pub(crate) totals: Vec<i32>,
     pub(crate) history: Vec<RoundEnded>,
     pub(crate) round: Option<Round>,
@@ -68,7 +70,10 @@ pub struct Round {
 
 impl Round {
     pub fn top(&self) -> Card {
-        *self.discard.last().expect("the discard pile is never empty")
+        *self
+            .discard
+            .last()
+            .expect("the discard pile is never empty")
     }
 
     pub fn is_out(&self, seat: Seat) -> bool {
@@ -99,6 +104,7 @@ impl Game {
             )));
         }
         Ok(Game {
+            deck_id: DeckId::of(rules.deck, rules.decks.count(seats)),
             rules: Arc::new(rules),
             book: Arc::new(book),
             seats,
@@ -214,9 +220,8 @@ impl Game {
                 }
             }
             other => {
-                let book = Arc::clone(&self.book);
                 if let Some(r) = self.round.as_mut() {
-                    evolve_round(r, &book, other);
+                    evolve_round(r, &self.book, other);
                 }
             }
         }

@@ -433,7 +433,9 @@ impl Preset {
                 two_player_reverse: TwoPlayerReverse::None,
                 announce: announce("CARTE", 1, false),
                 points: french_points(&[("JK", 150), ("8", 32), ("A", 11)]),
-                scoring: Scoring::HandPoints { finisher_bonus: -10 },
+                scoring: Scoring::HandPoints {
+                    finisher_bonus: -10,
+                },
                 end: End::ReacherLosesAt(151),
                 rounds: None,
             },
@@ -660,7 +662,9 @@ impl Rules {
             let cards = decks as usize * self.deck.cards().len();
             let deal = self.deal.cards(p);
             if deal == 0 || deal > 30 {
-                return invalid(format!("the deal for {p} players must be 1 to 30 cards (got {deal})"));
+                return invalid(format!(
+                    "the deal for {p} players must be 1 to 30 cards (got {deal})"
+                ));
             }
             if p * deal + 1 > cards {
                 return invalid(format!(
@@ -696,7 +700,9 @@ impl Rules {
             | Effect::Firecracker(n) = effect
             {
                 if !(1..=10).contains(n) {
-                    return invalid(format!("the count of the effect on {key:?} must be 1 to 10"));
+                    return invalid(format!(
+                        "the count of the effect on {key:?} must be 1 to 10"
+                    ));
                 }
             }
             book.effect[f.index()] = Some(*effect);
@@ -705,10 +711,9 @@ impl Rules {
             book.wild_not_on[face(key)?.index()] = true;
         }
         let draw_skips = |f: &dyn Fn(Face) -> bool| {
-            self.deck
-                .cards()
-                .iter()
-                .any(|c| f(c.face()) && matches!(book.effect[c.face().index()], Some(Effect::DrawSkip(_))))
+            self.deck.cards().iter().any(|c| {
+                f(c.face()) && matches!(book.effect[c.face().index()], Some(Effect::DrawSkip(_)))
+            })
         };
         if self.stacking == Stacking::DrawCards && !draw_skips(&|_| true) {
             return invalid("stacking needs a card with a draw_skip effect");
@@ -720,7 +725,11 @@ impl Rules {
             return invalid("the letters starter needs the letters100 deck");
         }
         if self.starter == Starter::RedrawSpecial
-            && self.deck.cards().iter().all(|c| book.effect[c.face().index()].is_some())
+            && self
+                .deck
+                .cards()
+                .iter()
+                .all(|c| book.effect[c.face().index()].is_some())
         {
             return invalid("redraw_special needs at least one card without an effect");
         }
@@ -741,14 +750,26 @@ impl Rules {
                     }
                     // A table may price faces the deck lacks (the classique
                     // joker when jokers are off); effects may not.
-                    let f = Face::parse(key, letters).map_err(|e| RulesError::Invalid(e.to_string()))?;
+                    let f = Face::parse(key, letters)
+                        .map_err(|e| RulesError::Invalid(e.to_string()))?;
                     book.points[f.index()] = *v;
                 }
-                if let Some(missing) = self.deck.cards().iter().find(|c| {
-                    !t.keys()
-                        .any(|k| Face::parse(k, letters) == Ok(c.face()))
-                }) {
-                    return invalid(format!("the points table has no value for {}", missing.face()));
+                let mut priced = [false; Face::COUNT];
+                for key in t.keys() {
+                    if let Ok(f) = Face::parse(key, letters) {
+                        priced[f.index()] = true;
+                    }
+                }
+                if let Some(missing) = self
+                    .deck
+                    .distinct_cards()
+                    .iter()
+                    .find(|c| !priced[c.face().index()])
+                {
+                    return invalid(format!(
+                        "the points table has no value for {}",
+                        missing.face()
+                    ));
                 }
             }
         }

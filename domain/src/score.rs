@@ -55,7 +55,11 @@ pub fn ranking(end: End, totals: &[i32]) -> GameEnded {
     // A sort key where smaller is better.
     let key = |seat: Seat| {
         let t = totals[seat];
-        let score = if end.highest_wins() { -(t as i64) } else { t as i64 };
+        let score = if end.highest_wins() {
+            -(t as i64)
+        } else {
+            t as i64
+        };
         (reached(t), score)
     };
     let mut seats: Vec<Seat> = (0..totals.len()).collect();

@@ -115,7 +115,9 @@ fn active(r: &Round) -> Active {
 fn pending_view(r: &Round, viewer: Option<Seat>) -> PendingView {
     let (kind, draw, count, card) = match r.pending {
         Pending::None => ("none", None, None, None),
-        Pending::Attack { count, per_card } => ("attack", Some(count * per_card), Some(count), None),
+        Pending::Attack { count, per_card } => {
+            ("attack", Some(count * per_card), Some(count), None)
+        }
         Pending::Draw { total } => ("draw", Some(total), None, None),
         Pending::MustReplay { penalty } => ("must_replay", Some(penalty), None, None),
         Pending::MayReplay => ("may_replay", None, None, None),
@@ -123,12 +125,18 @@ fn pending_view(r: &Round, viewer: Option<Seat>) -> PendingView {
     };
     PendingView {
         kind: kind.into(),
-        seat: if r.pending == Pending::None { None } else { r.current },
+        seat: if r.pending == Pending::None {
+            None
+        } else {
+            r.current
+        },
         draw,
         count,
         card,
         frozen: r.frozen,
-        challengeable: r.window.filter(|s| r.hands[*s].len() == 1 && !r.announced[*s]),
+        challengeable: r
+            .window
+            .filter(|s| r.hands[*s].len() == 1 && !r.announced[*s]),
     }
 }
 

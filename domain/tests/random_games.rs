@@ -92,7 +92,11 @@ fn check_step(g: &Game, events: &[Event], rng: &mut (impl Rng + Clone), thorough
             assert_eq!(p.hand_size, r.hands[p.seat].len());
         }
         if v.pending.card.is_some() {
-            assert_eq!(Some(seat), r.current, "a drawn card is shown to its drawer only");
+            assert_eq!(
+                Some(seat),
+                r.current,
+                "a drawn card is shown to its drawer only"
+            );
         }
         if !thorough {
             continue;
@@ -115,7 +119,10 @@ fn check_step(g: &Game, events: &[Event], rng: &mut (impl Rng + Clone), thorough
             }
             let mut copy = g.clone();
             let mut out = Vec::new();
-            let cmd = Command::Move { seat, mv: mv.clone() };
+            let cmd = Command::Move {
+                seat,
+                mv: mv.clone(),
+            };
             assert!(
                 copy.execute(&cmd, &mut rng.clone(), &mut out).is_err(),
                 "unlisted move {mv:?} of seat {seat} accepted"

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use domain::{
-    Card, Command, DeckId, Event, Game, Move, Preset, RoundStarted, Rules, RuleError, Seat,
+    Card, Command, DeckId, Event, Game, Move, Preset, RoundStarted, RuleError, Rules, Seat,
 };
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -186,4 +186,134 @@ pub fn random_move(g: &Game, rng: &mut impl Rng) -> Option<(Seat, Move)> {
         return None;
     }
     Some((current, moves[rng.gen_range(0..moves.len())].clone()))
+}
+
+// ----- helpers of the rule-by-rule specification tests (rules_*.rs) -----
+
+/// A move in a compact, readable form: `5H`, `8H:S` (suit), `STAR:K`
+/// (letter), `JK=2H` (a 757 joker standing for 2H), `JK=8C:S`, a trailing
+/// `!` for an announcement, `draw`, `pass`, `challenge 2`.
+pub fn show(m: &Move) -> String {
+    match m {
+        Move::Play {
+            card,
+            suit,
+            letter,
+            as_card,
+            announce,
+        } => {
+            let mut s = card.to_string();
+            if let Some(a) = as_card {
+                s += &format!("={a}");
+            }
+            if let Some(su) = suit {
+                s += &format!(":{su}");
+            }
+            if let Some(l) = letter {
+                s += &format!(":{l}");
+            }
+            if *announce {
+                s.push('!');
+            }
+            s
+        }
+        Move::Draw => "draw".into(),
+        Move::Pass => "pass".into(),
+        Move::Challenge { seat } => format!("challenge {seat}"),
+    }
+}
+
+/// `legal_moves(seat)`, each in the compact form of [`show`].
+pub fn legal(g: &Game, seat: Seat) -> Vec<String> {
+    g.legal_moves(seat).iter().map(show).collect()
+}
+
+/// The `card_played` event of a play move.
+pub fn played(seat: Seat, mv: &Move) -> Event {
+    match mv.clone() {
+        Move::Play {
+            card,
+            suit,
+            letter,
+            as_card,
+            announce,
+        } => Event::CardPlayed(domain::CardPlayed {
+            seat,
+            card,
+            suit,
+            letter,
+            as_card,
+            announce,
+        }),
+        m => panic!("{m:?} is not a play"),
+    }
+}
+
+pub fn turn(seat: Seat, pending: domain::Pending, frozen: bool) -> Event {
+    Event::TurnStarted {
+        seat,
+        pending,
+        frozen,
+    }
+}
+
+/// An ordinary turn start: nothing pending, not frozen.
+pub fn turn_to(seat: Seat) -> Event {
+    turn(seat, domain::Pending::None, false)
+}
+
+pub fn drew(seat: Seat, codes: &str, reason: domain::DrawReason) -> Event {
+    Event::CardsDrawn {
+        seat,
+        cards: cards(codes),
+        reason,
+    }
+}
+
+pub fn skipped(seat: Seat, reason: domain::SkipReason) -> Event {
+    Event::TurnSkipped { seat, reason }
+}
+
+/// The whole deck of a table, `front` first (in that order), then the rest
+/// in canonical order.
+pub fn stacked_deck(rules: &Rules, seats: usize, front: &[Card]) -> Vec<Card> {
+    let mut rest = domain::deck::full_deck(rules.deck, rules.decks.count(seats));
+    for c in front {
+        let i = rest
+            .iter()
+            .position(|x| x == c)
+            .unwrap_or_else(|| panic!("{c} is not (or no longer) in the deck"));
+        rest.remove(i);
+    }
+    front.iter().copied().chain(rest).collect()
+}
+
+/// Starts round 1 with `Command::StartWith`: the cards are dealt one at a
+/// time from the seat after the dealer, so the deck is stacked to give
+/// `hands[s]` to seat s, then `starter`, then `next` (the top of the stock
+/// first). Returns the game and the events of the start.
+pub fn start_with(
+    rules: Rules,
+    dealer: Seat,
+    hands: &[&str],
+    starter: &str,
+    next: &str,
+) -> (Game, Vec<Event>) {
+    let n = hands.len();
+    let hands: Vec<Vec<Card>> = hands.iter().map(|h| cards(h)).collect();
+    let per = hands[0].len();
+    let mut front = Vec::new();
+    for i in 0..per {
+        for k in 1..=n {
+            front.push(hands[(dealer + k) % n][i]);
+        }
+    }
+    front.push(card(starter));
+    front.extend(cards(next));
+    let deck = stacked_deck(&rules, n, &front);
+    let mut g = Game::new(rules, n).unwrap();
+    let mut out = Vec::new();
+    g.execute(&Command::StartWith { dealer, deck }, &mut rng(7), &mut out)
+        .unwrap();
+    (g, out)
 }

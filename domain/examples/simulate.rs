@@ -1,0 +1,92 @@
+//! Plays seeded random games to the end and prints the engine's speed.
+//!
+//! `cargo run --release -p domain --example simulate -- --games N [--preset P] [--players K] [--pure]`
+//!
+//! One line per preset:
+//! `preset=<id> players=<k> games=<n> moves=<m> moves_per_sec=<x> games_per_sec=<y>`.
+//! A move is: compute the seat's legal moves, choose one at random, decide
+//! it and apply its events. By default `execute` decides and applies in
+//! place; `--pure` calls `decide` (on a copy of the state) and then `evolve`
+//! for each event, the path a replay tool would take.
+
+use std::time::Instant;
+
+use clap::Parser;
+use domain::{Command, Event, Game, Preset, Status};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+#[derive(Parser)]
+struct Args {
+    /// Games per preset.
+    #[arg(long, default_value_t = 1000)]
+    games: u64,
+    /// One preset id (classique, moderne, base, amerix, 757); all by default.
+    #[arg(long)]
+    preset: Option<String>,
+    /// Players per table (clamped to what the preset allows).
+    #[arg(long, default_value_t = 4)]
+    players: usize,
+    /// Use decide + evolve instead of execute.
+    #[arg(long)]
+    pure: bool,
+    /// First seed.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+}
+
+fn main() {
+    let args = Args::parse();
+    let presets: Vec<Preset> = match &args.preset {
+        Some(id) => vec![Preset::from_id(id).unwrap_or_else(|e| {
+            eprintln!("{e}");
+            std::process::exit(2)
+        })],
+        None => Preset::ALL.to_vec(),
+    };
+    for preset in presets {
+        let rules = preset.rules();
+        let players = args.players.clamp(rules.players.min, rules.players.max);
+        let mut moves: u64 = 0;
+        let started = Instant::now();
+        for i in 0..args.games {
+            let mut rng = ChaCha8Rng::seed_from_u64(args.seed + i);
+            let mut g = Game::new(rules.clone(), players).expect("preset rules are valid");
+            let mut events: Vec<Event> = Vec::new();
+            g.execute(&Command::Start, &mut rng, &mut events)
+                .expect("a new game starts");
+            while g.status() == Status::Playing {
+                let seat = g
+                    .round()
+                    .and_then(|r| r.current)
+                    .expect("a running game has a seat on turn");
+                let legal = g.legal_moves(seat);
+                let mv = legal[rng.gen_range(0..legal.len())].clone();
+                let command = Command::Move { seat, mv };
+                events.clear();
+                if args.pure {
+                    events = g
+                        .decide(&command, &mut rng)
+                        .expect("legal moves are accepted");
+                    for e in &events {
+                        g.evolve(e);
+                    }
+                } else {
+                    g.execute(&command, &mut rng, &mut events)
+                        .expect("legal moves are accepted");
+                }
+                moves += 1;
+            }
+        }
+        let secs = started.elapsed().as_secs_f64();
+        println!(
+            "preset={} players={} games={} moves={} moves_per_sec={:.0} games_per_sec={:.1}",
+            preset.id(),
+            players,
+            args.games,
+            moves,
+            moves as f64 / secs,
+            args.games as f64 / secs
+        );
+    }
+}
