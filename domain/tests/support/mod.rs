@@ -292,6 +292,7 @@ pub fn stacked_deck(rules: &Rules, seats: usize, front: &[Card]) -> Vec<Card> {
 /// time from the seat after the dealer, so the deck is stacked to give
 /// `hands[s]` to seat s, then `starter`, then `next` (the top of the stock
 /// first). Returns the game and the events of the start.
+#[allow(clippy::needless_range_loop)] // card i of every hand, in deal order
 pub fn start_with(
     rules: Rules,
     dealer: Seat,
