@@ -19,6 +19,7 @@ pub mod event;
 mod game;
 pub mod rules;
 pub mod score;
+pub mod table;
 mod view;
 
 pub use card::{Card, CardError, Face, Letter, Rank, Suit};
@@ -30,4 +31,5 @@ pub use event::{
 };
 pub use game::{Game, Round, Status};
 pub use rules::{Effect, Preset, Rules, RulesError};
+pub use table::{Seated, Table, TableCommand, TableCreated, TableError, TableEvent};
 pub use view::{FullView, PendingView, PlayerView, SeatView};

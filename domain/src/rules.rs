@@ -80,9 +80,9 @@ impl Deal {
             Deal::Fixed(n) => *n,
             Deal::ByPlayers(steps) => steps
                 .iter()
-                .filter(|(from, _)| *from <= players)
+                .rev()
+                .find(|(from, _)| *from <= players)
                 .map(|(_, n)| *n)
-                .last()
                 .unwrap_or(0),
         }
     }

@@ -1,0 +1,536 @@
+//! A table: the lobby (create, join, leave, start) around one game. Its log
+//! is the one the API stores: lobby events, then the game's events.
+
+use rand::Rng;
+use serde::{Deserialize, Serialize};
+
+use crate::engine::{Command, RuleError};
+use crate::event::{Event, Move, Seat};
+use crate::game::{Game, Status};
+use crate::rules::{Preset, Rules, RulesError};
+
+/// Who sits where. `account_id` is opaque to the engine.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Seated {
+    pub seat: Seat,
+    pub account_id: String,
+    pub username: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TableCreated {
+    pub ruleset: String,
+    pub rules: Rules,
+    /// The most players the table takes.
+    pub seats: usize,
+    pub creator: String,
+}
+
+/// Every event of a table's log.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[allow(clippy::large_enum_variant)]
+pub enum TableEvent {
+    TableCreated(TableCreated),
+    PlayerJoined(Seated),
+    PlayerLeft {
+        seat: Seat,
+    },
+    /// The game starts with these players, seated 0..n-1 in seat order.
+    GameStarted {
+        players: Vec<Seated>,
+    },
+    Game(Event),
+}
+
+/// The lobby events' serde shape (short-lived: only built to (de)serialise).
+#[derive(Serialize, Deserialize)]
+#[serde(tag = "type", content = "data", rename_all = "snake_case")]
+#[allow(clippy::large_enum_variant)]
+enum Lobby {
+    TableCreated(TableCreated),
+    PlayerJoined(Seated),
+    PlayerLeft { seat: Seat },
+    GameStarted { players: Vec<Seated> },
+}
+
+impl TableEvent {
+    /// The `type` of the public log.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            TableEvent::TableCreated(_) => "table_created",
+            TableEvent::PlayerJoined(_) => "player_joined",
+            TableEvent::PlayerLeft { .. } => "player_left",
+            TableEvent::GameStarted { .. } => "game_started",
+            TableEvent::Game(e) => e.kind(),
+        }
+    }
+
+    /// The event's `data` as JSON, complete (for the log and replays).
+    pub fn data(&self) -> serde_json::Value {
+        self.to_json()["data"].take()
+    }
+
+    /// `{type, data}`.
+    pub fn to_json(&self) -> serde_json::Value {
+        match self {
+            TableEvent::Game(e) => serde_json::to_value(e),
+            TableEvent::TableCreated(c) => serde_json::to_value(Lobby::TableCreated(c.clone())),
+            TableEvent::PlayerJoined(s) => serde_json::to_value(Lobby::PlayerJoined(s.clone())),
+            TableEvent::PlayerLeft { seat } => {
+                serde_json::to_value(Lobby::PlayerLeft { seat: *seat })
+            }
+            TableEvent::GameStarted { players } => serde_json::to_value(Lobby::GameStarted {
+                players: players.clone(),
+            }),
+        }
+        .expect("events serialise")
+    }
+
+    /// Rebuilds an event from its `type` and `data`.
+    pub fn from_parts(
+        kind: &str,
+        data: serde_json::Value,
+    ) -> Result<TableEvent, serde_json::Error> {
+        // Through text: maps keyed by seat have string keys in JSON, which
+        // serde_json reads back as numbers only from text.
+        TableEvent::parse(kind, &data.to_string())
+    }
+
+    /// Rebuilds an event from its `type` and its `data` as JSON text.
+    pub fn parse(kind: &str, data: &str) -> Result<TableEvent, serde_json::Error> {
+        let text = format!(
+            "{{\"type\":{},\"data\":{data}}}",
+            serde_json::to_string(kind)?
+        );
+        Ok(match kind {
+            "table_created" | "player_joined" | "player_left" | "game_started" => {
+                match serde_json::from_str(&text)? {
+                    Lobby::TableCreated(c) => TableEvent::TableCreated(c),
+                    Lobby::PlayerJoined(s) => TableEvent::PlayerJoined(s),
+                    Lobby::PlayerLeft { seat } => TableEvent::PlayerLeft { seat },
+                    Lobby::GameStarted { players } => TableEvent::GameStarted { players },
+                }
+            }
+            _ => TableEvent::Game(serde_json::from_str(&text)?),
+        })
+    }
+
+    /// `{type, data}` as `viewer` (a seat of the running game, or nobody) may
+    /// see it while the round runs (see `Event::redacted_json`).
+    pub fn redacted_json(&self, viewer: Option<Seat>) -> serde_json::Value {
+        match self {
+            TableEvent::Game(e) => e.redacted_json(viewer),
+            other => other.to_json(),
+        }
+    }
+}
+
+/// Why a table command is refused.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum TableError {
+    #[error("the table is full")]
+    Full,
+    #[error("you already sit at this table")]
+    AlreadySeated,
+    #[error("you do not sit at this table")]
+    NotSeated,
+    #[error("only the creator of the table can start it")]
+    NotCreator,
+    #[error("the table has {have} player(s); these rules need at least {need}")]
+    NotEnoughPlayers { have: usize, need: usize },
+    #[error("the game has already started")]
+    NotWaiting,
+    #[error("{0}")]
+    Rules(#[from] RulesError),
+    #[error("{0}")]
+    Rule(#[from] RuleError),
+}
+
+impl TableError {
+    /// A stable machine code for clients.
+    pub fn code(&self) -> &'static str {
+        match self {
+            TableError::Full => "table_full",
+            TableError::AlreadySeated => "already_seated",
+            TableError::NotSeated => "not_seated",
+            TableError::NotCreator => "not_creator",
+            TableError::NotEnoughPlayers { .. } => "not_enough_players",
+            TableError::NotWaiting => "table_not_waiting",
+            TableError::Rules(_) => "invalid_rules",
+            TableError::Rule(e) => e.code(),
+        }
+    }
+}
+
+/// What can be asked of a table.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TableCommand {
+    Join {
+        account_id: String,
+        username: String,
+    },
+    Leave {
+        account_id: String,
+    },
+    Start {
+        account_id: String,
+    },
+    Move {
+        account_id: String,
+        mv: Move,
+    },
+}
+
+/// A table: its rules, who sits, and the game once started.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Table {
+    pub ruleset: String,
+    pub rules: Rules,
+    pub seats: usize,
+    pub creator: String,
+    /// Seated players by seat (before the start, seats may have gaps).
+    pub players: Vec<Option<Seated>>,
+    pub game: Option<Game>,
+    /// Number of events folded.
+    pub version: u64,
+}
+
+impl Table {
+    /// The first events of a new table: created, and its creator at seat 0.
+    pub fn create(
+        ruleset: &str,
+        options: &serde_json::Map<String, serde_json::Value>,
+        seats: usize,
+        creator: &str,
+        username: &str,
+    ) -> Result<Vec<TableEvent>, TableError> {
+        let preset = Preset::from_id(ruleset)?;
+        let rules = preset.with_options(options)?;
+        if seats < rules.players.min || seats > rules.players.max {
+            return Err(RulesError::Invalid(format!(
+                "{} takes {} to {} players, not {seats}",
+                preset.id(),
+                rules.players.min,
+                rules.players.max
+            ))
+            .into());
+        }
+        Ok(vec![
+            TableEvent::TableCreated(TableCreated {
+                ruleset: preset.id().to_owned(),
+                rules,
+                seats,
+                creator: creator.to_owned(),
+            }),
+            TableEvent::PlayerJoined(Seated {
+                seat: 0,
+                account_id: creator.to_owned(),
+                username: username.to_owned(),
+            }),
+        ])
+    }
+
+    /// Rebuilds a table from its log; None when the log does not begin with
+    /// `table_created`.
+    pub fn from_events<'a>(events: impl IntoIterator<Item = &'a TableEvent>) -> Option<Table> {
+        let mut it = events.into_iter();
+        let TableEvent::TableCreated(c) = it.next()? else {
+            return None;
+        };
+        let mut t = Table {
+            ruleset: c.ruleset.clone(),
+            rules: c.rules.clone(),
+            seats: c.seats,
+            creator: c.creator.clone(),
+            players: vec![None; c.seats],
+            game: None,
+            version: 1,
+        };
+        for e in it {
+            t.evolve(e);
+        }
+        Some(t)
+    }
+
+    /// Applies one event. Never fails.
+    pub fn evolve(&mut self, event: &TableEvent) {
+        self.version += 1;
+        match event {
+            TableEvent::TableCreated(_) => {}
+            TableEvent::PlayerJoined(s) => {
+                if let Some(slot) = self.players.get_mut(s.seat) {
+                    *slot = Some(s.clone());
+                }
+            }
+            TableEvent::PlayerLeft { seat } => {
+                if let Some(slot) = self.players.get_mut(*seat) {
+                    *slot = None;
+                }
+            }
+            TableEvent::GameStarted { players } => {
+                self.players = players.iter().cloned().map(Some).collect();
+                self.game = Game::new(self.rules.clone(), players.len()).ok();
+            }
+            TableEvent::Game(e) => {
+                if let Some(g) = self.game.as_mut() {
+                    g.evolve(e);
+                }
+            }
+        }
+    }
+
+    pub fn status(&self) -> Status {
+        self.game.as_ref().map_or(Status::Waiting, Game::status)
+    }
+
+    /// The seat of an account, if it sits here.
+    pub fn seat_of(&self, account_id: &str) -> Option<Seat> {
+        self.players
+            .iter()
+            .flatten()
+            .find(|p| p.account_id == account_id)
+            .map(|p| p.seat)
+    }
+
+    pub fn seated(&self) -> impl Iterator<Item = &Seated> {
+        self.players.iter().flatten()
+    }
+
+    /// The events a command produces, or why it is refused. Pure.
+    pub fn decide<R: Rng + ?Sized>(
+        &self,
+        command: &TableCommand,
+        rng: &mut R,
+    ) -> Result<Vec<TableEvent>, TableError> {
+        let waiting = self.game.is_none();
+        match command {
+            TableCommand::Join {
+                account_id,
+                username,
+            } => {
+                if !waiting {
+                    return Err(TableError::NotWaiting);
+                }
+                if self.seat_of(account_id).is_some() {
+                    return Err(TableError::AlreadySeated);
+                }
+                let seat = self
+                    .players
+                    .iter()
+                    .position(Option::is_none)
+                    .ok_or(TableError::Full)?;
+                Ok(vec![TableEvent::PlayerJoined(Seated {
+                    seat,
+                    account_id: account_id.clone(),
+                    username: username.clone(),
+                })])
+            }
+            TableCommand::Leave { account_id } => {
+                if !waiting {
+                    return Err(TableError::NotWaiting);
+                }
+                let seat = self.seat_of(account_id).ok_or(TableError::NotSeated)?;
+                Ok(vec![TableEvent::PlayerLeft { seat }])
+            }
+            TableCommand::Start { account_id } => {
+                if *account_id != self.creator {
+                    return Err(TableError::NotCreator);
+                }
+                if !waiting {
+                    return Err(TableError::NotWaiting);
+                }
+                let players: Vec<Seated> = self
+                    .seated()
+                    .enumerate()
+                    .map(|(seat, p)| Seated { seat, ..p.clone() })
+                    .collect();
+                let need = self.rules.players.min;
+                if players.len() < need {
+                    return Err(TableError::NotEnoughPlayers {
+                        have: players.len(),
+                        need,
+                    });
+                }
+                let mut game = Game::new(self.rules.clone(), players.len())?;
+                let mut events = vec![TableEvent::GameStarted { players }];
+                let mut out = Vec::new();
+                game.execute(&Command::Start, rng, &mut out)?;
+                events.extend(out.into_iter().map(TableEvent::Game));
+                Ok(events)
+            }
+            TableCommand::Move { account_id, mv } => {
+                let game = self.game.as_ref().ok_or(RuleError::NotStarted)?;
+                let seat = self.seat_of(account_id).ok_or(TableError::NotSeated)?;
+                let events = game.decide(
+                    &Command::Move {
+                        seat,
+                        mv: mv.clone(),
+                    },
+                    rng,
+                )?;
+                Ok(events.into_iter().map(TableEvent::Game).collect())
+            }
+        }
+    }
+
+    /// `decide` then `evolve` in place, without copying the game for a move.
+    pub fn execute<R: Rng + ?Sized>(
+        &mut self,
+        command: &TableCommand,
+        rng: &mut R,
+    ) -> Result<Vec<TableEvent>, TableError> {
+        if let TableCommand::Move { account_id, mv } = command {
+            let seat = self.seat_of(account_id);
+            let game = self.game.as_mut().ok_or(RuleError::NotStarted)?;
+            let seat = seat.ok_or(TableError::NotSeated)?;
+            let mut out = Vec::new();
+            game.execute(
+                &Command::Move {
+                    seat,
+                    mv: mv.clone(),
+                },
+                rng,
+                &mut out,
+            )?;
+            self.version += out.len() as u64;
+            return Ok(out.into_iter().map(TableEvent::Game).collect());
+        }
+        let events = self.decide(command, rng)?;
+        for e in &events {
+            self.evolve(e);
+        }
+        Ok(events)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+
+    fn rng() -> rand::rngs::StdRng {
+        rand::rngs::StdRng::seed_from_u64(1)
+    }
+
+    fn join(id: &str) -> TableCommand {
+        TableCommand::Join {
+            account_id: id.into(),
+            username: id.into(),
+        }
+    }
+
+    fn new_table(seats: usize) -> Table {
+        let events = Table::create("moderne", &Default::default(), seats, "a", "a").unwrap();
+        Table::from_events(&events).unwrap()
+    }
+
+    #[test]
+    fn the_creator_sits_at_seat_zero_and_others_take_free_seats() {
+        let mut t = new_table(3);
+        assert_eq!(t.seat_of("a"), Some(0));
+        t.execute(&join("b"), &mut rng()).unwrap();
+        t.execute(&join("c"), &mut rng()).unwrap();
+        assert_eq!(t.decide(&join("d"), &mut rng()), Err(TableError::Full));
+        assert_eq!(
+            t.decide(&join("b"), &mut rng()),
+            Err(TableError::AlreadySeated)
+        );
+        t.execute(
+            &TableCommand::Leave {
+                account_id: "b".into(),
+            },
+            &mut rng(),
+        )
+        .unwrap();
+        t.execute(&join("d"), &mut rng()).unwrap();
+        assert_eq!(t.seat_of("d"), Some(1));
+    }
+
+    #[test]
+    fn only_the_creator_starts_with_enough_players() {
+        let mut t = new_table(4);
+        let start = |id: &str| TableCommand::Start {
+            account_id: id.into(),
+        };
+        assert_eq!(
+            t.decide(&start("a"), &mut rng()),
+            Err(TableError::NotEnoughPlayers { have: 1, need: 2 })
+        );
+        t.execute(&join("b"), &mut rng()).unwrap();
+        assert_eq!(
+            t.decide(&start("b"), &mut rng()),
+            Err(TableError::NotCreator)
+        );
+        let events = t.execute(&start("a"), &mut rng()).unwrap();
+        assert_eq!(events[0].kind(), "game_started");
+        assert_eq!(events[1].kind(), "round_started");
+        assert_eq!(t.status(), Status::Playing);
+        assert_eq!(
+            t.decide(&join("c"), &mut rng()),
+            Err(TableError::NotWaiting)
+        );
+    }
+
+    #[test]
+    fn seats_are_compacted_at_the_start() {
+        let mut t = new_table(4);
+        t.execute(&join("b"), &mut rng()).unwrap();
+        t.execute(&join("c"), &mut rng()).unwrap();
+        t.execute(
+            &TableCommand::Leave {
+                account_id: "b".into(),
+            },
+            &mut rng(),
+        )
+        .unwrap();
+        t.execute(
+            &TableCommand::Start {
+                account_id: "a".into(),
+            },
+            &mut rng(),
+        )
+        .unwrap();
+        assert_eq!(t.seat_of("c"), Some(1));
+        assert_eq!(t.game.as_ref().unwrap().seats(), 2);
+    }
+
+    #[test]
+    fn the_log_round_trips_through_json() {
+        let mut log = Table::create("757", &Default::default(), 3, "a", "a").unwrap();
+        let mut t = Table::from_events(&log).unwrap();
+        for cmd in [
+            join("b"),
+            join("c"),
+            TableCommand::Start {
+                account_id: "a".into(),
+            },
+        ] {
+            log.extend(t.execute(&cmd, &mut rng()).unwrap());
+        }
+        let reread: Vec<TableEvent> = log
+            .iter()
+            .map(|e| TableEvent::from_parts(e.kind(), e.data()).unwrap())
+            .collect();
+        assert_eq!(reread, log);
+        assert_eq!(Table::from_events(&reread).unwrap(), t);
+        assert_eq!(t.version, log.len() as u64);
+    }
+
+    #[test]
+    fn moves_come_from_seated_players_only() {
+        let mut t = new_table(2);
+        t.execute(&join("b"), &mut rng()).unwrap();
+        t.execute(
+            &TableCommand::Start {
+                account_id: "a".into(),
+            },
+            &mut rng(),
+        )
+        .unwrap();
+        let mv = TableCommand::Move {
+            account_id: "z".into(),
+            mv: Move::Draw,
+        };
+        assert_eq!(t.decide(&mv, &mut rng()), Err(TableError::NotSeated));
+    }
+}
