@@ -1,0 +1,115 @@
+//! Settings, read from the command line or (usually) the environment.
+//! `.env.example` at the repository root lists every variable.
+
+use std::fmt;
+use std::time::Duration;
+
+use clap::ArgAction;
+
+/// Everything `huit serve` needs. Every field has an environment variable;
+/// the README has the table.
+#[derive(Clone, clap::Args)]
+pub struct Settings {
+    /// PostgreSQL connection URL.
+    #[arg(long, env = "DATABASE_URL", hide_env_values = true)]
+    pub database_url: String,
+
+    /// Address and port to listen on.
+    #[arg(long, env = "BIND", default_value = "127.0.0.1:8080")]
+    pub bind: String,
+
+    /// Lifetime of a session token, in seconds.
+    #[arg(long, env = "HUIT_TOKEN_TTL_SECS", default_value_t = 30 * 24 * 3600)]
+    pub token_ttl_secs: u64,
+
+    /// Largest accepted JSON request body, in bytes.
+    #[arg(long, env = "HUIT_BODY_LIMIT_BYTES", default_value_t = 16 * 1024)]
+    pub body_limit_bytes: usize,
+
+    /// Most connections the pool opens to PostgreSQL.
+    #[arg(long, env = "HUIT_DB_MAX_CONNECTIONS", default_value_t = 10)]
+    pub db_max_connections: u32,
+
+    /// How long a request waits for a database connection before it is
+    /// answered 503.
+    #[arg(long, env = "HUIT_DB_ACQUIRE_TIMEOUT_SECS", default_value_t = 3)]
+    pub db_acquire_timeout_secs: u64,
+
+    /// HTTP worker threads (default: one per CPU).
+    #[arg(long, env = "HUIT_WORKERS")]
+    pub workers: Option<usize>,
+
+    /// Failed logins allowed per username within the window, before 429.
+    #[arg(long, env = "HUIT_LOGIN_MAX_FAILURES", default_value_t = 5)]
+    pub login_max_failures: u32,
+
+    /// Failed logins allowed per client address within the window, before 429.
+    #[arg(
+        long,
+        env = "HUIT_LOGIN_MAX_FAILURES_PER_ADDRESS",
+        default_value_t = 50
+    )]
+    pub login_max_failures_per_address: u32,
+
+    /// Length of the failed-login window, in seconds.
+    #[arg(long, env = "HUIT_LOGIN_WINDOW_SECS", default_value_t = 300)]
+    pub login_window_secs: u64,
+
+    /// Take the client address from `Forwarded`/`X-Forwarded-For` (only
+    /// behind a reverse proxy that sets them).
+    #[arg(long, env = "HUIT_TRUST_PROXY", default_value_t = false, action = ArgAction::Set)]
+    pub trust_proxy: bool,
+}
+
+impl Settings {
+    /// Settings with every default and the given database URL (tests, tools).
+    pub fn with_database_url(database_url: impl Into<String>) -> Self {
+        Self {
+            database_url: database_url.into(),
+            bind: "127.0.0.1:8080".into(),
+            token_ttl_secs: 30 * 24 * 3600,
+            body_limit_bytes: 16 * 1024,
+            db_max_connections: 10,
+            db_acquire_timeout_secs: 3,
+            workers: None,
+            login_max_failures: 5,
+            login_max_failures_per_address: 50,
+            login_window_secs: 300,
+            trust_proxy: false,
+        }
+    }
+
+    pub fn token_ttl(&self) -> Duration {
+        Duration::from_secs(self.token_ttl_secs)
+    }
+
+    pub fn db_acquire_timeout(&self) -> Duration {
+        Duration::from_secs(self.db_acquire_timeout_secs)
+    }
+
+    pub fn login_window(&self) -> Duration {
+        Duration::from_secs(self.login_window_secs)
+    }
+}
+
+/// The database URL may hold a password: it is never printed.
+impl fmt::Debug for Settings {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Settings")
+            .field("database_url", &"<redacted>")
+            .field("bind", &self.bind)
+            .field("token_ttl_secs", &self.token_ttl_secs)
+            .field("body_limit_bytes", &self.body_limit_bytes)
+            .field("db_max_connections", &self.db_max_connections)
+            .field("db_acquire_timeout_secs", &self.db_acquire_timeout_secs)
+            .field("workers", &self.workers)
+            .field("login_max_failures", &self.login_max_failures)
+            .field(
+                "login_max_failures_per_address",
+                &self.login_max_failures_per_address,
+            )
+            .field("login_window_secs", &self.login_window_secs)
+            .field("trust_proxy", &self.trust_proxy)
+            .finish()
+    }
+}

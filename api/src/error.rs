@@ -1,0 +1,273 @@
+//! The one error type of the API and its RFC 9457 rendering.
+//!
+//! Every failure a client can see is an [`ApiError`]; [`ResponseError`] turns
+//! it into `application/problem+json` with a stable machine `code`. Unexpected
+//! failures are logged with their cause chain and answered as an opaque 500.
+
+use std::error::Error as StdError;
+use std::fmt::Write as _;
+
+use actix_web::http::header::{self, HeaderValue};
+use actix_web::http::StatusCode;
+use actix_web::{HttpResponse, ResponseError};
+use serde::Serialize;
+use utoipa::ToSchema;
+
+/// Content type of every error answer.
+pub const PROBLEM_JSON: &str = "application/problem+json";
+
+/// An error answered to a client.
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    /// 400 `malformed_json`: the body is not JSON at all.
+    #[error("the request body is not valid JSON: {0}")]
+    MalformedJson(String),
+    /// 422 `invalid_body`: JSON of the wrong shape (missing or unknown field,
+    /// wrong type).
+    #[error("the request body does not have the expected fields: {0}")]
+    InvalidBody(String),
+    /// 400 `invalid_query`.
+    #[error("invalid query string: {0}")]
+    InvalidQuery(String),
+    /// 415 `unsupported_media_type`.
+    #[error("the request body must be sent as Content-Type: application/json")]
+    UnsupportedMediaType,
+    /// 413 `payload_too_large`.
+    #[error("the request body is larger than the limit of {limit} bytes")]
+    PayloadTooLarge { limit: usize },
+    /// 422 with a specific code (`invalid_username`, `invalid_password`, ...).
+    #[error("{detail}")]
+    Validation { code: &'static str, detail: String },
+    /// 401 `unauthorized`: no, malformed, unknown, expired or revoked token.
+    #[error("{0}")]
+    Unauthorized(&'static str),
+    /// 401 `invalid_credentials`: wrong username or password at log-in.
+    #[error("wrong username or password")]
+    InvalidCredentials,
+    /// 403 `forbidden`.
+    #[error("{0}")]
+    Forbidden(String),
+    /// 404 `not_found` (also for a path whose id is not a well-formed UUID).
+    #[error("{0}")]
+    NotFound(String),
+    /// 405 `method_not_allowed`.
+    #[error("this method is not allowed on this resource")]
+    MethodNotAllowed,
+    /// 409 `username_taken` (case-insensitively).
+    #[error("this username is already taken")]
+    UsernameTaken,
+    /// 409 `version_conflict`: the table moved on since the version the
+    /// client (or the server) based its change on. Nothing was changed.
+    #[error("the table has changed since version {expected}; reload and retry")]
+    VersionConflict { expected: i64 },
+    /// 422 `idempotency_key_reused`: the same key with another request body.
+    #[error("this Idempotency-Key was already used with a different request")]
+    IdempotencyKeyReused,
+    /// 429 `too_many_requests`, with `Retry-After`.
+    #[error("too many failed log-in attempts; retry in {retry_after_secs} s")]
+    TooManyRequests { retry_after_secs: u64 },
+    /// 503 `service_unavailable`: the database does not answer.
+    #[error("the service is temporarily unavailable")]
+    ServiceUnavailable(#[source] Option<sqlx::Error>),
+    /// Any other client error with its own status and code (phase 2: rule
+    /// errors such as 422 `illegal_move`, 409 `table_full`, ...).
+    #[error("{detail}")]
+    Problem {
+        status: StatusCode,
+        code: &'static str,
+        detail: String,
+    },
+    /// 500 `internal_error`: a bug or an unexpected failure. The cause is
+    /// logged, never sent.
+    #[error("internal error")]
+    Internal(#[source] Box<dyn StdError + Send + Sync>),
+}
+
+impl ApiError {
+    pub fn internal(err: impl Into<Box<dyn StdError + Send + Sync>>) -> Self {
+        Self::Internal(err.into())
+    }
+
+    /// The stable machine code of this error.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::MalformedJson(_) => "malformed_json",
+            Self::InvalidBody(_) => "invalid_body",
+            Self::InvalidQuery(_) => "invalid_query",
+            Self::UnsupportedMediaType => "unsupported_media_type",
+            Self::PayloadTooLarge { .. } => "payload_too_large",
+            Self::Validation { code, .. } | Self::Problem { code, .. } => code,
+            Self::Unauthorized(_) => "unauthorized",
+            Self::InvalidCredentials => "invalid_credentials",
+            Self::Forbidden(_) => "forbidden",
+            Self::NotFound(_) => "not_found",
+            Self::MethodNotAllowed => "method_not_allowed",
+            Self::UsernameTaken => "username_taken",
+            Self::VersionConflict { .. } => "version_conflict",
+            Self::IdempotencyKeyReused => "idempotency_key_reused",
+            Self::TooManyRequests { .. } => "too_many_requests",
+            Self::ServiceUnavailable(_) => "service_unavailable",
+            Self::Internal(_) => "internal_error",
+        }
+    }
+}
+
+/// An RFC 9457 problem document, as sent.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(example = json!({
+    "type": "urn:huit:problem:username_taken",
+    "title": "Conflict",
+    "status": 409,
+    "detail": "this username is already taken",
+    "code": "username_taken"
+}))]
+pub struct Problem {
+    /// `urn:huit:problem:<code>`.
+    #[serde(rename = "type")]
+    pub type_: String,
+    /// The HTTP status phrase.
+    pub title: String,
+    pub status: u16,
+    /// A human-readable explanation of this occurrence.
+    pub detail: String,
+    /// Stable machine-readable code; clients switch on this.
+    pub code: String,
+}
+
+impl ResponseError for ApiError {
+    fn status_code(&self) -> StatusCode {
+        match self {
+            Self::MalformedJson(_) | Self::InvalidQuery(_) => StatusCode::BAD_REQUEST,
+            Self::InvalidBody(_) | Self::Validation { .. } | Self::IdempotencyKeyReused => {
+                StatusCode::UNPROCESSABLE_ENTITY
+            }
+            Self::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            Self::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            Self::Unauthorized(_) | Self::InvalidCredentials => StatusCode::UNAUTHORIZED,
+            Self::Forbidden(_) => StatusCode::FORBIDDEN,
+            Self::NotFound(_) => StatusCode::NOT_FOUND,
+            Self::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            Self::UsernameTaken | Self::VersionConflict { .. } => StatusCode::CONFLICT,
+            Self::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
+            Self::ServiceUnavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            Self::Problem { status, .. } => *status,
+            Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    fn error_response(&self) -> HttpResponse {
+        let status = self.status_code();
+        match self {
+            Self::Internal(_) => {
+                tracing::error!(error.chain = %cause_chain(self), "unexpected error");
+            }
+            Self::ServiceUnavailable(_) => {
+                tracing::warn!(error.chain = %cause_chain(self), "database unavailable");
+            }
+            _ => tracing::debug!(code = self.code(), "client error"),
+        }
+        let detail = match self {
+            Self::Internal(_) => "an unexpected error occurred; it has been logged".to_owned(),
+            other => other.to_string(),
+        };
+        let problem = Problem {
+            type_: format!("urn:huit:problem:{}", self.code()),
+            title: status.canonical_reason().unwrap_or("Error").to_owned(),
+            status: status.as_u16(),
+            detail,
+            code: self.code().to_owned(),
+        };
+        let mut builder = HttpResponse::build(status);
+        builder.content_type(PROBLEM_JSON);
+        match self {
+            Self::Unauthorized(_) | Self::InvalidCredentials => {
+                builder.insert_header((
+                    header::WWW_AUTHENTICATE,
+                    HeaderValue::from_static("Bearer realm=\"huit\""),
+                ));
+            }
+            Self::TooManyRequests { retry_after_secs } => {
+                builder.insert_header((header::RETRY_AFTER, retry_after_secs.to_string()));
+            }
+            Self::ServiceUnavailable(_) => {
+                builder.insert_header((header::RETRY_AFTER, "5"));
+            }
+            _ => {}
+        }
+        builder.json(problem)
+    }
+}
+
+/// `error: cause: cause ...`, for logs.
+pub fn cause_chain(err: &dyn StdError) -> String {
+    let mut out = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        let _ = write!(out, ": {cause}");
+        source = cause.source();
+    }
+    out
+}
+
+impl From<sqlx::Error> for ApiError {
+    /// Named constraints become client errors; a database that cannot be
+    /// reached becomes 503; anything else is a 500.
+    fn from(err: sqlx::Error) -> Self {
+        match &err {
+            sqlx::Error::PoolTimedOut
+            | sqlx::Error::PoolClosed
+            | sqlx::Error::Io(_)
+            | sqlx::Error::Tls(_)
+            | sqlx::Error::WorkerCrashed => Self::ServiceUnavailable(Some(err)),
+            sqlx::Error::Database(db) => {
+                match db.constraint() {
+                    Some("accounts_username_lower_key") => return Self::UsernameTaken,
+                    Some("events_table_id_fkey") | Some("idempotency_keys_table_id_fkey") => {
+                        return Self::NotFound("no such table".into())
+                    }
+                    _ => {}
+                }
+                let code = db.code().unwrap_or_default();
+                // Class 08: connection exception; 57P0x: the server is
+                // shutting down or starting up; 53: insufficient resources.
+                if code.starts_with("08") || code.starts_with("57P0") || code.starts_with("53") {
+                    Self::ServiceUnavailable(Some(err))
+                } else {
+                    Self::Internal(Box::new(err))
+                }
+            }
+            _ => Self::Internal(Box::new(err)),
+        }
+    }
+}
+
+impl From<actix_web::error::BlockingError> for ApiError {
+    fn from(err: actix_web::error::BlockingError) -> Self {
+        Self::internal(err)
+    }
+}
+
+/// The error handler of `web::JsonConfig`.
+pub fn json_error(err: actix_web::error::JsonPayloadError, limit: usize) -> ApiError {
+    use actix_web::error::{JsonPayloadError as J, PayloadError};
+    match err {
+        J::OverflowKnownLength { .. } | J::Overflow { .. } => ApiError::PayloadTooLarge { limit },
+        J::Payload(PayloadError::Overflow) => ApiError::PayloadTooLarge { limit },
+        J::ContentType => ApiError::UnsupportedMediaType,
+        J::Deserialize(e) if e.is_data() => ApiError::InvalidBody(e.to_string()),
+        J::Deserialize(e) => ApiError::MalformedJson(e.to_string()),
+        J::Payload(e) => ApiError::MalformedJson(e.to_string()),
+        other => ApiError::MalformedJson(other.to_string()),
+    }
+}
+
+/// The error handler of `web::PathConfig`: a path segment that does not
+/// parse (a malformed UUID) names no resource, so it is a 404.
+pub fn path_error(err: actix_web::error::PathError) -> ApiError {
+    ApiError::NotFound(format!("no resource at this path ({err})"))
+}
+
+/// The error handler of `web::QueryConfig`.
+pub fn query_error(err: actix_web::error::QueryPayloadError) -> ApiError {
+    ApiError::InvalidQuery(err.to_string())
+}

@@ -1,0 +1,100 @@
+//! `huit`: the Huit server and its administration commands.
+
+use std::io::BufRead;
+use std::process::ExitCode;
+
+use api::config::Settings;
+use api::error::cause_chain;
+use api::startup::{self, Application};
+use api::store::accounts::Role;
+use clap::{Parser, Subcommand};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "huit",
+    version,
+    about = "Huit: a server for 8 américain (Crazy Eights)"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Apply the database migrations, then serve the HTTP API.
+    Serve(Box<Settings>),
+    /// Administration.
+    Admin {
+        #[command(subcommand)]
+        command: AdminCommand,
+    },
+    /// Print the OpenAPI document (the content of openapi/openapi.json).
+    Openapi,
+}
+
+#[derive(Debug, Subcommand)]
+enum AdminCommand {
+    /// Create an administrator account; the password is read from the first
+    /// line of standard input.
+    Create {
+        username: String,
+        #[arg(long, env = "DATABASE_URL", hide_env_values = true)]
+        database_url: String,
+    },
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Openapi => {
+            print!("{}", api::openapi::document_json());
+            Ok(())
+        }
+        Command::Serve(settings) => serve(*settings).await,
+        Command::Admin {
+            command:
+                AdminCommand::Create {
+                    username,
+                    database_url,
+                },
+        } => create_admin(&username, database_url).await,
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("huit: {}", cause_chain(e.as_ref()));
+            ExitCode::FAILURE
+        }
+    }
+}
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+async fn serve(settings: Settings) -> Result<(), BoxError> {
+    api::telemetry::init();
+    tracing::info!(?settings, "starting");
+    let pool = startup::connect_lazy(&settings)?;
+    startup::migrate(&pool).await?;
+    tracing::info!("migrations applied");
+    let app = Application::build(settings.clone(), pool).await?;
+    tracing::info!(bind = %settings.bind, port = app.port(), "listening");
+    app.run_until_stopped().await?;
+    Ok(())
+}
+
+async fn create_admin(username: &str, database_url: String) -> Result<(), BoxError> {
+    let mut line = String::new();
+    std::io::stdin().lock().read_line(&mut line)?;
+    let password = line.strip_suffix('\n').unwrap_or(&line);
+    let password = password.strip_suffix('\r').unwrap_or(password);
+    let settings = Settings::with_database_url(database_url);
+    let pool = startup::connect_lazy(&settings)?;
+    startup::migrate(&pool).await?;
+    let account = api::routes::accounts::register(&pool, username, password, Role::Admin)
+        .await
+        .map_err(|e| e.to_string())?;
+    println!("created admin {} ({})", account.username, account.id);
+    Ok(())
+}

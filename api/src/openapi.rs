@@ -1,0 +1,61 @@
+//! The OpenAPI document, collected from the router ([`crate::routes::configure`])
+//! so it cannot drift from it. `openapi/openapi.json` is this document,
+//! regenerated with `cargo run -p api --bin huit -- openapi > openapi/openapi.json`.
+
+use actix_web::App;
+use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
+use utoipa::{Modify, OpenApi};
+use utoipa_actix_web::AppExt;
+
+use crate::error::Problem;
+use crate::store::events::StoredEvent;
+
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "Huit API",
+        description = "HTTP API of Huit, a server for 8 américain (Crazy Eights). \
+Errors are RFC 9457 `application/problem+json` documents with a stable `code`."
+    ),
+    modifiers(&BearerAuth),
+    components(schemas(Problem, StoredEvent)),
+    tags(
+        (name = "health", description = "Service health"),
+        (name = "accounts", description = "Registration and the caller's account"),
+        (name = "sessions", description = "Log-in and log-out (bearer tokens)"),
+    )
+)]
+#[derive(Debug)]
+pub struct ApiDoc;
+
+#[derive(Debug)]
+struct BearerAuth;
+
+impl Modify for BearerAuth {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "bearer",
+            SecurityScheme::Http(Http::new(HttpAuthScheme::Bearer)),
+        );
+    }
+}
+
+/// The whole document.
+pub fn document() -> utoipa::openapi::OpenApi {
+    let (_, doc) = App::new()
+        .into_utoipa_app()
+        .openapi(ApiDoc::openapi())
+        .configure(crate::routes::configure)
+        .split_for_parts();
+    doc
+}
+
+/// The document as committed: pretty JSON and a final newline.
+pub fn document_json() -> String {
+    let mut json = document()
+        .to_pretty_json()
+        .expect("the OpenAPI document serializes");
+    json.push('\n');
+    json
+}

@@ -1,0 +1,190 @@
+use std::fmt;
+
+use actix_web::{post, web, HttpResponse};
+use serde::{Deserialize, Serialize};
+use sqlx::PgPool;
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+use crate::error::{ApiError, Problem};
+use crate::password;
+use crate::store;
+use crate::store::accounts::{Account, Role};
+
+/// A username: 3 to 32 of `A-Z a-z 0-9 _ -`, unique whatever its case.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Username(String);
+
+impl Username {
+    pub fn parse(raw: &str) -> Result<Self, ApiError> {
+        let ok = (3..=32).contains(&raw.len())
+            && raw
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+        if ok {
+            Ok(Self(raw.to_owned()))
+        } else {
+            Err(ApiError::Validation {
+                code: "invalid_username",
+                detail: "a username has 3 to 32 characters among A-Z, a-z, 0-9, _ and -".into(),
+            })
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// A new password: 8 to 256 characters. Never printed.
+#[derive(Clone)]
+pub struct NewPassword(String);
+
+impl NewPassword {
+    pub const MIN_CHARS: usize = 8;
+    pub const MAX_CHARS: usize = 256;
+
+    pub fn parse(raw: &str) -> Result<Self, ApiError> {
+        let n = raw.chars().count();
+        if (Self::MIN_CHARS..=Self::MAX_CHARS).contains(&n) {
+            Ok(Self(raw.to_owned()))
+        } else {
+            Err(ApiError::Validation {
+                code: "invalid_password",
+                detail: format!(
+                    "a password has {} to {} characters",
+                    Self::MIN_CHARS,
+                    Self::MAX_CHARS
+                ),
+            })
+        }
+    }
+
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for NewPassword {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("NewPassword(<redacted>)")
+    }
+}
+
+/// Registration request.
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(example = json!({"username": "alice", "password": "correct horse battery"}))]
+pub struct NewAccount {
+    /// 3 to 32 of `A-Z a-z 0-9 _ -`; unique case-insensitively.
+    pub username: String,
+    /// 8 to 256 characters.
+    #[schema(format = Password)]
+    pub password: String,
+}
+
+impl fmt::Debug for NewAccount {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("NewAccount")
+            .field("username", &self.username)
+            .field("password", &"<redacted>")
+            .finish()
+    }
+}
+
+/// An account as shown to clients.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(example = json!({
+    "id": "0b5c9e04-5f5e-4a43-9f1e-0c2b8d1c7a10",
+    "username": "alice",
+    "role": "player"
+}))]
+pub struct AccountDto {
+    pub id: Uuid,
+    pub username: String,
+    pub role: Role,
+}
+
+impl From<Account> for AccountDto {
+    fn from(a: Account) -> Self {
+        Self {
+            id: a.id,
+            username: a.username,
+            role: a.role,
+        }
+    }
+}
+
+/// Hashes a password on a blocking thread.
+pub async fn hash_password(password: NewPassword) -> Result<String, ApiError> {
+    web::block(move || password::hash(password.expose()))
+        .await?
+        .map_err(|e| ApiError::internal(e.to_string()))
+}
+
+/// Creates an account with a role (also used by `huit admin create`).
+pub async fn register(
+    pool: &PgPool,
+    username: &str,
+    password: &str,
+    role: Role,
+) -> Result<Account, ApiError> {
+    let username = Username::parse(username)?;
+    let password = NewPassword::parse(password)?;
+    let phc = hash_password(password).await?;
+    Ok(store::accounts::insert(pool, username.as_str(), &phc, role).await?)
+}
+
+/// Register a player account.
+#[utoipa::path(
+    tag = "accounts",
+    request_body = NewAccount,
+    responses(
+        (status = 201, description = "The account was created", body = AccountDto),
+        (status = 400, description = "`malformed_json`", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "`username_taken` (case-insensitively)", body = Problem, content_type = "application/problem+json"),
+        (status = 413, description = "`payload_too_large`", body = Problem, content_type = "application/problem+json"),
+        (status = 415, description = "`unsupported_media_type`", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "`invalid_username`, `invalid_password` or `invalid_body`", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "`service_unavailable`", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[post("/accounts")]
+#[tracing::instrument(skip_all, fields(username = %body.username))]
+pub async fn create_account(
+    pool: web::Data<PgPool>,
+    body: web::Json<NewAccount>,
+) -> Result<HttpResponse, ApiError> {
+    let account = register(pool.get_ref(), &body.username, &body.password, Role::Player).await?;
+    tracing::info!(account_id = %account.id, "account created");
+    Ok(HttpResponse::Created()
+        .insert_header((actix_web::http::header::LOCATION, "/v1/me"))
+        .json(AccountDto::from(account)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn usernames() {
+        for ok in ["abc", "Alice_B-2", &"x".repeat(32)] {
+            assert!(Username::parse(ok).is_ok(), "{ok}");
+        }
+        for bad in ["ab", "a b", "émile", "al.ice", &"x".repeat(33), ""] {
+            assert!(Username::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn passwords_count_characters_not_bytes() {
+        assert!(NewPassword::parse("1234567").is_err());
+        assert!(NewPassword::parse("12345678").is_ok());
+        assert!(NewPassword::parse(&"é".repeat(256)).is_ok());
+        assert!(NewPassword::parse(&"é".repeat(257)).is_err());
+        assert_eq!(
+            format!("{:?}", NewPassword::parse("secret123").unwrap()),
+            "NewPassword(<redacted>)"
+        );
+    }
+}

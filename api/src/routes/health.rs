@@ -1,0 +1,33 @@
+use actix_web::{get, web, HttpResponse};
+use serde::Serialize;
+use sqlx::PgPool;
+use utoipa::ToSchema;
+
+use crate::error::{ApiError, Problem};
+use crate::store;
+
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(example = json!({"status": "ok"}))]
+pub struct Health {
+    /// Always `ok` in a 200.
+    pub status: String,
+}
+
+/// Liveness and readiness: 200 only when the database answers.
+#[utoipa::path(
+    tag = "health",
+    responses(
+        (status = 200, description = "The service and its database answer", body = Health),
+        (status = 503, description = "The database does not answer", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[get("/healthz")]
+#[tracing::instrument(skip_all)]
+pub async fn healthz(pool: web::Data<PgPool>) -> Result<HttpResponse, ApiError> {
+    store::ping(pool.get_ref())
+        .await
+        .map_err(|e| ApiError::ServiceUnavailable(Some(e)))?;
+    Ok(HttpResponse::Ok().json(Health {
+        status: "ok".into(),
+    }))
+}

@@ -1,0 +1,34 @@
+//! Thin handlers: authenticate, parse, call the store, answer. Each carries
+//! `#[utoipa::path]`; [`configure`] registers them so the OpenAPI document is
+//! collected from the router itself.
+
+use actix_web::{HttpRequest, HttpResponse};
+use utoipa_actix_web::service_config::ServiceConfig;
+
+use crate::error::ApiError;
+
+pub mod accounts;
+pub mod health;
+pub mod me;
+pub mod sessions;
+
+/// Every documented route.
+pub fn configure(cfg: &mut ServiceConfig<'_>) {
+    cfg.service(health::healthz).service(
+        utoipa_actix_web::scope("/v1")
+            .service(accounts::create_account)
+            .service(sessions::create_session)
+            .service(sessions::delete_current_session)
+            .service(me::get_me),
+    );
+}
+
+/// The default service: 405 when the path exists with other methods, else
+/// 404, both as problem+json.
+pub async fn fallback(req: HttpRequest) -> Result<HttpResponse, ApiError> {
+    if req.resource_map().has_resource(req.path()) {
+        Err(ApiError::MethodNotAllowed)
+    } else {
+        Err(ApiError::NotFound(format!("no resource at {}", req.path())))
+    }
+}

@@ -1,0 +1,171 @@
+use std::fmt;
+use std::net::{IpAddr, SocketAddr};
+
+use actix_web::{delete, post, web, HttpRequest, HttpResponse};
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use sqlx::PgPool;
+use utoipa::ToSchema;
+
+use super::accounts::AccountDto;
+use crate::auth::{self, AuthUser};
+use crate::config::Settings;
+use crate::error::{ApiError, Problem};
+use crate::password;
+use crate::store;
+use crate::throttle::LoginThrottle;
+
+/// Log-in request.
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(example = json!({"username": "alice", "password": "correct horse battery"}))]
+pub struct Credentials {
+    pub username: String,
+    #[schema(format = Password)]
+    pub password: String,
+}
+
+impl fmt::Debug for Credentials {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Credentials")
+            .field("username", &self.username)
+            .field("password", &"<redacted>")
+            .finish()
+    }
+}
+
+/// A new session. The token is shown once; send it as
+/// `Authorization: Bearer <token>`.
+#[derive(Serialize, ToSchema)]
+#[schema(example = json!({
+    "token": "9f2c4e1a7b3d5f60819a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f70",
+    "expires_at": "2025-03-02T18:04:05.123456Z",
+    "account": {"id": "0b5c9e04-5f5e-4a43-9f1e-0c2b8d1c7a10", "username": "alice", "role": "player"}
+}))]
+pub struct SessionDto {
+    /// 256 random bits as 64 hex digits.
+    pub token: String,
+    pub expires_at: DateTime<Utc>,
+    pub account: AccountDto,
+}
+
+impl fmt::Debug for SessionDto {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SessionDto")
+            .field("token", &"<redacted>")
+            .field("expires_at", &self.expires_at)
+            .field("account", &self.account)
+            .finish()
+    }
+}
+
+/// The client's address: the peer, or the proxy's forwarded one when
+/// `HUIT_TRUST_PROXY` is on.
+fn client_address(req: &HttpRequest, trust_proxy: bool) -> Option<IpAddr> {
+    if trust_proxy {
+        let info = req.connection_info();
+        let raw = info.realip_remote_addr()?;
+        raw.parse::<IpAddr>()
+            .ok()
+            .or_else(|| raw.parse::<SocketAddr>().ok().map(|s| s.ip()))
+    } else {
+        req.peer_addr().map(|a| a.ip())
+    }
+}
+
+/// Log in: trade a username and password for a bearer token.
+#[utoipa::path(
+    tag = "sessions",
+    request_body = Credentials,
+    responses(
+        (status = 201, description = "Logged in", body = SessionDto),
+        (status = 400, description = "`malformed_json`", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "`invalid_credentials`", body = Problem, content_type = "application/problem+json"),
+        (status = 413, description = "`payload_too_large`", body = Problem, content_type = "application/problem+json"),
+        (status = 415, description = "`unsupported_media_type`", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "`invalid_body`", body = Problem, content_type = "application/problem+json"),
+        (status = 429, description = "`too_many_requests`: too many failed log-ins for this username or address; see `Retry-After`", body = Problem, content_type = "application/problem+json",
+            headers(("Retry-After" = u64, description = "Seconds to wait"))),
+        (status = 503, description = "`service_unavailable`", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[post("/sessions")]
+#[tracing::instrument(skip_all, fields(username = %body.username))]
+pub async fn create_session(
+    req: HttpRequest,
+    pool: web::Data<PgPool>,
+    settings: web::Data<Settings>,
+    throttle: web::Data<LoginThrottle>,
+    body: web::Json<Credentials>,
+) -> Result<HttpResponse, ApiError> {
+    let Credentials { username, password } = body.into_inner();
+    let address = client_address(&req, settings.trust_proxy);
+    if let Err(wait) = throttle.check(&username, address) {
+        tracing::warn!(?address, "log-in throttled");
+        return Err(ApiError::TooManyRequests {
+            retry_after_secs: wait.as_secs() + u64::from(wait.subsec_nanos() > 0),
+        });
+    }
+
+    let found = if username.len() <= 64 {
+        store::accounts::find_with_password_hash(pool.get_ref(), &username).await?
+    } else {
+        None
+    };
+    let account = match found {
+        Some((account, phc)) => {
+            let ok = web::block(move || password::verify(&password, &phc))
+                .await?
+                .map_err(|e| ApiError::internal(e.to_string()))?;
+            ok.then_some(account)
+        }
+        None => {
+            web::block(move || password::verify_dummy(&password)).await?;
+            None
+        }
+    };
+    let Some(account) = account else {
+        throttle.record_failure(&username, address);
+        tracing::info!(?address, "log-in failed");
+        return Err(ApiError::InvalidCredentials);
+    };
+    throttle.record_success(&username);
+
+    let token = auth::new_token();
+    let ttl = chrono::Duration::from_std(settings.token_ttl())
+        .map_err(|e| ApiError::internal(e.to_string()))?;
+    let expires_at = crate::chain::truncate_at(Utc::now() + ttl);
+    let session_id = store::sessions::insert(
+        pool.get_ref(),
+        &auth::token_hash(&token),
+        account.id,
+        expires_at,
+    )
+    .await?;
+    tracing::info!(account_id = %account.id, %session_id, "logged in");
+    Ok(HttpResponse::Created().json(SessionDto {
+        token,
+        expires_at,
+        account: account.into(),
+    }))
+}
+
+/// Log out: revoke the token used for this request.
+#[utoipa::path(
+    tag = "sessions",
+    security(("bearer" = [])),
+    responses(
+        (status = 204, description = "The token is revoked"),
+        (status = 401, description = "`unauthorized`", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "`service_unavailable`", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[delete("/sessions/current")]
+#[tracing::instrument(skip_all, fields(account_id = %user.account.id))]
+pub async fn delete_current_session(
+    pool: web::Data<PgPool>,
+    user: AuthUser,
+) -> Result<HttpResponse, ApiError> {
+    store::sessions::revoke(pool.get_ref(), user.session_id).await?;
+    Ok(HttpResponse::NoContent().finish())
+}

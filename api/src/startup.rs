@@ -1,0 +1,152 @@
+//! Building and running the server.
+
+use std::net::TcpListener;
+use std::str::FromStr;
+
+use actix_web::dev::{Server, Service};
+use actix_web::http::header::{HeaderName, HeaderValue};
+use actix_web::{web, App, HttpMessage, HttpResponse, HttpServer};
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+use sqlx::PgPool;
+use tracing_actix_web::{RequestId, TracingLogger};
+use utoipa::OpenApi;
+use utoipa_actix_web::AppExt;
+use utoipa_scalar::{Scalar, Servable};
+
+use crate::config::Settings;
+use crate::error::{self, ApiError};
+use crate::notify::TableEvents;
+use crate::openapi::ApiDoc;
+use crate::throttle::LoginThrottle;
+use crate::{routes, MIGRATOR};
+
+/// A pool that connects on first use; a request waits at most
+/// `HUIT_DB_ACQUIRE_TIMEOUT_SECS` for a connection, then gets 503.
+pub fn connect_lazy(settings: &Settings) -> Result<PgPool, sqlx::Error> {
+    let options = PgConnectOptions::from_str(&settings.database_url)?;
+    Ok(pool_options(settings).connect_lazy_with(options))
+}
+
+pub fn pool_options(settings: &Settings) -> PgPoolOptions {
+    PgPoolOptions::new()
+        .max_connections(settings.db_max_connections)
+        .acquire_timeout(settings.db_acquire_timeout())
+}
+
+/// Applies the pending migrations.
+pub async fn migrate(pool: &PgPool) -> Result<(), sqlx::migrate::MigrateError> {
+    MIGRATOR.run(pool).await
+}
+
+/// A bound, not yet running, server.
+pub struct Application {
+    port: u16,
+    server: Server,
+    table_events: TableEvents,
+    listener_task: tokio::task::JoinHandle<()>,
+}
+
+impl std::fmt::Debug for Application {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Application")
+            .field("port", &self.port)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Application {
+    /// Binds `settings.bind` (port 0 picks a free port) and prepares the
+    /// server on `pool`. Migrations are not run here: see [`migrate`].
+    pub async fn build(settings: Settings, pool: PgPool) -> std::io::Result<Self> {
+        let listener = TcpListener::bind(&settings.bind)?;
+        let port = listener.local_addr()?.port();
+        let (table_events, listener_task) = TableEvents::start(pool.clone()).await;
+
+        let throttle = web::Data::new(LoginThrottle::new(
+            settings.login_max_failures,
+            settings.login_max_failures_per_address,
+            settings.login_window(),
+        ));
+        let pool = web::Data::new(pool);
+        let events = web::Data::new(table_events.clone());
+        let body_limit = settings.body_limit_bytes;
+        let workers = settings.workers;
+        let settings = web::Data::new(settings);
+
+        let mut server = HttpServer::new(move || {
+            let (app, doc) = App::new()
+                .into_utoipa_app()
+                .openapi(ApiDoc::openapi())
+                .app_data(pool.clone())
+                .app_data(settings.clone())
+                .app_data(throttle.clone())
+                .app_data(events.clone())
+                .app_data(
+                    web::JsonConfig::default()
+                        .limit(body_limit)
+                        .error_handler(move |err, _| error::json_error(err, body_limit).into()),
+                )
+                .app_data(
+                    web::PathConfig::default()
+                        .error_handler(|err, _| error::path_error(err).into()),
+                )
+                .app_data(
+                    web::QueryConfig::default()
+                        .error_handler(|err, _| error::query_error(err).into()),
+                )
+                .configure(routes::configure)
+                .split_for_parts();
+            app.app_data(web::Data::new(doc.clone()))
+                .route("/openapi.json", web::get().to(openapi_json))
+                .service(Scalar::with_url("/docs", doc))
+                .default_service(web::to(routes::fallback))
+                .wrap_fn(|req, srv| {
+                    let request_id = req.extensions().get::<RequestId>().copied();
+                    let fut = srv.call(req);
+                    async move {
+                        let mut res = fut.await?;
+                        tracing::info!(status = res.status().as_u16(), "answered");
+                        if let Some(id) = request_id {
+                            if let Ok(value) = HeaderValue::from_str(&id.to_string()) {
+                                res.headers_mut()
+                                    .insert(HeaderName::from_static("x-request-id"), value);
+                            }
+                        }
+                        Ok(res)
+                    }
+                })
+                .wrap(TracingLogger::default())
+        })
+        .listen(listener)?
+        .shutdown_timeout(10);
+        if let Some(workers) = workers {
+            server = server.workers(workers);
+        }
+        Ok(Self {
+            port,
+            server: server.run(),
+            table_events,
+            listener_task,
+        })
+    }
+
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// The wake-up hub of this process (shared with the handlers).
+    pub fn table_events(&self) -> TableEvents {
+        self.table_events.clone()
+    }
+
+    /// Serves until the server is stopped (SIGINT/SIGTERM: graceful).
+    pub async fn run_until_stopped(self) -> std::io::Result<()> {
+        let result = self.server.await;
+        self.listener_task.abort();
+        result
+    }
+}
+
+async fn openapi_json(doc: web::Data<utoipa::openapi::OpenApi>) -> Result<HttpResponse, ApiError> {
+    Ok(HttpResponse::Ok().json(doc.get_ref()))
+}

@@ -1,0 +1,125 @@
+//! `accounts`.
+
+use std::str::FromStr;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use sqlx::PgExecutor;
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+/// What an account may do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    Player,
+    Admin,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Player => "player",
+            Self::Admin => "admin",
+        }
+    }
+}
+
+impl FromStr for Role {
+    type Err = sqlx::Error;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "player" => Ok(Self::Player),
+            "admin" => Ok(Self::Admin),
+            other => Err(sqlx::Error::Decode(
+                format!("unknown role {other:?}").into(),
+            )),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Account {
+    pub id: Uuid,
+    pub username: String,
+    pub role: Role,
+    pub created_at: DateTime<Utc>,
+}
+
+/// Inserts an account. A username already taken (whatever its case) fails
+/// on `accounts_username_lower_key`, which `ApiError` maps to 409
+/// `username_taken`.
+#[tracing::instrument(skip(executor, password_hash))]
+pub async fn insert(
+    executor: impl PgExecutor<'_>,
+    username: &str,
+    password_hash: &str,
+    role: Role,
+) -> Result<Account, sqlx::Error> {
+    let row = sqlx::query!(
+        r#"INSERT INTO accounts (id, username, password_hash, role)
+           VALUES ($1, $2, $3, $4)
+           RETURNING id, username, role, created_at"#,
+        Uuid::new_v4(),
+        username,
+        password_hash,
+        role.as_str(),
+    )
+    .fetch_one(executor)
+    .await?;
+    Ok(Account {
+        id: row.id,
+        username: row.username,
+        role: row.role.parse()?,
+        created_at: row.created_at,
+    })
+}
+
+/// The account of a username (case-insensitively) and its password hash.
+#[tracing::instrument(skip(executor))]
+pub async fn find_with_password_hash(
+    executor: impl PgExecutor<'_>,
+    username: &str,
+) -> Result<Option<(Account, String)>, sqlx::Error> {
+    let row = sqlx::query!(
+        r#"SELECT id, username, role, created_at, password_hash
+           FROM accounts WHERE lower(username) = lower($1)"#,
+        username,
+    )
+    .fetch_optional(executor)
+    .await?;
+    row.map(|r| {
+        Ok((
+            Account {
+                id: r.id,
+                username: r.username,
+                role: r.role.parse()?,
+                created_at: r.created_at,
+            },
+            r.password_hash,
+        ))
+    })
+    .transpose()
+}
+
+#[tracing::instrument(skip(executor))]
+pub async fn find_by_id(
+    executor: impl PgExecutor<'_>,
+    id: Uuid,
+) -> Result<Option<Account>, sqlx::Error> {
+    let row = sqlx::query!(
+        "SELECT id, username, role, created_at FROM accounts WHERE id = $1",
+        id,
+    )
+    .fetch_optional(executor)
+    .await?;
+    row.map(|r| {
+        Ok(Account {
+            id: r.id,
+            username: r.username,
+            role: r.role.parse()?,
+            created_at: r.created_at,
+        })
+    })
+    .transpose()
+}

@@ -1,0 +1,68 @@
+//! `huit admin create` against a real database (from DATABASE_URL, as
+//! scripts/test provides).
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+use std::str::FromStr;
+
+use sqlx::postgres::PgConnectOptions;
+use sqlx::{ConnectOptions, Connection};
+
+fn admin_create(url: &str, username: &str, stdin: &str) -> std::process::Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_huit"))
+        .args(["admin", "create", username])
+        .env("DATABASE_URL", url)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+#[tokio::test]
+async fn admin_create_makes_an_admin_once() {
+    let cluster = std::env::var("DATABASE_URL").expect("DATABASE_URL (run scripts/test)");
+    let options = PgConnectOptions::from_str(&cluster).unwrap();
+    let name = format!("huit_cli_{}", uuid::Uuid::new_v4().simple());
+    let mut admin = sqlx::PgConnection::connect_with(&options).await.unwrap();
+    sqlx::query(&format!(r#"CREATE DATABASE "{name}""#))
+        .execute(&mut admin)
+        .await
+        .unwrap();
+    let db_options = options.database(&name);
+    let url = db_options.to_url_lossy().to_string();
+
+    let out = admin_create(&url, "boss", "correct horse battery\n");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("created admin boss"), "{stdout}");
+    assert!(!stdout.contains("correct horse"));
+
+    let mut conn = sqlx::PgConnection::connect_with(&db_options).await.unwrap();
+    let (role, hash): (String, String) =
+        sqlx::query_as("SELECT role, password_hash FROM accounts WHERE username = 'boss'")
+            .fetch_one(&mut conn)
+            .await
+            .unwrap();
+    assert_eq!(role, "admin");
+    assert!(api::password::verify("correct horse battery", &hash).unwrap());
+
+    let again = admin_create(&url, "BOSS", "another password\n");
+    assert!(!again.status.success());
+    assert!(String::from_utf8_lossy(&again.stderr).contains("taken"));
+
+    let short = admin_create(&url, "boss2", "short\n");
+    assert!(!short.status.success());
+    assert!(!String::from_utf8_lossy(&short.stderr).contains("short"));
+}
