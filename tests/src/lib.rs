@@ -1,0 +1,190 @@
+//! Test support for the end-to-end tests: [`spawn_app`] starts the whole
+//! server in-process on `127.0.0.1:0` against a fresh database, created on the
+//! cluster named by `DATABASE_URL` (which `scripts/test` provides).
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use api::config::Settings;
+use api::startup::{self, Application};
+use serde_json::Value;
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+use sqlx::{Connection, PgConnection, PgPool};
+use tokio::time::Instant;
+
+/// A running app and a client for it.
+#[derive(Debug)]
+pub struct TestApp {
+    /// `http://127.0.0.1:<port>`.
+    pub address: String,
+    pub client: reqwest::Client,
+    /// A pool on the app's own database (for arranging and inspecting).
+    pub pool: PgPool,
+    pub database: String,
+    pub table_events: api::notify::TableEvents,
+}
+
+/// The cluster URL from `DATABASE_URL`.
+pub fn cluster_url() -> String {
+    std::env::var("DATABASE_URL").expect(
+        "DATABASE_URL must name a PostgreSQL cluster the tests may create databases on; \
+         run the tests through scripts/test",
+    )
+}
+
+/// Creates an empty database with a random name, migrated, and a pool on it.
+pub async fn fresh_database() -> (String, PgConnectOptions, PgPool) {
+    let admin_options = PgConnectOptions::from_str(&cluster_url()).expect("DATABASE_URL parses");
+    let name = format!("huit_test_{}", uuid::Uuid::new_v4().simple());
+    let mut admin = PgConnection::connect_with(&admin_options)
+        .await
+        .expect("connect to the test cluster");
+    sqlx::query(&format!(r#"CREATE DATABASE "{name}""#))
+        .execute(&mut admin)
+        .await
+        .expect("create the test database");
+    admin.close().await.ok();
+    let options = admin_options.database(&name);
+    let pool = PgPoolOptions::new()
+        .max_connections(5)
+        .acquire_timeout(Duration::from_secs(10))
+        .connect_with(options.clone())
+        .await
+        .expect("connect to the test database");
+    startup::migrate(&pool).await.expect("migrations apply");
+    (name, options, pool)
+}
+
+/// Starts the app with default settings (one worker) on a fresh database.
+pub async fn spawn_app() -> TestApp {
+    spawn_app_with(|_| {}).await
+}
+
+/// Starts the app on a fresh database, after `tweak` adjusted its settings.
+pub async fn spawn_app_with(tweak: impl FnOnce(&mut Settings)) -> TestApp {
+    let (database, options, pool) = fresh_database().await;
+    let mut settings = Settings::with_database_url(cluster_url());
+    settings.bind = "127.0.0.1:0".into();
+    settings.workers = Some(1);
+    settings.db_max_connections = 5;
+    tweak(&mut settings);
+    let app_pool = startup::pool_options(&settings).connect_lazy_with(options);
+    start(settings, app_pool, pool, database).await
+}
+
+/// Starts the app on a pool whose database cannot be reached.
+pub async fn spawn_app_without_database() -> TestApp {
+    let mut settings = Settings::with_database_url("postgres://nobody@127.0.0.1:1/none");
+    settings.bind = "127.0.0.1:0".into();
+    settings.workers = Some(1);
+    settings.db_acquire_timeout_secs = 1;
+    let pool = startup::connect_lazy(&settings).expect("URL parses");
+    start(settings, pool.clone(), pool, String::new()).await
+}
+
+async fn start(settings: Settings, app_pool: PgPool, pool: PgPool, database: String) -> TestApp {
+    let app = Application::build(settings, app_pool)
+        .await
+        .expect("the app builds");
+    let address = format!("http://127.0.0.1:{}", app.port());
+    let table_events = app.table_events();
+    tokio::spawn(app.run_until_stopped());
+    let client = reqwest::Client::builder()
+        .no_proxy()
+        .timeout(Duration::from_secs(30))
+        .build()
+        .expect("client builds");
+    TestApp {
+        address,
+        client,
+        pool,
+        database,
+        table_events,
+    }
+}
+
+impl TestApp {
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{}", self.address, path)
+    }
+
+    pub async fn post_json(&self, path: &str, body: &Value) -> reqwest::Response {
+        self.client
+            .post(self.url(path))
+            .json(body)
+            .send()
+            .await
+            .expect("request sent")
+    }
+
+    /// Registers `username` with `password`; panics unless 201.
+    pub async fn register(&self, username: &str, password: &str) -> Value {
+        let res = self
+            .post_json(
+                "/v1/accounts",
+                &serde_json::json!({"username": username, "password": password}),
+            )
+            .await;
+        assert_eq!(res.status(), 201, "registering {username}");
+        res.json().await.expect("JSON account")
+    }
+
+    /// Logs in; panics unless 201. Returns the session document.
+    pub async fn login(&self, username: &str, password: &str) -> Value {
+        let res = self
+            .post_json(
+                "/v1/sessions",
+                &serde_json::json!({"username": username, "password": password}),
+            )
+            .await;
+        assert_eq!(res.status(), 201, "logging in {username}");
+        res.json().await.expect("JSON session")
+    }
+
+    /// Registers and logs in a player; returns its token.
+    pub async fn player_token(&self, username: &str) -> String {
+        self.register(username, "correct horse battery").await;
+        let session = self.login(username, "correct horse battery").await;
+        session["token"].as_str().expect("token").to_owned()
+    }
+}
+
+/// Polls `check` until it returns `Some` or `timeout` passes (no fixed
+/// sleeps in tests).
+pub async fn eventually<T, F, Fut>(timeout: Duration, mut check: F) -> Option<T>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    let deadline = Instant::now() + timeout;
+    let mut pause = Duration::from_millis(5);
+    loop {
+        if let Some(v) = check().await {
+            return Some(v);
+        }
+        if Instant::now() >= deadline {
+            return None;
+        }
+        tokio::time::sleep(pause).await;
+        pause = (pause * 2).min(Duration::from_millis(100));
+    }
+}
+
+/// Asserts a problem+json answer with this status and code; returns the body.
+pub async fn assert_problem(res: reqwest::Response, status: u16, code: &str) -> Value {
+    assert_eq!(res.status().as_u16(), status, "status");
+    let content_type = res
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
+    assert_eq!(content_type, "application/problem+json");
+    let body: Value = res.json().await.expect("a JSON problem");
+    assert_eq!(body["code"], code, "{body}");
+    assert_eq!(body["status"], status);
+    assert_eq!(body["type"], format!("urn:huit:problem:{code}"));
+    assert!(body["title"].is_string());
+    assert!(body["detail"].is_string());
+    body
+}

@@ -1,0 +1,279 @@
+//! The event store: append with hash chain and optimistic lock, read,
+//! append-only trigger, LISTEN/NOTIFY wake-ups, idempotency keys.
+
+use std::time::Duration;
+
+use api::chain::{verify_chain, GENESIS_PREV_HASH};
+use api::error::ApiError;
+use api::notify::TableEvents;
+use api::store::events::{self, NewEvent};
+use api::store::{self, accounts::Role};
+use e2e::fresh_database;
+use serde_json::json;
+use sqlx::PgPool;
+use tokio::time::Instant;
+use uuid::Uuid;
+
+async fn new_table(pool: &PgPool) -> Uuid {
+    let owner = store::accounts::insert(
+        pool,
+        &format!("u{}", &Uuid::new_v4().simple().to_string()[..10]),
+        "$argon2id$not-a-real-hash",
+        Role::Player,
+    )
+    .await
+    .unwrap();
+    let id = Uuid::new_v4();
+    store::tables::insert(pool, id, "classic", owner.id)
+        .await
+        .unwrap();
+    id
+}
+
+fn batch(kinds: &[&str]) -> Vec<NewEvent> {
+    kinds
+        .iter()
+        .enumerate()
+        .map(|(i, k)| {
+            NewEvent::new(
+                *k,
+                1,
+                json!({"i": i, "note": "é \"q\" \n", "nested": {"b": [1, 2], "a": null}}),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn appended_events_chain_and_read_back_identically() {
+    let (_, _, pool) = fresh_database().await;
+    let table = new_table(&pool).await;
+
+    let mut tx = pool.begin().await.unwrap();
+    let first = events::append(
+        &mut tx,
+        table,
+        0,
+        &batch(&["table_created", "player_joined"]),
+    )
+    .await
+    .unwrap();
+    tx.commit().await.unwrap();
+    assert_eq!(first[0].seq, 1);
+    assert_eq!(first[0].prev_hash, GENESIS_PREV_HASH);
+    assert_eq!(first[1].prev_hash, first[0].hash);
+
+    let mut tx = pool.begin().await.unwrap();
+    let second = events::append(&mut tx, table, 2, &batch(&["round_started"]))
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+    assert_eq!(second[0].seq, 3);
+    assert_eq!(second[0].prev_hash, first[1].hash);
+
+    let read = events::read_after(&pool, table, 0, 100).await.unwrap();
+    assert_eq!(read.len(), 3);
+    assert_eq!(read[..2], first[..]);
+    assert_eq!(read[2], second[0]);
+    verify_chain(&read).unwrap();
+    assert_eq!(
+        events::read_after(&pool, table, 2, 100).await.unwrap(),
+        second
+    );
+    assert_eq!(
+        events::read_after(&pool, table, 0, 1).await.unwrap().len(),
+        1
+    );
+    assert_eq!(
+        events::current_version(&pool, table).await.unwrap(),
+        Some(3)
+    );
+
+    // The public format.
+    let line = serde_json::to_value(&read[0]).unwrap();
+    let keys: Vec<&str> = line
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(keys.len(), 7, "{keys:?}");
+    let at = line["at"].as_str().unwrap();
+    assert_eq!(at.len(), "2025-01-31T18:04:05.123456Z".len(), "{at}");
+    assert!(at.ends_with('Z'));
+
+    // Tampering is detected.
+    let mut forged = read.clone();
+    forged[1].data = json!({"i": 99});
+    assert!(verify_chain(&forged).is_err());
+}
+
+#[tokio::test]
+async fn a_stale_or_future_version_is_a_conflict_and_writes_nothing() {
+    let (_, _, pool) = fresh_database().await;
+    let table = new_table(&pool).await;
+    let mut tx = pool.begin().await.unwrap();
+    events::append(&mut tx, table, 0, &batch(&["a", "b"]))
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+
+    for expected in [0, 1, 3, 7] {
+        let mut tx = pool.begin().await.unwrap();
+        let err = events::append(&mut tx, table, expected, &batch(&["c"]))
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(err, ApiError::VersionConflict { expected: e } if e == expected),
+            "{err:?}"
+        );
+        drop(tx);
+    }
+    assert_eq!(
+        events::read_after(&pool, table, 0, 100)
+            .await
+            .unwrap()
+            .len(),
+        2
+    );
+    assert_eq!(
+        events::current_version(&pool, table).await.unwrap(),
+        Some(2)
+    );
+}
+
+#[tokio::test]
+async fn of_two_concurrent_appends_at_one_version_exactly_one_commits() {
+    let (_, _, pool) = fresh_database().await;
+    let table = new_table(&pool).await;
+
+    let mut tx1 = pool.begin().await.unwrap();
+    let mut tx2 = pool.begin().await.unwrap();
+    events::append(&mut tx1, table, 0, &batch(&["first"]))
+        .await
+        .unwrap();
+    // tx2 blocks on the primary key until tx1 commits, then fails.
+    let second = tokio::spawn(async move {
+        let r = events::append(&mut tx2, table, 0, &batch(&["second"])).await;
+        (r.map(|_| ()), tx2)
+    });
+    tx1.commit().await.unwrap();
+    let (result, _tx2) = second.await.unwrap();
+    assert!(
+        matches!(result, Err(ApiError::VersionConflict { expected: 0 })),
+        "{result:?}"
+    );
+    let log = events::read_after(&pool, table, 0, 10).await.unwrap();
+    assert_eq!(log.len(), 1);
+    assert_eq!(log[0].kind, "first");
+}
+
+#[tokio::test]
+async fn appending_to_a_table_that_does_not_exist_is_404() {
+    let (_, _, pool) = fresh_database().await;
+    let mut tx = pool.begin().await.unwrap();
+    let err = events::append(&mut tx, Uuid::new_v4(), 0, &batch(&["x"]))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, ApiError::NotFound(_)), "{err:?}");
+}
+
+#[tokio::test]
+async fn events_are_append_only() {
+    let (_, _, pool) = fresh_database().await;
+    let table = new_table(&pool).await;
+    let mut tx = pool.begin().await.unwrap();
+    events::append(&mut tx, table, 0, &batch(&["a"]))
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+    for sql in [
+        "UPDATE events SET data = '{}'",
+        "DELETE FROM events",
+        "TRUNCATE events CASCADE",
+    ] {
+        let err = sqlx::query(sql).execute(&pool).await.unwrap_err();
+        assert!(err.to_string().contains("append-only"), "{sql}: {err}");
+    }
+    assert_eq!(
+        events::read_after(&pool, table, 0, 10).await.unwrap().len(),
+        1
+    );
+}
+
+#[tokio::test]
+async fn a_commit_wakes_listeners_of_that_table_in_another_process() {
+    let (_, _, pool) = fresh_database().await;
+    let table = new_table(&pool).await;
+    let other = new_table(&pool).await;
+    // A second "process": its own pool and LISTEN connection.
+    let listener_pool = sqlx::postgres::PgPoolOptions::new()
+        .max_connections(2)
+        .connect_with((*pool.connect_options()).clone())
+        .await
+        .unwrap();
+    let (hub, _task) = TableEvents::start(listener_pool).await;
+    let mut rx = hub.subscribe(table);
+    let mut rx_other = hub.subscribe(other);
+
+    let mut tx = pool.begin().await.unwrap();
+    events::append(&mut tx, table, 0, &batch(&["a"]))
+        .await
+        .unwrap();
+    // Not before the commit.
+    assert!(!rx.has_changed().unwrap());
+    tx.commit().await.unwrap();
+
+    let deadline = Instant::now() + Duration::from_secs(10);
+    assert!(hub.wait(&mut rx, deadline).await, "woken by the commit");
+    assert!(!rx_other.has_changed().unwrap());
+
+    // A rolled-back append notifies nobody; a short wait ends on its deadline.
+    let mut tx = pool.begin().await.unwrap();
+    events::append(&mut tx, other, 0, &batch(&["a"]))
+        .await
+        .unwrap();
+    tx.rollback().await.unwrap();
+    let short = Instant::now() + Duration::from_millis(200);
+    assert!(!hub.wait(&mut rx_other, short).await);
+}
+
+#[tokio::test]
+async fn idempotency_keys_replay_or_refuse() {
+    use store::idempotency::{self, request_hash};
+    let (_, _, pool) = fresh_database().await;
+    let table = new_table(&pool).await;
+    let account: Uuid = sqlx::query_scalar("SELECT id FROM accounts LIMIT 1")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    let body = br#"{"move":{"type":"draw"}}"#;
+    let h = request_hash(body);
+    assert!(idempotency::find(&pool, table, account, "k1")
+        .await
+        .unwrap()
+        .is_none());
+    idempotency::save(&pool, table, account, "k1", &h, 200, &json!({"version": 4}))
+        .await
+        .unwrap();
+    let stored = idempotency::find(&pool, table, account, "k1")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(stored.status, 200);
+    assert_eq!(stored.body, json!({"version": 4}));
+    assert!(stored.clone().replay_for(&h).is_ok());
+    let other = request_hash(br#"{"move":{"type":"pass"}}"#);
+    assert!(matches!(
+        stored.replay_for(&other),
+        Err(ApiError::IdempotencyKeyReused)
+    ));
+    let again = idempotency::save(&pool, table, account, "k1", &h, 200, &json!({})).await;
+    assert!(matches!(
+        again,
+        Err(ApiError::Problem {
+            code: "idempotency_key_in_use",
+            ..
+        })
+    ));
+}
