@@ -1,0 +1,30 @@
+# syntax=docker/dockerfile:1
+# Build: docker build -t huit .
+# Run:   docker run -e DATABASE_URL=postgres://... -e BIND=0.0.0.0:8080 -p 8080:8080 huit
+
+FROM rust:1.85-slim-bookworm AS builder
+WORKDIR /src
+# Queries are checked against the committed .sqlx/ data: no database needed.
+ENV SQLX_OFFLINE=true CARGO_TERM_COLOR=never
+COPY Cargo.toml Cargo.lock ./
+COPY .sqlx ./.sqlx
+COPY migrations ./migrations
+COPY domain ./domain
+COPY api ./api
+COPY tests ./tests
+RUN --mount=type=cache,target=/usr/local/cargo/registry \
+    --mount=type=cache,target=/src/target \
+    cargo build --locked --release -p api --bin huit \
+    && cp target/release/huit /usr/local/bin/huit
+
+FROM debian:bookworm-slim AS runtime
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends ca-certificates \
+    && rm -rf /var/lib/apt/lists/* \
+    && useradd --system --uid 10001 --user-group --no-create-home --shell /usr/sbin/nologin huit
+COPY --from=builder /usr/local/bin/huit /usr/local/bin/huit
+USER huit:huit
+ENV BIND=0.0.0.0:8080 RUST_LOG=info,sqlx=warn
+EXPOSE 8080
+# Admin commands: docker run -i --entrypoint huit -e DATABASE_URL=... huit admin create NAME
+ENTRYPOINT ["/usr/local/bin/huit", "serve"]

@@ -1,0 +1,121 @@
+# shellcheck shell=bash
+# Helpers to run a private PostgreSQL cluster on 127.0.0.1 (sourced by
+# scripts/run and scripts/test). initdb/pg_ctl refuse to run as root: as root,
+# they run as the `postgres` user, which then owns the cluster's folder.
+
+PG_SUPERUSER=huit
+
+pg_log() { printf '%s\n' "$*" >&2; }
+
+# pg_as CMD...: run CMD as the cluster's owner.
+pg_as() {
+    if [ "$(id -u)" -eq 0 ]; then
+        runuser -u postgres -- "$@"
+    else
+        "$@"
+    fi
+}
+
+pg_check_tools() {
+    local tool
+    for tool in initdb pg_ctl postgres psql; do
+        command -v "$tool" >/dev/null 2>&1 || { pg_log "error: $tool is not on PATH"; return 1; }
+    done
+    if [ "$(id -u)" -eq 0 ] && ! id postgres >/dev/null 2>&1; then
+        pg_log "creating the postgres system user"
+        useradd --system --user-group --home-dir /nonexistent --shell /usr/sbin/nologin postgres
+    fi
+}
+
+# pg_prepare_dir DIR: make DIR exist and be writable by the cluster's owner.
+pg_prepare_dir() {
+    local dir=$1
+    mkdir -p "$dir"
+    if [ "$(id -u)" -eq 0 ]; then
+        chown postgres: "$dir"
+        chmod 700 "$dir"
+        runuser -u postgres -- test -w "$dir"
+    fi
+}
+
+# pg_free_port: a TCP port on 127.0.0.1 nobody listens on (best effort).
+pg_free_port() {
+    local port tries
+    for tries in $(seq 1 50); do
+        port=$(( 20000 + (RANDOM % 20000) ))
+        if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+            echo "$port"
+            return 0
+        fi
+    done
+    return 1
+}
+
+# pg_init DIR [fast]: initdb DIR/data (once) with a random password for the
+# superuser `huit`, kept in DIR/password. With "fast", durability is traded for
+# speed (throwaway test clusters only).
+pg_init() {
+    local dir=$1 mode=${2:-}
+    [ -f "$dir/data/PG_VERSION" ] && return 0
+    local password
+    password=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
+    printf '%s\n' "$password" | pg_as tee "$dir/password" >/dev/null
+    pg_as chmod 600 "$dir/password"
+    pg_as initdb --pgdata="$dir/data" --username="$PG_SUPERUSER" --pwfile="$dir/password" \
+        --auth=scram-sha-256 --encoding=UTF8 --no-locale >"$dir/initdb.log" 2>&1 \
+        || { cat "$dir/initdb.log" >&2; return 1; }
+    {
+        echo "listen_addresses = '127.0.0.1'"
+        echo "unix_socket_directories = ''"
+        echo "max_connections = 300"
+        if [ "$mode" = fast ]; then
+            echo "fsync = off"
+            echo "synchronous_commit = off"
+            echo "full_page_writes = off"
+        fi
+    } | pg_as tee -a "$dir/data/postgresql.conf" >/dev/null
+}
+
+# pg_start DIR: start the cluster of DIR unless it runs; prints its port.
+pg_start() {
+    local dir=$1 port
+    if pg_as pg_ctl --pgdata="$dir/data" status >/dev/null 2>&1 && [ -f "$dir/port" ]; then
+        cat "$dir/port"
+        return 0
+    fi
+    local attempt
+    for attempt in 1 2 3 4 5; do
+        port=$(pg_free_port)
+        if pg_as pg_ctl --pgdata="$dir/data" --log="$dir/postgres.log" --wait --timeout=60 \
+            --options="-p $port" start >/dev/null 2>&1; then
+            printf '%s\n' "$port" | pg_as tee "$dir/port" >/dev/null
+            echo "$port"
+            return 0
+        fi
+    done
+    pg_log "error: PostgreSQL did not start; see $dir/postgres.log"
+    tail -n 20 "$dir/postgres.log" >&2 || true
+    return 1
+}
+
+pg_stop() {
+    local dir=$1
+    pg_as pg_ctl --pgdata="$dir/data" --mode=fast --wait stop >/dev/null 2>&1 || true
+}
+
+# pg_url DIR PORT DATABASE
+pg_url() {
+    local dir=$1 port=$2 db=$3 password
+    password=$(cat "$dir/password")
+    echo "postgres://$PG_SUPERUSER:$password@127.0.0.1:$port/$db"
+}
+
+# pg_ensure_database DIR PORT DATABASE
+pg_ensure_database() {
+    local dir=$1 port=$2 db=$3
+    local url
+    url=$(pg_url "$dir" "$port" postgres)
+    if [ -z "$(psql "$url" -XtAc "SELECT 1 FROM pg_database WHERE datname = '$db'")" ]; then
+        psql "$url" -Xq -c "CREATE DATABASE \"$db\""
+    fi
+}
