@@ -240,3 +240,52 @@ fn d8_a_drawn_card_played_may_carry_the_announcement() {
     ok(&mut g, 0, announced(play("5H")));
     assert_eq!(legal(&g, 1), ["draw"]);
 }
+
+/// D8 edge: the window stays open while the target plays again (a jack with
+/// two players in `moderne`): the other seat may still challenge.
+#[test]
+fn d8_the_window_stays_open_while_the_target_plays_again() {
+    let mut g = game(
+        preset("moderne"),
+        Deal {
+            dealer: 1,
+            hands: &["JH 5H", "9S 9D 9C"],
+            starter: "4H",
+            stock: "3S 3D 7C",
+        },
+    );
+    ok(&mut g, 0, play("JH"));
+    assert_eq!(current(&g), Some(0));
+    assert_eq!(legal(&g, 1), ["challenge 0"]);
+    ok(&mut g, 1, challenge(0));
+    assert_eq!(hand(&g, 0), ["5H", "3S", "3D"]);
+    assert_eq!(legal(&g, 0), ["5H"]);
+}
+
+/// S3 × two-player X (S3 l.59): a target challenged while playing again
+/// loses the turn after that.
+#[test]
+fn s3_a_target_challenged_on_turn_loses_the_following_turn() {
+    let mut g = game(
+        preset("amerix"),
+        Deal {
+            dealer: 1,
+            hands: &["X Y", "B C D"],
+            starter: "W",
+            stock: "S T R N",
+        },
+    );
+    ok(&mut g, 0, play("X"));
+    assert_eq!(current(&g), Some(0));
+    ok(&mut g, 1, challenge(0));
+    ok(&mut g, 0, play("Y"));
+    let mv = play("B");
+    assert_eq!(
+        ok(&mut g, 1, mv.clone()),
+        vec![
+            played(1, &mv),
+            skipped(0, SkipReason::Challenge),
+            turn_to(1)
+        ]
+    );
+}

@@ -1304,3 +1304,34 @@ fn d26_by_default_an_8_may_end_the_round() {
         ["card_played", "player_went_out", "round_ended"]
     );
 }
+
+/// D3 edge: once a chain is paid, a new ace starts a new chain of one.
+#[test]
+fn d3_a_new_ace_after_a_paid_chain_starts_a_chain_of_one() {
+    let mut g = game(
+        preset("classique"),
+        Deal {
+            dealer: 2,
+            hands: &["AH 5S 6C", "9S 9D 9C", "AD KC QC"],
+            starter: "4H",
+            stock: "3S 3D 7C 7D",
+        },
+    );
+    ok(&mut g, 0, play("AH"));
+    ok(&mut g, 1, domain::Move::Draw);
+    let mv = play("AD");
+    assert_eq!(
+        ok(&mut g, 2, mv.clone()),
+        vec![
+            played(2, &mv),
+            turn(
+                0,
+                Pending::Attack {
+                    count: 1,
+                    per_card: 2
+                },
+                false
+            ),
+        ]
+    );
+}

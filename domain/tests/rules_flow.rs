@@ -237,6 +237,29 @@ fn d10_a_10_starter_reverses_and_the_seat_before_the_dealer_starts() {
     );
 }
 
+/// D10 (10) with two players: the seat before the dealer is the seat after
+/// it; the direction is still reversed (a starter is no two-player play).
+#[test]
+fn d10_a_10_starter_with_two_players() {
+    let (g, events) = start_with(
+        preset("757"),
+        1,
+        &["3C 4C 5C 7C 9C", "3D 4D 5D 7D 9D"],
+        "10H",
+        "JC",
+    );
+    assert_eq!(
+        events[1..],
+        [
+            Event::DirectionChanged {
+                direction: Direction::Counterclockwise
+            },
+            turn_to(0),
+        ]
+    );
+    assert_eq!(current(&g), Some(0));
+}
+
 /// D10 (ace): the pile starts frozen.
 #[test]
 fn d10_an_ace_starter_freezes() {

@@ -257,3 +257,43 @@ fn s3_letter_points() {
         assert_eq!(g.points(card(code)), points, "{code}");
     }
 }
+
+/// D19: "the default is the one in `letters100.md`": E 12, A 8, I 7, R S T 6,
+/// L N O U 5, D M 3, B C F G H P V 2, J K Q W X Y Z 1, 4 étoiles, 4 pétards.
+#[test]
+fn d19_the_letter_deck_is_the_letters100_table() {
+    let deck = domain::deck::full_deck(domain::DeckKind::Letters100, 1);
+    assert_eq!(deck.len(), 100);
+    let table = [
+        ("E", 12),
+        ("A", 8),
+        ("I", 7),
+        ("R S T", 6),
+        ("L N O U", 5),
+        ("D M", 3),
+        ("B C F G H P V", 2),
+        ("J K Q W X Y Z", 1),
+        ("STAR BANG", 4),
+    ];
+    for (codes, count) in table {
+        for c in cards(codes) {
+            assert_eq!(deck.iter().filter(|d| **d == c).count(), count, "{c}");
+        }
+    }
+}
+
+/// D20 (reading): a star turned onto a pétard starter names nothing, like a
+/// star starter: the second player may play any card.
+#[test]
+fn d20_a_star_turned_onto_a_petard_starter_names_nothing() {
+    let (g, events) = start_with(
+        preset("amerix"),
+        2,
+        &["B C D F G H J", "B C D F G H K", "L L L M M N N"],
+        "BANG",
+        "E E STAR",
+    );
+    assert_eq!(events.last(), Some(&turn_to(1)));
+    assert_eq!(g.round().unwrap().target, Target::Any);
+    assert_eq!(legal(&g, 1), ["B", "C", "D", "F", "G", "H", "K"]);
+}

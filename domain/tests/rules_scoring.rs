@@ -511,6 +511,32 @@ fn d32_a_replay_from_a_player_out_passes_the_turn_on() {
     );
 }
 
+/// D32: "skips […] count only the seats still holding cards": a jack that
+/// takes a player out skips the next seat still in the round.
+#[test]
+fn d32_a_skip_from_a_player_going_out_skips_the_next_active_seat() {
+    let mut g = game(
+        positive(json!({"J": "skip"})),
+        Deal {
+            dealer: 3,
+            hands: &["5H 9C 9D", "JH", "KS KD", "QS QD"],
+            starter: "4H",
+            stock: "3S 3D 7C",
+        },
+    );
+    ok(&mut g, 0, play("5H"));
+    let mv = play("JH");
+    assert_eq!(
+        ok(&mut g, 1, mv.clone()),
+        vec![
+            played(1, &mv),
+            Event::PlayerWentOut { seat: 1, place: 1 },
+            skipped(2, SkipReason::Skip),
+            turn_to(3),
+        ]
+    );
+}
+
 /// D32: "with two players left a reversal acts as `two_player_reverse`"
 /// (none in base: the direction stays and the next seat plays).
 #[test]
