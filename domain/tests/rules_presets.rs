@@ -279,6 +279,8 @@ fn too_many_players_for_the_cards_is_refused() {
     let reason = invalid("classique", json!({"decks": 1}));
     assert!(reason.contains("8 players × 7 cards"), "{reason}");
     assert!(invalid("757", json!({"decks": 1})).contains("players"));
+    // The same deck count is fine once the players knob fits it (10 × 5 + 1 ≤ 54).
+    assert!(options("757", json!({"decks": 1, "players": {"min": 2, "max": 10}})).is_ok());
     assert!(invalid("amerix", json!({"deal": {"fixed": 13}})).contains("players"));
 }
 
