@@ -607,7 +607,7 @@ impl Game {
             let r = self.r();
             // D17: placement goes on until three are out or one holds cards.
             if !self.rules.is_placement() || r.out.len() >= 3 || r.active_count() <= 1 {
-                self.end_round(rng, out);
+                self.end_round(false, rng, out);
                 return;
             }
         }
@@ -797,7 +797,7 @@ impl Game {
             // D24: nothing to draw, play goes on; D31: a blocked round ends.
             let r = self.r();
             if r.idle >= r.active_count() {
-                self.end_round(rng, out);
+                self.end_round(true, rng, out);
             } else {
                 self.start_turn(self.step(seat, 1), Pending::None, frozen, out);
             }
@@ -964,8 +964,9 @@ impl Game {
         }
     }
 
-    /// Scores the round and deals the next one or ends the game.
-    fn end_round<R: Rng + ?Sized>(&mut self, rng: &mut R, out: &mut Vec<Event>) {
+    /// Scores the round and deals the next one or ends the game. `blocked`:
+    /// the round ends because nobody can draw or play (D31).
+    fn end_round<R: Rng + ?Sized>(&mut self, blocked: bool, rng: &mut R, out: &mut Vec<Event>) {
         let r = self.r();
         let points = score::round_points(&self.rules, &self.book, &r.hands, &r.out);
         let totals: Vec<i32> = self
@@ -981,7 +982,7 @@ impl Game {
             hands: r.hands.iter().cloned().enumerate().collect(),
             points: by_seat(&points),
             totals: by_seat(&totals),
-            blocked: r.out.is_empty(),
+            blocked,
         };
         let dealer = r.dealer;
         self.emit(Event::RoundEnded(ended), out);

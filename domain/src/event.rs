@@ -149,11 +149,13 @@ pub struct CardPlayed {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RoundEnded {
     pub round: u32,
-    /// Seats in the order they went out (empty after a blocked round, D31).
+    /// Seats in the order they went out (in placement scoring a blocked
+    /// round may follow some going out, D31).
     pub out_order: Vec<Seat>,
     pub hands: BTreeMap<Seat, Vec<Card>>,
     pub points: BTreeMap<Seat, i32>,
     pub totals: BTreeMap<Seat, i32>,
+    /// The round ended because nobody could draw or play (D31).
     pub blocked: bool,
 }
 

@@ -621,5 +621,9 @@ fn d31_a_blocked_placement_round_gives_0_to_those_holding_cards() {
     assert_eq!(events[0], drew(2, "", DrawReason::Draw));
     let re = round_ended(&events);
     assert_eq!(re.out_order, vec![1]);
+    assert!(
+        re.blocked,
+        "a blocked round is recorded as such even after someone went out"
+    );
     assert_eq!(re.points, by_seat(&[0, 50, 0, 0]));
 }
