@@ -2,7 +2,7 @@
 # Build: docker build -t huit .
 # Run:   docker run -e DATABASE_URL=postgres://... -e BIND=0.0.0.0:8080 -p 8080:8080 huit
 
-FROM rust:1.85-slim-bookworm AS builder
+FROM rust:1-slim-bookworm AS builder
 WORKDIR /src
 # Queries are checked against the committed .sqlx/ data: no database needed.
 ENV SQLX_OFFLINE=true CARGO_TERM_COLOR=never

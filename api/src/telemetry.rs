@@ -1,5 +1,7 @@
 //! Logging: `tracing` to stderr, filtered by `RUST_LOG`.
 
+use std::io::IsTerminal;
+
 use tracing_subscriber::EnvFilter;
 
 /// The filter used when `RUST_LOG` is unset.
@@ -12,5 +14,6 @@ pub fn init() {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
         .try_init();
 }

@@ -118,7 +118,7 @@ async fn a_stale_or_future_version_is_a_conflict_and_writes_nothing() {
         .unwrap();
     tx.commit().await.unwrap();
 
-    for expected in [0, 1, 3, 7] {
+    for expected in [-1, 0, 1, 3, 7] {
         let mut tx = pool.begin().await.unwrap();
         let err = events::append(&mut tx, table, expected, &batch(&["c"]))
             .await

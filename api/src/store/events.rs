@@ -104,12 +104,15 @@ pub async fn append(
     expected_version: i64,
     events: &[NewEvent],
 ) -> Result<Vec<StoredEvent>, ApiError> {
-    if events.is_empty() {
-        return Ok(Vec::new());
-    }
     let conflict = || ApiError::VersionConflict {
         expected: expected_version,
     };
+    if expected_version < 0 {
+        return Err(conflict());
+    }
+    if events.is_empty() {
+        return Ok(Vec::new());
+    }
     let mut prev_hash = if expected_version == 0 {
         GENESIS_PREV_HASH.to_owned()
     } else {
