@@ -17,16 +17,23 @@ pub const EVENT_VERSION: u32 = 1;
 
 /// A player's move, exactly as posted to `POST /v1/tables/{id}/moves`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Move {
     Play {
+        #[cfg_attr(feature = "openapi", schema(value_type = String, example = "8H"))]
         card: Card,
+        /// The suit an 8 (or a suit-naming joker) names: C, D, H or S.
         #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, example = "S"))]
         suit: Option<Suit>,
+        /// The letter a star stands for.
         #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, example = "K"))]
         letter: Option<Letter>,
         /// For a 757 joker: the card it stands for (D13, D29).
         #[serde(rename = "as", default, skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, example = "QH"))]
         as_card: Option<Card>,
         #[serde(default)]
         announce: bool,
@@ -51,6 +58,7 @@ impl Move {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Direction {
     /// Increasing seat numbers.
@@ -147,19 +155,27 @@ pub struct CardPlayed {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct RoundEnded {
     pub round: u32,
     /// Seats in the order they went out (in placement scoring a blocked
     /// round may follow some going out, D31).
     pub out_order: Vec<Seat>,
+    /// Seat → the cards left in hand.
+    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
     pub hands: BTreeMap<Seat, Vec<Card>>,
+    /// Seat → points of the round.
+    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
     pub points: BTreeMap<Seat, i32>,
+    /// Seat → running total.
+    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
     pub totals: BTreeMap<Seat, i32>,
     /// The round ended because nobody could draw or play (D31).
     pub blocked: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Placing {
     pub seat: Seat,
     pub total: i32,
@@ -168,6 +184,7 @@ pub struct Placing {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct GameEnded {
     pub ranking: Vec<Placing>,
     pub winners: Vec<Seat>,

@@ -11,6 +11,7 @@ use crate::rules::{Preset, Rules, RulesError};
 
 /// Who sits where. `account_id` is opaque to the engine.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Seated {
     pub seat: Seat,
     pub account_id: String,

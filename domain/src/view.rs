@@ -10,14 +10,19 @@ use crate::game::{Game, Round};
 
 /// One seat's view of the table (or a spectator's, with `my_seat` null).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct SeatView {
     pub round: u32,
     pub my_seat: Option<Seat>,
+    #[cfg_attr(feature = "openapi", schema(value_type = Vec<String>, example = json!(["8H", "10S", "QC"])))]
     pub hand: Vec<Card>,
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, example = "7H"))]
     pub top_card: Option<Card>,
     /// The suit to follow when it is not the top card's own (an 8, a joker).
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, example = "S"))]
     pub active_suit: Option<Suit>,
     /// The letter to follow when it is not the top card's own (a star, a pétard).
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, example = "K"))]
     pub active_letter: Option<Letter>,
     /// The rank to follow when it is not the top card's (a 757 joker, a pétard).
     pub active_rank: Option<String>,
@@ -32,6 +37,7 @@ pub struct SeatView {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct PlayerView {
     pub seat: Seat,
     pub hand_size: usize,
@@ -44,6 +50,7 @@ pub struct PlayerView {
 
 /// What constrains the seat on turn, as far as the viewer may know.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct PendingView {
     /// `none`, `attack`, `draw`, `must_replay`, `may_replay` or `drawn`.
     pub kind: String,
@@ -54,6 +61,7 @@ pub struct PendingView {
     /// Cards in an attack chain (D3).
     pub count: Option<u32>,
     /// The card just drawn, shown only to the seat that drew it.
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, example = "9C"))]
     pub card: Option<Card>,
     /// D12: the pile is frozen.
     pub frozen: bool,
@@ -63,16 +71,24 @@ pub struct PendingView {
 
 /// The omniscient state of a round, for replays and audits.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct FullView {
     pub round: u32,
     pub dealer: Seat,
+    /// Every hand, by seat.
+    #[cfg_attr(feature = "openapi", schema(value_type = Vec<Vec<String>>, example = json!([["8H", "2S"], ["QC"]])))]
     pub hands: Vec<Vec<Card>>,
     /// Top card last.
+    #[cfg_attr(feature = "openapi", schema(value_type = Vec<String>, example = json!(["3D", "KH"])))]
     pub stock: Vec<Card>,
     /// Top card last.
+    #[cfg_attr(feature = "openapi", schema(value_type = Vec<String>, example = json!(["5C", "7C"])))]
     pub discard: Vec<Card>,
+    #[cfg_attr(feature = "openapi", schema(value_type = String, example = "7C"))]
     pub top_card: Card,
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, example = "S"))]
     pub active_suit: Option<Suit>,
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, example = "K"))]
     pub active_letter: Option<Letter>,
     pub active_rank: Option<String>,
     pub direction: Direction,
