@@ -206,7 +206,7 @@ impl Game {
                 false
             });
         }
-        if self.check_draw_given(r, has_play).is_ok() {
+        if self.check_draw_given(r, || has_play).is_ok() {
             moves.push(Move::Draw);
         }
         if self.check_pass(r).is_ok() {
@@ -232,17 +232,29 @@ impl Game {
         };
         match self.effect(card) {
             Some(Effect::Substitute) => {
+                // The same checks as `check_card` with a valid choice, the
+                // last-card rules (which do not depend on the named card) once.
+                let effect = Some(Effect::Substitute);
+                if self.check_last_card(r, seat, card, effect).is_err() {
+                    return false;
+                }
                 for &named in self.rules.deck.distinct_cards() {
                     if named == Card::Joker {
                         continue;
                     }
-                    if self.effect(named) == Some(Effect::WildSuit) {
-                        if ok(Some(Suit::Clubs), None, Some(named))
-                            && Suit::ALL.into_iter().any(|s| f(Some(s), None, Some(named)))
-                        {
-                            return true;
-                        }
-                    } else if ok(None, None, Some(named)) && f(None, None, Some(named)) {
+                    let named_effect = self.effect(named);
+                    if self
+                        .check_constraints(r, card, effect, named, named_effect)
+                        .is_err()
+                    {
+                        continue;
+                    }
+                    let stop = if named_effect == Some(Effect::WildSuit) {
+                        Suit::ALL.into_iter().any(|s| f(Some(s), None, Some(named)))
+                    } else {
+                        f(None, None, Some(named))
+                    };
+                    if stop {
                         return true;
                     }
                 }
@@ -329,7 +341,7 @@ impl Game {
                 };
                 choice(letter.is_none(), "a joker names a card, not a letter")?;
                 choice(
-                    named != Card::Joker && self.rules.deck.has(named.face()),
+                    named != Card::Joker && self.book.in_deck[named.face().index()],
                     "a joker stands for a card of the deck other than a joker (D13)",
                 )?;
                 let named_effect = self.effect(named);
@@ -370,6 +382,13 @@ impl Game {
                 (card, effect)
             }
         };
+        self.check_last_card(r, seat, card, effect)?;
+        self.check_constraints(r, card, effect, eff_card, eff_effect)
+    }
+
+    /// The rules on a play that would empty the hand (D11, D26, D34).
+    fn check_last_card(&self, r: &Round, seat: Seat, card: Card, effect: Option<Effect>) -> Check {
+        let hand = &r.hands[seat];
         if hand.len() == 1 {
             if !self.rules.special_finish && effect.is_some() {
                 return illegal(card, "a card with an effect cannot be the last card played (special_finish is off, D26, D34)");
@@ -381,6 +400,19 @@ impl Game {
                 );
             }
         }
+        Ok(())
+    }
+
+    /// What the pending effect, a freeze and the card to match allow.
+    /// `eff_card` is what the card counts as (a 757 joker: the named card).
+    fn check_constraints(
+        &self,
+        r: &Round,
+        card: Card,
+        effect: Option<Effect>,
+        eff_card: Card,
+        eff_effect: Option<Effect>,
+    ) -> Check {
         match r.pending {
             Pending::Drawn { card: drawn } if drawn != card => {
                 return illegal(
@@ -451,11 +483,12 @@ impl Game {
     }
 
     fn check_draw(&self, r: &Round, seat: Seat) -> Check {
-        self.check_draw_given(r, self.has_a_play(r, seat))
+        self.check_draw_given(r, || self.has_a_play(r, seat))
     }
 
-    /// `check_draw` when it is known whether the seat has a legal play.
-    fn check_draw_given(&self, r: &Round, has_play: bool) -> Check {
+    /// `check_draw`, asking `has_play` whether the seat has a legal play
+    /// only when that decides it.
+    fn check_draw_given(&self, r: &Round, has_play: impl FnOnce() -> bool) -> Check {
         match r.pending {
             Pending::Drawn { .. } => Err(RuleError::CannotDraw(
                 "you have drawn already: play the drawn card or pass",
@@ -465,7 +498,7 @@ impl Game {
             )),
             Pending::Attack { .. } | Pending::Draw { .. } => Ok(()),
             Pending::MustReplay { .. } => {
-                if has_play {
+                if has_play() {
                     Err(RuleError::CannotDraw(
                         "you must play again on the ten (D33)",
                     ))
@@ -474,7 +507,7 @@ impl Game {
                 }
             }
             Pending::None => {
-                if self.rules.voluntary_draw || !has_play {
+                if self.rules.voluntary_draw || !has_play() {
                     Ok(())
                 } else {
                     Err(RuleError::CannotDraw("you have a legal card to play (D27)"))
@@ -925,7 +958,7 @@ impl Game {
         let first_seat = (dealer + 1) % n;
         let round = self.history.len() as u32 + 1;
         self.emit(
-            Event::RoundStarted(RoundStarted {
+            Event::RoundStarted(Box::new(RoundStarted {
                 round,
                 dealer,
                 deck: self.deck_id.clone(),
@@ -933,7 +966,7 @@ impl Game {
                 stock,
                 starter,
                 first_seat,
-            }),
+            })),
             out,
         );
         let effect = self.effect(starter);
@@ -985,10 +1018,10 @@ impl Game {
             blocked,
         };
         let dealer = r.dealer;
-        self.emit(Event::RoundEnded(ended), out);
+        self.emit(Event::RoundEnded(Box::new(ended)), out);
         if score::game_is_over(&self.rules, &self.totals, self.history.len()) {
             self.emit(
-                Event::GameEnded(score::ranking(self.rules.end, &self.totals)),
+                Event::GameEnded(Box::new(score::ranking(self.rules.end, &self.totals))),
                 out,
             );
         } else {
@@ -1009,6 +1042,7 @@ fn names_suit(card: Card, effect: Option<Effect>) -> bool {
 }
 
 /// Same suit or same rank (§2.4); the letter rule for letters (§4).
+#[inline]
 fn matches_target(target: Target, card: Card) -> bool {
     match (target, card) {
         (Target::Any, _) => true,

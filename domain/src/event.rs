@@ -195,7 +195,8 @@ pub struct GameEnded {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", content = "data", rename_all = "snake_case")]
 pub enum Event {
-    RoundStarted(RoundStarted),
+    // The large, rare events are boxed so that an event is small to move.
+    RoundStarted(Box<RoundStarted>),
     /// A card turned from the stock onto the starter (S3 pétard starter, D20).
     CardTurned {
         card: Card,
@@ -237,8 +238,8 @@ pub enum Event {
         seat: Seat,
         place: usize,
     },
-    RoundEnded(RoundEnded),
-    GameEnded(GameEnded),
+    RoundEnded(Box<RoundEnded>),
+    GameEnded(Box<GameEnded>),
 }
 
 impl Event {

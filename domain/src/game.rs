@@ -205,14 +205,14 @@ impl Game {
                     size,
                 });
             }
-            Event::GameEnded(ge) => self.result = Some(ge.clone()),
+            Event::GameEnded(ge) => self.result = Some((**ge).clone()),
             Event::RoundEnded(re) => {
                 for (seat, total) in &re.totals {
                     if let Some(t) = self.totals.get_mut(*seat) {
                         *t = *total;
                     }
                 }
-                self.history.push(re.clone());
+                self.history.push((**re).clone());
                 if let Some(r) = self.round.as_mut() {
                     r.current = None;
                     r.pending = Pending::None;

@@ -678,7 +678,11 @@ impl Rules {
             effect: [None; Face::COUNT],
             points: [0; Face::COUNT],
             wild_not_on: [false; Face::COUNT],
+            in_deck: [false; Face::COUNT],
         };
+        for c in self.deck.distinct_cards() {
+            book.in_deck[c.face().index()] = true;
+        }
         for (key, effect) in &self.effects {
             let f = face(key)?;
             let fits = match effect {
@@ -815,6 +819,8 @@ pub struct Book {
     pub effect: [Option<Effect>; Face::COUNT],
     pub points: [i32; Face::COUNT],
     pub wild_not_on: [bool; Face::COUNT],
+    /// Faces the deck holds.
+    pub in_deck: [bool; Face::COUNT],
 }
 
 impl Book {

@@ -29,7 +29,7 @@ fn round_ended(events: &[Event]) -> RoundEnded {
     events
         .iter()
         .find_map(|e| match e {
-            Event::RoundEnded(re) => Some(re.clone()),
+            Event::RoundEnded(re) => Some((**re).clone()),
             _ => None,
         })
         .expect("a round_ended event")
@@ -37,7 +37,7 @@ fn round_ended(events: &[Event]) -> RoundEnded {
 
 fn game_ended(events: &[Event]) -> Option<GameEnded> {
     events.iter().find_map(|e| match e {
-        Event::GameEnded(ge) => Some(ge.clone()),
+        Event::GameEnded(ge) => Some((**ge).clone()),
         _ => None,
     })
 }
@@ -169,14 +169,14 @@ fn s0_hand_points_everyone_but_the_finisher_scores_the_hand() {
         events[1..3],
         [
             Event::PlayerWentOut { seat: 0, place: 1 },
-            Event::RoundEnded(RoundEnded {
+            Event::RoundEnded(Box::new(RoundEnded {
                 round: 1,
                 out_order: vec![0],
                 hands: by_seat(&[vec![], cards("8S AS 9C"), cards("KS QD 3C")]),
                 points: by_seat(&[0, 84, 23]),
                 totals: by_seat(&[0, 84, 23]),
                 blocked: false,
-            }),
+            })),
         ]
     );
     assert_eq!(g.totals(), [0, 84, 23]);

@@ -58,7 +58,7 @@ pub fn game(rules: Rules, deal: Deal) -> Game {
         .enumerate()
         .map(|(s, h)| (s, cards(h)))
         .collect();
-    g.evolve(&Event::RoundStarted(RoundStarted {
+    g.evolve(&Event::RoundStarted(Box::new(RoundStarted {
         round: 1,
         dealer: deal.dealer,
         deck: DeckId::of(rules.deck, rules.decks.count(seats)),
@@ -66,7 +66,7 @@ pub fn game(rules: Rules, deal: Deal) -> Game {
         stock,
         starter: card(deal.starter),
         first_seat: (deal.dealer + 1) % seats,
-    }));
+    })));
     g
 }
 
