@@ -48,6 +48,7 @@ fn main() {
         let rules = preset.rules();
         let players = args.players.clamp(rules.players.min, rules.players.max);
         let mut moves: u64 = 0;
+        let mut legal = Vec::new();
         let started = Instant::now();
         for i in 0..args.games {
             let mut rng = ChaCha8Rng::seed_from_u64(args.seed + i);
@@ -60,7 +61,7 @@ fn main() {
                     .round()
                     .and_then(|r| r.current)
                     .expect("a running game has a seat on turn");
-                let legal = g.legal_moves(seat);
+                g.legal_moves_into(seat, &mut legal);
                 let mv = legal[rng.gen_range(0..legal.len())].clone();
                 let command = Command::Move { seat, mv };
                 events.clear();

@@ -170,12 +170,19 @@ impl Game {
 
     /// Every move `seat` may make now, each in the form to post back.
     pub fn legal_moves(&self, seat: Seat) -> Vec<Move> {
+        let mut moves = Vec::new();
+        self.legal_moves_into(seat, &mut moves);
+        moves
+    }
+
+    /// `legal_moves` into a buffer the caller reuses (it is cleared first).
+    pub fn legal_moves_into(&self, seat: Seat, moves: &mut Vec<Move>) {
+        moves.clear();
         let Ok(r) = self.running_round() else {
-            return Vec::new();
+            return;
         };
-        let mut moves = Vec::with_capacity(2 * r.hands[seat.min(self.seats - 1)].len() + 2);
         if seat >= self.seats {
-            return moves;
+            return;
         }
         if let Some(target) = r.window {
             if self.check_challenge(seat, target).is_ok() {
@@ -183,7 +190,7 @@ impl Game {
             }
         }
         if r.current != Some(seat) {
-            return moves;
+            return;
         }
         let hand = &r.hands[seat];
         let announce_too = hand.len() == 2;
@@ -212,7 +219,6 @@ impl Game {
         if self.check_pass(r).is_ok() {
             moves.push(Move::Pass);
         }
-        moves
     }
 
     /// Calls `f` with every choice (D29) with which `seat` may play `card`
