@@ -59,6 +59,11 @@ pub struct Settings {
     /// behind a reverse proxy that sets them).
     #[arg(long, env = "HUIT_TRUST_PROXY", default_value_t = false, action = ArgAction::Set)]
     pub trust_proxy: bool,
+
+    /// Silence, in milliseconds, after which an event stream
+    /// (`/events/stream`) sends a keep-alive comment.
+    #[arg(long, env = "HUIT_SSE_KEEPALIVE_MS", default_value_t = 15_000)]
+    pub sse_keepalive_ms: u64,
 }
 
 impl Settings {
@@ -76,6 +81,7 @@ impl Settings {
             login_max_failures_per_address: 50,
             login_window_secs: 300,
             trust_proxy: false,
+            sse_keepalive_ms: 15_000,
         }
     }
 
@@ -89,6 +95,10 @@ impl Settings {
 
     pub fn login_window(&self) -> Duration {
         Duration::from_secs(self.login_window_secs)
+    }
+
+    pub fn sse_keepalive(&self) -> Duration {
+        Duration::from_millis(self.sse_keepalive_ms.max(1))
     }
 }
 
@@ -110,6 +120,7 @@ impl fmt::Debug for Settings {
             )
             .field("login_window_secs", &self.login_window_secs)
             .field("trust_proxy", &self.trust_proxy)
+            .field("sse_keepalive_ms", &self.sse_keepalive_ms)
             .finish()
     }
 }

@@ -31,6 +31,23 @@ enum Command {
     },
     /// Print the OpenAPI document (the content of openapi/openapi.json).
     Openapi,
+    /// Print a round of a table step by step, every hand visible (read from
+    /// the event log).
+    Replay {
+        table_id: uuid::Uuid,
+        /// The round (default: the last one dealt).
+        #[arg(long)]
+        round: Option<u32>,
+        #[arg(long, env = "DATABASE_URL", hide_env_values = true)]
+        database_url: String,
+    },
+    /// Audit a table: re-fold its log, recompute every round's scores,
+    /// verify the hash chain. Exits with status 2 when the audit fails.
+    Audit {
+        table_id: uuid::Uuid,
+        #[arg(long, env = "DATABASE_URL", hide_env_values = true)]
+        database_url: String,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -60,6 +77,15 @@ async fn main() -> ExitCode {
                     database_url,
                 },
         } => create_admin(&username, database_url).await,
+        Command::Replay {
+            table_id,
+            round,
+            database_url,
+        } => replay(table_id, round, database_url).await,
+        Command::Audit {
+            table_id,
+            database_url,
+        } => return audit(table_id, database_url).await,
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -97,4 +123,39 @@ async fn create_admin(username: &str, database_url: String) -> Result<(), BoxErr
         .map_err(|e| e.to_string())?;
     println!("created admin {} ({})", account.username, account.id);
     Ok(())
+}
+
+async fn replay(
+    table_id: uuid::Uuid,
+    round: Option<u32>,
+    database_url: String,
+) -> Result<(), BoxError> {
+    let pool = startup::connect_lazy(&Settings::with_database_url(database_url))?;
+    let log = api::history::load(&pool, table_id).await?;
+    let parsed = api::history::Parsed::new(log)?;
+    print!("{}", api::history::replay_text(&parsed, round)?);
+    Ok(())
+}
+
+/// 0: the audit passed; 2: it failed; 1: it could not run.
+async fn audit(table_id: uuid::Uuid, database_url: String) -> ExitCode {
+    let run = async {
+        let pool = startup::connect_lazy(&Settings::with_database_url(database_url))?;
+        let log = api::history::load(&pool, table_id).await?;
+        Ok::<_, BoxError>(api::history::audit(&log))
+    };
+    match run.await {
+        Ok(report) => {
+            print!("{}", api::history::audit_text(table_id, &report));
+            if report.ok {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(2)
+            }
+        }
+        Err(e) => {
+            eprintln!("huit: {}", cause_chain(e.as_ref()));
+            ExitCode::FAILURE
+        }
+    }
 }

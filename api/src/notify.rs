@@ -97,6 +97,13 @@ impl TableEvents {
             .subscribe()
     }
 
+    /// How many receivers of `table_id` are alive (streams and long polls
+    /// waiting on it).
+    pub fn subscribers(&self, table_id: Uuid) -> usize {
+        let senders = self.senders.lock().unwrap_or_else(|p| p.into_inner());
+        senders.get(&table_id).map_or(0, |s| s.receiver_count())
+    }
+
     /// Waits until `rx` sees a wake-up or the deadline passes; `true` when
     /// woken.
     pub async fn wait(&self, rx: &mut watch::Receiver<u64>, deadline: Instant) -> bool {

@@ -23,6 +23,8 @@ Errors are RFC 9457 `application/problem+json` documents with a stable `code`."
         (name = "health", description = "Service health"),
         (name = "accounts", description = "Registration and the caller's account"),
         (name = "sessions", description = "Log-in and log-out (bearer tokens)"),
+        (name = "history", description = "Round history, replays, the log export and the event stream"),
+        (name = "admin", description = "Administration: audits"),
     )
 )]
 #[derive(Debug)]

@@ -12,6 +12,8 @@ use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::{Connection, PgConnection, PgPool};
 use tokio::time::Instant;
 
+pub mod games;
+
 /// A running app and a client for it.
 #[derive(Debug)]
 pub struct TestApp {

@@ -9,6 +9,7 @@ use crate::error::ApiError;
 
 pub mod accounts;
 pub mod health;
+pub mod history;
 pub mod me;
 pub mod sessions;
 
@@ -19,7 +20,12 @@ pub fn configure(cfg: &mut ServiceConfig<'_>) {
             .service(accounts::create_account)
             .service(sessions::create_session)
             .service(sessions::delete_current_session)
-            .service(me::get_me),
+            .service(me::get_me)
+            .service(history::list_rounds)
+            .service(history::replay_round)
+            .service(history::export_log)
+            .service(history::stream_events)
+            .service(history::audit_table),
     );
 }
 

@@ -1,0 +1,651 @@
+//! Round histories, replays and score audits, read from a table's event log
+//! alone. Shared by the HTTP handlers ([`crate::routes::history`]) and the
+//! `huit replay` / `huit audit` commands; the SQL is in [`crate::store`].
+//!
+//! Every function here folds the stored events with the engine
+//! ([`domain::Table`]); nothing trusts the projection row except
+//! [`audit`], which compares the log's length with `game_tables.version`.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::panic::AssertUnwindSafe;
+
+use actix_web::http::StatusCode;
+use domain::event::{Event, GameEnded, Seat};
+use domain::table::{Table, TableEvent};
+use domain::{score, FullView};
+use serde::Serialize;
+use sqlx::PgPool;
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+use crate::chain::{self, ChainError};
+use crate::error::ApiError;
+use crate::store;
+use crate::store::events::StoredEvent;
+
+/// Events read per query when a whole log is loaded or streamed.
+pub const PAGE: i64 = 500;
+
+/// A table's whole log, as stored, and the table's version (the seq of its
+/// last event according to `game_tables`).
+#[derive(Debug, Clone)]
+pub struct Log {
+    pub table_id: Uuid,
+    pub version: i64,
+    pub events: Vec<StoredEvent>,
+}
+
+/// Loads the whole log of a table, page by page; 404 when there is no such
+/// table.
+pub async fn load(pool: &PgPool, table_id: Uuid) -> Result<Log, ApiError> {
+    let version = store::events::current_version(pool, table_id)
+        .await?
+        .ok_or_else(|| ApiError::NotFound("no such table".into()))?;
+    let mut events: Vec<StoredEvent> = Vec::new();
+    loop {
+        let after = events.last().map_or(0, |e| e.seq);
+        let page = store::events::read_after(pool, table_id, after, PAGE).await?;
+        let full = page.len() as i64 == PAGE;
+        events.extend(page);
+        if !full {
+            break;
+        }
+    }
+    Ok(Log {
+        table_id,
+        version,
+        events,
+    })
+}
+
+/// Rebuilds the engine's event from a stored one.
+pub fn parse(e: &StoredEvent) -> Result<TableEvent, String> {
+    TableEvent::from_parts(&e.kind, e.data.clone()).map_err(|err| err.to_string())
+}
+
+/// Applies an event; an event the engine cannot apply (its `evolve` assumes
+/// facts it wrote itself, e.g. seats in range) is reported, not a crash.
+fn evolve_guarded(table: &mut Table, e: &TableEvent) -> Result<(), String> {
+    std::panic::catch_unwind(AssertUnwindSafe(|| table.evolve(e)))
+        .map_err(|_| "the engine cannot apply this event".to_owned())
+}
+
+/// A log parsed and ready to fold. Built by [`Parsed::new`], which refuses
+/// (500) a log that does not parse: the audit is the tool for corrupt logs.
+#[derive(Debug, Clone)]
+pub struct Parsed {
+    pub log: Log,
+    pub events: Vec<TableEvent>,
+}
+
+fn corrupt(seq: i64, why: &str) -> ApiError {
+    ApiError::internal(format!("the log is corrupt at seq {seq}: {why}"))
+}
+
+impl Parsed {
+    pub fn new(log: Log) -> Result<Self, ApiError> {
+        let events = log
+            .events
+            .iter()
+            .map(|e| parse(e).map_err(|why| corrupt(e.seq, &why)))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Self { log, events })
+    }
+
+    /// The table after its first `n` events.
+    pub fn table_after(&self, n: usize) -> Result<Table, ApiError> {
+        let mut it = self.events[..n.min(self.events.len())].iter();
+        let first = it.next().ok_or_else(|| corrupt(1, "the log is empty"))?;
+        let mut table = Table::from_events([first])
+            .ok_or_else(|| corrupt(1, "the log does not begin with table_created"))?;
+        for (i, e) in it.enumerate() {
+            evolve_guarded(&mut table, e)
+                .map_err(|why| corrupt(self.log.events[i + 1].seq, &why))?;
+        }
+        Ok(table)
+    }
+
+    /// The table after every event.
+    pub fn table(&self) -> Result<Table, ApiError> {
+        self.table_after(self.events.len())
+    }
+
+    /// The events of round `n`: from its `round_started` to its
+    /// `round_ended` included (to the end of the log while it runs).
+    pub fn round_span(&self, n: u32) -> Option<RoundSpan> {
+        let start = self.events.iter().position(
+            |e| matches!(e, TableEvent::Game(Event::RoundStarted(rs)) if rs.round == n),
+        )?;
+        let end = self.events[start..]
+            .iter()
+            .position(|e| matches!(e, TableEvent::Game(Event::RoundEnded(re)) if re.round == n))
+            .map(|i| start + i);
+        Some(RoundSpan {
+            round: n,
+            start,
+            end: end.unwrap_or(self.events.len() - 1),
+            finished: end.is_some(),
+        })
+    }
+
+    /// The number of the last round dealt.
+    pub fn last_round(&self) -> Option<u32> {
+        self.events.iter().rev().find_map(|e| match e {
+            TableEvent::Game(Event::RoundStarted(rs)) => Some(rs.round),
+            _ => None,
+        })
+    }
+
+    /// The seat of an account in the game (from `game_started`), or at the
+    /// table before the start.
+    pub fn seat_of(&self, account_id: Uuid) -> Result<Option<Seat>, ApiError> {
+        Ok(self.table()?.seat_of(&account_id.to_string()))
+    }
+}
+
+/// Where a round's events are in the log (indices into [`Parsed::events`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RoundSpan {
+    pub round: u32,
+    pub start: usize,
+    /// The last event of the round (its `round_ended` once finished).
+    pub end: usize,
+    pub finished: bool,
+}
+
+impl RoundSpan {
+    /// The last valid `step` (steps count events after the deal).
+    pub fn last_step(&self) -> usize {
+        self.end - self.start
+    }
+}
+
+// ----- round history -----
+
+/// One finished round.
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+#[schema(example = json!({
+    "round": 1, "dealer": 0, "out_order": [2],
+    "points": {"0": 17, "1": 4, "2": 0}, "totals": {"0": 17, "1": 4, "2": 0},
+    "blocked": false,
+    "started_at": "2025-01-31T18:04:05.123456Z", "ended_at": "2025-01-31T18:09:41.000017Z"
+}))]
+pub struct RoundSummary {
+    pub round: u32,
+    pub dealer: Seat,
+    /// Seats in the order they went out.
+    pub out_order: Vec<Seat>,
+    /// Seat → points of the round.
+    #[schema(value_type = Object)]
+    pub points: BTreeMap<Seat, i32>,
+    /// Seat → running total after the round.
+    #[schema(value_type = Object)]
+    pub totals: BTreeMap<Seat, i32>,
+    /// Nobody could draw or play (D31).
+    pub blocked: bool,
+    /// `at` of the round's `round_started`.
+    pub started_at: String,
+    /// `at` of the round's `round_ended`.
+    pub ended_at: String,
+}
+
+/// `GET /v1/tables/{id}/rounds`.
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+#[schema(example = json!({
+    "rounds": [{
+        "round": 1, "dealer": 0, "out_order": [1],
+        "points": {"0": 12, "1": 0}, "totals": {"0": 12, "1": 0}, "blocked": false,
+        "started_at": "2025-01-31T18:04:05.123456Z", "ended_at": "2025-01-31T18:09:41.000017Z"
+    }],
+    "result": {"ranking": [{"seat": 1, "total": 0, "place": 1}, {"seat": 0, "total": 12, "place": 2}],
+               "winners": [1], "losers": [0]}
+}))]
+pub struct RoundsDto {
+    pub rounds: Vec<RoundSummary>,
+    /// The game's result, once it is over.
+    pub result: Option<GameEnded>,
+}
+
+/// Every finished round and, once over, the result.
+pub fn rounds(p: &Parsed) -> RoundsDto {
+    let mut started: BTreeMap<u32, (Seat, String)> = BTreeMap::new();
+    let mut rounds = Vec::new();
+    let mut result = None;
+    for (stored, e) in p.log.events.iter().zip(&p.events) {
+        match e {
+            TableEvent::Game(Event::RoundStarted(rs)) => {
+                started.insert(rs.round, (rs.dealer, chain::format_at(stored.at)));
+            }
+            TableEvent::Game(Event::RoundEnded(re)) => {
+                let (dealer, started_at) = started.get(&re.round).cloned().unwrap_or_default();
+                rounds.push(RoundSummary {
+                    round: re.round,
+                    dealer,
+                    out_order: re.out_order.clone(),
+                    points: re.points.clone(),
+                    totals: re.totals.clone(),
+                    blocked: re.blocked,
+                    started_at,
+                    ended_at: chain::format_at(stored.at),
+                });
+            }
+            TableEvent::Game(Event::GameEnded(ge)) => result = Some(GameEnded::clone(ge)),
+            _ => {}
+        }
+    }
+    RoundsDto { rounds, result }
+}
+
+// ----- replays -----
+
+/// `GET /v1/tables/{id}/rounds/{n}/replay`.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[schema(example = json!({
+    "round": 1,
+    "events": [{"seq": 5, "type": "round_started", "v": 1, "at": "2025-01-31T18:04:05.123456Z",
+                "data": {"round": 1, "dealer": 0, "hands": {"0": ["8H", "2S"], "1": ["QC", "5D"]},
+                         "stock": ["3D"], "starter": "7C", "first_seat": 1,
+                         "deck": {"id": "french52", "hash": "…"}},
+                "prev_hash": "…", "hash": "…"}],
+    "step": 0, "last_step": 0,
+    "state": {"round": 1, "dealer": 0, "hands": [["8H", "2S"], ["QC", "5D"]], "stock": ["3D"],
+              "discard": ["7C"], "top_card": "7C", "active_suit": null, "active_letter": null,
+              "active_rank": null, "direction": "clockwise", "current_seat": 1,
+              "pending": {"kind": "none", "seat": null, "draw": null, "count": null, "card": null,
+                          "frozen": false, "challengeable": null},
+              "out_order": [], "announced": [false, false], "totals": [0, 0]}
+}))]
+pub struct ReplayDto {
+    pub round: u32,
+    /// The round's events in the public log format, with full data.
+    pub events: Vec<StoredEvent>,
+    /// The step shown: 0 is right after the deal (`round_started`), K after
+    /// the K-th event that follows it.
+    pub step: usize,
+    /// The last step of the round (its `round_ended` once finished).
+    pub last_step: usize,
+    /// Every hand, the stock, the pile after `step`.
+    pub state: FullView,
+}
+
+/// The round `span` at `step` (default: its last step); 422
+/// `step_out_of_range` beyond it.
+pub fn replay(p: &Parsed, span: RoundSpan, step: Option<usize>) -> Result<ReplayDto, ApiError> {
+    let last = span.last_step();
+    let step = step.unwrap_or(last);
+    if step > last {
+        return Err(ApiError::Problem {
+            status: StatusCode::UNPROCESSABLE_ENTITY,
+            code: "step_out_of_range",
+            detail: format!("round {} has steps 0 to {last}, not {step}", span.round),
+        });
+    }
+    let table = p.table_after(span.start + step + 1)?;
+    let state =
+        full_view(&table).ok_or_else(|| corrupt(p.log.events[span.start].seq, "no round"))?;
+    Ok(ReplayDto {
+        round: span.round,
+        events: p.log.events[span.start..=span.end].to_vec(),
+        step,
+        last_step: last,
+        state,
+    })
+}
+
+fn full_view(table: &Table) -> Option<FullView> {
+    table.game.as_ref()?.full_view()
+}
+
+/// A readable account of round `round` (default: the last dealt), step by
+/// step, every hand shown (`huit replay`).
+pub fn replay_text(p: &Parsed, round: Option<u32>) -> Result<String, ApiError> {
+    let n = round
+        .or_else(|| p.last_round())
+        .ok_or_else(|| ApiError::NotFound("no round has been dealt at this table".into()))?;
+    let span = p
+        .round_span(n)
+        .ok_or_else(|| ApiError::NotFound(format!("no round {n} at this table")))?;
+    let mut table = p.table_after(span.start)?;
+    let names: Vec<String> = table
+        .seated()
+        .map(|s| format!("seat {} {}", s.seat, s.username))
+        .collect();
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "table {} ({}), round {n}{}: {}",
+        p.log.table_id,
+        table.ruleset,
+        if span.finished { "" } else { " (running)" },
+        names.join(", ")
+    );
+    for (k, i) in (span.start..=span.end).enumerate() {
+        let stored = &p.log.events[i];
+        let e = &p.events[i];
+        evolve_guarded(&mut table, e).map_err(|why| corrupt(stored.seq, &why))?;
+        let _ = writeln!(
+            out,
+            "\nstep {k:>3}  seq {:>4}  {}",
+            stored.seq,
+            describe(e, &stored.data)
+        );
+        if let Some(v) = full_view(&table) {
+            let sizes: Vec<String> = v.hands.iter().map(|h| h.len().to_string()).collect();
+            let _ = writeln!(
+                out,
+                "          top {}{}  turn {}  stock {}  hand sizes [{}]  totals {:?}",
+                v.top_card,
+                v.active_suit
+                    .map(|s| format!(" (suit {s})"))
+                    .or(v.active_letter.map(|l| format!(" (letter {l})")))
+                    .unwrap_or_default(),
+                v.current_seat
+                    .map_or_else(|| "-".to_owned(), |s| s.to_string()),
+                v.stock.len(),
+                sizes.join(", "),
+                v.totals
+            );
+            for (seat, hand) in v.hands.iter().enumerate() {
+                let cards: Vec<String> = hand.iter().map(ToString::to_string).collect();
+                let _ = writeln!(out, "          seat {seat}: {}", cards.join(" "));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// One line for an event: its type and the facts that matter.
+fn describe(e: &TableEvent, data: &serde_json::Value) -> String {
+    match e {
+        TableEvent::Game(Event::RoundStarted(rs)) => format!(
+            "round_started: round {}, dealer {}, starter {}, first seat {}",
+            rs.round, rs.dealer, rs.starter, rs.first_seat
+        ),
+        TableEvent::Game(Event::RoundEnded(re)) => format!(
+            "round_ended: out order {:?}, points {:?}, totals {:?}{}",
+            re.out_order,
+            re.points,
+            re.totals,
+            if re.blocked { " (blocked)" } else { "" }
+        ),
+        other => {
+            let mut fields = String::new();
+            if let Some(map) = data.as_object() {
+                for (k, v) in map {
+                    let _ = write!(fields, " {k}={v}");
+                }
+            }
+            format!("{}:{fields}", other.kind())
+        }
+    }
+}
+
+// ----- audits -----
+
+/// Points and totals by seat.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+#[schema(example = json!({"points": {"0": 17, "1": 0}, "totals": {"0": 17, "1": 0}}))]
+pub struct Scores {
+    #[schema(value_type = Object)]
+    pub points: BTreeMap<Seat, i32>,
+    #[schema(value_type = Object)]
+    pub totals: BTreeMap<Seat, i32>,
+}
+
+/// One round's recorded scores against the ones recomputed from the fold.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+#[schema(example = json!({
+    "round": 1, "seq": 57,
+    "recorded": {"points": {"0": 17, "1": 0}, "totals": {"0": 17, "1": 0}},
+    "recomputed": {"points": {"0": 17, "1": 0}, "totals": {"0": 17, "1": 0}},
+    "matches": true
+}))]
+pub struct RoundAudit {
+    pub round: u32,
+    /// The seq of the round's `round_ended`.
+    pub seq: i64,
+    pub recorded: Scores,
+    /// `score::round_points` on the hands folded just before `round_ended`,
+    /// and the running sum of those points.
+    pub recomputed: Scores,
+    pub matches: bool,
+}
+
+/// Something wrong at one seq.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+#[schema(example = json!({"seq": 12, "reason": "hash does not match the event's content"}))]
+pub struct AuditProblem {
+    pub seq: i64,
+    pub reason: String,
+}
+
+/// `GET /v1/admin/tables/{id}/audit`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+#[schema(example = json!({
+    "ok": false, "chain_valid": false, "first_bad_seq": 12,
+    "problems": [{"seq": 12, "reason": "hash does not match the event's content"}],
+    "rounds": [{"round": 1, "seq": 57,
+                "recorded": {"points": {"0": 17, "1": 0}, "totals": {"0": 17, "1": 0}},
+                "recomputed": {"points": {"0": 17, "1": 0}, "totals": {"0": 17, "1": 0}},
+                "matches": true}],
+    "events": 120, "version": 120
+}))]
+pub struct AuditReport {
+    /// The chain is valid, every round matches and nothing else is wrong.
+    pub ok: bool,
+    /// Seqs run 1..n without a gap, each `prev_hash` is the previous `hash`,
+    /// every `hash` recomputes, and n is the table's version.
+    pub chain_valid: bool,
+    /// The smallest seq named in `problems`.
+    pub first_bad_seq: Option<i64>,
+    /// Everything found wrong, in seq order.
+    pub problems: Vec<AuditProblem>,
+    pub rounds: Vec<RoundAudit>,
+    /// Events read.
+    pub events: usize,
+    /// The table's version (`game_tables.version`).
+    pub version: i64,
+}
+
+/// Re-folds the whole log with the engine, recomputes every round's points
+/// and the running totals, compares them with what each `round_ended`
+/// recorded (and the ranking with `game_ended`), and verifies the hash chain
+/// against the table's version. Never fails: what is wrong is reported.
+pub fn audit(log: &Log) -> AuditReport {
+    let mut problems: Vec<AuditProblem> = Vec::new();
+    let mut problem = |seq: i64, reason: String| problems.push(AuditProblem { seq, reason });
+
+    let mut chain_valid = true;
+    if let Err(err) = chain::verify_chain(&log.events) {
+        chain_valid = false;
+        let (seq, reason) = match err {
+            ChainError::Gap { seq, expected } => {
+                (expected, format!("seq {expected} is missing (the next event is seq {seq})"))
+            }
+            ChainError::PrevHashMismatch { seq } => (
+                seq,
+                "prev_hash is not the previous event's hash (an event was removed, inserted or moved)"
+                    .to_owned(),
+            ),
+            ChainError::HashMismatch { seq } => {
+                (seq, "hash does not match the event's content".to_owned())
+            }
+        };
+        problem(seq, reason);
+    }
+    let last = log.events.last().map_or(0, |e| e.seq);
+    if chain_valid && last != log.version {
+        chain_valid = false;
+        let (seq, reason) = if last < log.version {
+            (
+                last + 1,
+                format!(
+                    "the log ends at seq {last} but the table is at version {}",
+                    log.version
+                ),
+            )
+        } else {
+            (
+                log.version + 1,
+                format!(
+                    "the log runs to seq {last} beyond the table's version {}",
+                    log.version
+                ),
+            )
+        };
+        problem(seq, reason);
+    }
+
+    let mut rounds = Vec::new();
+    let mut table: Option<Table> = None;
+    let mut running: BTreeMap<Seat, i32> = BTreeMap::new();
+    let mut game_over = false;
+    for stored in &log.events {
+        let seq = stored.seq;
+        let e = match parse(stored) {
+            Ok(e) => e,
+            Err(why) => {
+                problem(
+                    seq,
+                    format!("the data of this {} does not parse: {why}", stored.kind),
+                );
+                continue;
+            }
+        };
+        if game_over {
+            problem(seq, "an event after game_ended".to_owned());
+        }
+        let Some(t) = table.as_mut() else {
+            match Table::from_events([&e]) {
+                Some(t) => table = Some(t),
+                None => problem(
+                    seq,
+                    format!("the log begins with {}, not table_created", e.kind()),
+                ),
+            }
+            continue;
+        };
+        match &e {
+            TableEvent::Game(Event::RoundEnded(re)) => {
+                let recomputed = recompute_round(t, &mut running);
+                let recorded = Scores {
+                    points: re.points.clone(),
+                    totals: re.totals.clone(),
+                };
+                if let Some(round) = t.game.as_ref().and_then(|g| g.round()) {
+                    let hands: BTreeMap<Seat, _> =
+                        round.hands.iter().cloned().enumerate().collect();
+                    if hands != re.hands || round.out != re.out_order || round.number != re.round {
+                        problem(seq, format!("round_ended of round {} does not record the folded hands, out order or round", re.round));
+                    }
+                }
+                let matches = recomputed.as_ref() == Some(&recorded);
+                if !matches {
+                    problem(
+                        seq,
+                        format!(
+                            "the scores recorded for round {} differ from the recomputed ones",
+                            re.round
+                        ),
+                    );
+                }
+                rounds.push(RoundAudit {
+                    round: re.round,
+                    seq,
+                    recorded,
+                    recomputed: recomputed.unwrap_or(Scores {
+                        points: BTreeMap::new(),
+                        totals: BTreeMap::new(),
+                    }),
+                    matches,
+                });
+            }
+            TableEvent::Game(Event::GameEnded(ge)) => {
+                game_over = true;
+                let totals: Vec<i32> = running.values().copied().collect();
+                let expected = score::ranking(t.rules.end, &totals);
+                let recorded: &GameEnded = ge;
+                if *recorded != expected {
+                    problem(seq, "the result recorded in game_ended differs from the ranking of the recomputed totals".to_owned());
+                }
+            }
+            _ => {}
+        }
+        if let Err(why) = evolve_guarded(t, &e) {
+            problem(seq, why);
+            // The state is no longer trustworthy: stop folding.
+            break;
+        }
+    }
+    if table.is_none() && log.events.is_empty() {
+        problem(1, "the log is empty".to_owned());
+    }
+
+    problems.sort_by_key(|p| p.seq);
+    let first_bad_seq = problems.first().map(|p| p.seq);
+    AuditReport {
+        ok: chain_valid && problems.is_empty() && rounds.iter().all(|r| r.matches),
+        chain_valid,
+        first_bad_seq,
+        problems,
+        rounds,
+        events: log.events.len(),
+        version: log.version,
+    }
+}
+
+/// The points of the round about to end (hands and out order as folded),
+/// added to the independently kept running totals.
+fn recompute_round(t: &Table, running: &mut BTreeMap<Seat, i32>) -> Option<Scores> {
+    let game = t.game.as_ref()?;
+    let round = game.round()?;
+    let book = game.rules().compile().ok()?;
+    let points = score::round_points(game.rules(), &book, &round.hands, &round.out);
+    for (seat, p) in points.iter().enumerate() {
+        *running.entry(seat).or_insert(0) += p;
+    }
+    Some(Scores {
+        points: points.into_iter().enumerate().collect(),
+        totals: running.clone(),
+    })
+}
+
+/// The audit as text (`huit audit`).
+pub fn audit_text(table_id: Uuid, r: &AuditReport) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "table {table_id}: {} events, version {}",
+        r.events, r.version
+    );
+    let _ = writeln!(
+        out,
+        "hash chain: {}",
+        if r.chain_valid { "valid" } else { "BROKEN" }
+    );
+    for round in &r.rounds {
+        let _ = writeln!(
+            out,
+            "round {:>3} (seq {:>5}): {}  recorded points {:?} totals {:?}  recomputed points {:?} totals {:?}",
+            round.round,
+            round.seq,
+            if round.matches { "ok      " } else { "MISMATCH" },
+            round.recorded.points,
+            round.recorded.totals,
+            round.recomputed.points,
+            round.recomputed.totals,
+        );
+    }
+    for p in &r.problems {
+        let _ = writeln!(out, "problem at seq {}: {}", p.seq, p.reason);
+    }
+    match r.first_bad_seq {
+        _ if r.ok => out.push_str("audit: OK\n"),
+        Some(seq) => {
+            let _ = writeln!(out, "audit: FAILED (first bad seq {seq})");
+        }
+        None => out.push_str("audit: FAILED\n"),
+    }
+    out
+}

@@ -1,0 +1,294 @@
+//! Round history, replays, the log export, the event stream and the audit:
+//! all read from the event log ([`crate::history`], [`crate::sse`]).
+//!
+//! Who may read what:
+//! - `/rounds`: any authenticated account (points and totals are public, like
+//!   the table summary; no hand is shown).
+//! - `/rounds/{n}/replay`: admins at any time; the table's players once that
+//!   round is over (403 `round_running` before); others 403 `not_a_player`.
+//! - `/log`: admins at any time; the table's players once the game is over
+//!   (403 `game_running` before); others 403 `not_a_player`.
+//! - `/events/stream`: any authenticated account; a player sees its own
+//!   hand and draws, anyone else what a spectator sees.
+//! - `/admin/tables/{id}/audit`: admins only (403 `forbidden`).
+
+use actix_web::http::header::{self, ContentType, HeaderValue};
+use actix_web::http::StatusCode;
+use actix_web::{get, web, HttpRequest, HttpResponse};
+use domain::table::TableEvent;
+use serde::Deserialize;
+use sqlx::PgPool;
+use utoipa::IntoParams;
+use uuid::Uuid;
+
+use crate::auth::AuthUser;
+use crate::config::Settings;
+use crate::error::{ApiError, Problem};
+use crate::history::{self, AuditReport, Parsed, ReplayDto, RoundsDto};
+use crate::notify::TableEvents;
+use crate::sse;
+use crate::store;
+use crate::store::accounts::Role;
+use crate::store::events::StoredEvent;
+
+fn is_admin(user: &AuthUser) -> bool {
+    user.account.role == Role::Admin
+}
+
+fn not_a_player() -> ApiError {
+    ApiError::Problem {
+        status: StatusCode::FORBIDDEN,
+        code: "not_a_player",
+        detail: "only the players of this table (and administrators) may read this".into(),
+    }
+}
+
+/// The history of a table: every finished round, and the result once over.
+#[utoipa::path(
+    tag = "history",
+    security(("bearer" = [])),
+    params(("id" = Uuid, Path, description = "The table")),
+    responses(
+        (status = 200, description = "Finished rounds (points and totals keyed by seat) and the result once over", body = RoundsDto),
+        (status = 401, description = "`unauthorized`", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "`not_found`: no such table", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[get("/tables/{id}/rounds")]
+#[tracing::instrument(skip_all, fields(table_id = %path, account_id = %user.account.id))]
+pub async fn list_rounds(
+    user: AuthUser,
+    pool: web::Data<PgPool>,
+    path: web::Path<Uuid>,
+) -> Result<HttpResponse, ApiError> {
+    let parsed = Parsed::new(history::load(pool.get_ref(), *path).await?)?;
+    Ok(HttpResponse::Ok().json(history::rounds(&parsed)))
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ReplayQuery {
+    /// The step to show: 0 right after the deal, up to the round's last
+    /// event (default: the last).
+    step: Option<usize>,
+}
+
+/// A round replayed with every hand visible: its events and the omniscient
+/// state after `step`.
+#[utoipa::path(
+    tag = "history",
+    security(("bearer" = [])),
+    params(
+        ("id" = Uuid, Path, description = "The table"),
+        ("n" = u32, Path, description = "The round number (from 1)"),
+        ReplayQuery,
+    ),
+    responses(
+        (status = 200, description = "The round's events (full data) and the state after `step`", body = ReplayDto),
+        (status = 400, description = "`invalid_query`: `step` is not a number", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "`unauthorized`", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "`not_a_player`: not a player of this table; `round_running`: the round is not over (players only see finished rounds)", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "`not_found`: no such table or round", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "`step_out_of_range`: past the round's last step", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[get("/tables/{id}/rounds/{n}/replay")]
+#[tracing::instrument(skip_all, fields(table_id = %path.0, round = path.1, account_id = %user.account.id))]
+pub async fn replay_round(
+    user: AuthUser,
+    pool: web::Data<PgPool>,
+    path: web::Path<(Uuid, u32)>,
+    query: web::Query<ReplayQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let (table_id, n) = path.into_inner();
+    let parsed = Parsed::new(history::load(pool.get_ref(), table_id).await?)?;
+    let span = parsed
+        .round_span(n)
+        .ok_or_else(|| ApiError::NotFound(format!("no round {n} at this table")))?;
+    if !is_admin(&user) {
+        if parsed.seat_of(user.account.id)?.is_none() {
+            return Err(not_a_player());
+        }
+        if !span.finished {
+            return Err(ApiError::Problem {
+                status: StatusCode::FORBIDDEN,
+                code: "round_running",
+                detail: format!("round {n} is still being played; replay it once it is over"),
+            });
+        }
+    }
+    Ok(HttpResponse::Ok().json(history::replay(&parsed, span, query.step)?))
+}
+
+/// The whole event log as NDJSON, streamed from the database.
+#[utoipa::path(
+    tag = "history",
+    security(("bearer" = [])),
+    params(("id" = Uuid, Path, description = "The table")),
+    responses(
+        (status = 200, description = "One public event `{seq, type, v, at, data, prev_hash, hash}` per line, full data, in seq order", content_type = "application/x-ndjson", body = StoredEvent),
+        (status = 401, description = "`unauthorized`", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "`not_a_player`: not a player of this game; `game_running`: the game is not over (players only export finished games)", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "`not_found`: no such table", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[get("/tables/{id}/log")]
+#[tracing::instrument(skip_all, fields(table_id = %path, account_id = %user.account.id))]
+pub async fn export_log(
+    user: AuthUser,
+    pool: web::Data<PgPool>,
+    path: web::Path<Uuid>,
+) -> Result<HttpResponse, ApiError> {
+    let table_id = *path;
+    let pool = pool.get_ref();
+    store::events::current_version(pool, table_id)
+        .await?
+        .ok_or_else(|| ApiError::NotFound("no such table".into()))?;
+    if !is_admin(&user) {
+        if seat_in_game(pool, table_id, user.account.id)
+            .await?
+            .is_none()
+        {
+            return Err(not_a_player());
+        }
+        if !store::history::has_event_of_type(pool, table_id, "game_ended").await? {
+            return Err(ApiError::Problem {
+                status: StatusCode::FORBIDDEN,
+                code: "game_running",
+                detail: "the log of a game is exported to its players once the game is over".into(),
+            });
+        }
+    }
+    Ok(HttpResponse::Ok()
+        .content_type("application/x-ndjson")
+        .streaming(sse::ndjson_log(pool.clone(), table_id)))
+}
+
+/// The seat of an account in a started game (from its `game_started`).
+async fn seat_in_game(
+    pool: &PgPool,
+    table_id: Uuid,
+    account_id: Uuid,
+) -> Result<Option<usize>, ApiError> {
+    let Some(started) = store::history::first_of_type(pool, table_id, "game_started").await? else {
+        return Ok(None);
+    };
+    let account_id = account_id.to_string();
+    match history::parse(&started) {
+        Ok(TableEvent::GameStarted { players }) => Ok(players
+            .iter()
+            .find(|p| p.account_id == account_id)
+            .map(|p| p.seat)),
+        _ => Err(ApiError::internal(format!(
+            "game_started at seq {} does not parse",
+            started.seq
+        ))),
+    }
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct StreamQuery {
+    /// Resume after this seq (the `Last-Event-ID` header wins when both are
+    /// sent; default 0: from the beginning).
+    after: Option<i64>,
+}
+
+/// The caller's events as server-sent events: `id:` is the seq, `data:` the
+/// public event with the data redacted for the caller (`hash` is the hash of
+/// the full data). Resumes after `Last-Event-ID`; a comment keeps idle
+/// connections alive.
+#[utoipa::path(
+    tag = "history",
+    security(("bearer" = [])),
+    params(
+        ("id" = Uuid, Path, description = "The table"),
+        ("Last-Event-ID" = Option<i64>, Header, description = "The last seq received; the stream resumes after it"),
+        StreamQuery,
+    ),
+    responses(
+        (status = 200, description = "`text/event-stream`: `id: <seq>` and `data: {seq, type, v, at, data, prev_hash, hash}` per event, data redacted for the caller", content_type = "text/event-stream", body = String),
+        (status = 400, description = "`invalid_last_event_id`", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "`unauthorized`", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "`not_found`: no such table", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[get("/tables/{id}/events/stream")]
+#[tracing::instrument(skip_all, fields(table_id = %path, account_id = %user.account.id))]
+pub async fn stream_events(
+    user: AuthUser,
+    req: HttpRequest,
+    pool: web::Data<PgPool>,
+    hub: web::Data<TableEvents>,
+    settings: web::Data<Settings>,
+    path: web::Path<Uuid>,
+    query: web::Query<StreamQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let table_id = *path;
+    let after = match req.headers().get("last-event-id") {
+        Some(v) => v
+            .to_str()
+            .ok()
+            .and_then(|s| s.trim().parse::<i64>().ok())
+            .filter(|n| *n >= 0)
+            .ok_or(ApiError::Problem {
+                status: StatusCode::BAD_REQUEST,
+                code: "invalid_last_event_id",
+                detail: "Last-Event-ID must be the seq of an event".into(),
+            })?,
+        None => query.after.unwrap_or(0).max(0),
+    };
+    // Subscribe before the first read, so no commit is missed.
+    let rx = hub.subscribe(table_id);
+    let pool = pool.get_ref();
+    store::events::current_version(pool, table_id)
+        .await?
+        .ok_or_else(|| ApiError::NotFound("no such table".into()))?;
+    let viewer = seat_in_game(pool, table_id, user.account.id).await?;
+    let body = sse::table_events(sse::EventStream {
+        pool: pool.clone(),
+        hub: hub.get_ref().clone(),
+        table_id,
+        after,
+        viewer,
+        account_id: user.account.id.to_string(),
+        rx,
+        keepalive: settings.sse_keepalive(),
+    });
+    Ok(HttpResponse::Ok()
+        .insert_header(ContentType(
+            "text/event-stream".parse().expect("a valid media type"),
+        ))
+        .insert_header((header::CACHE_CONTROL, HeaderValue::from_static("no-cache")))
+        .insert_header((
+            header::HeaderName::from_static("x-accel-buffering"),
+            HeaderValue::from_static("no"),
+        ))
+        .streaming(body))
+}
+
+/// Admin: recompute every round from the log, compare with the recorded
+/// scores, verify the hash chain.
+#[utoipa::path(
+    tag = "admin",
+    security(("bearer" = [])),
+    params(("id" = Uuid, Path, description = "The table")),
+    responses(
+        (status = 200, description = "The audit (`ok` false when anything is wrong; `first_bad_seq` names the first bad event)", body = AuditReport),
+        (status = 401, description = "`unauthorized`", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "`forbidden`: administrators only", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "`not_found`: no such table", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[get("/admin/tables/{id}/audit")]
+#[tracing::instrument(skip_all, fields(table_id = %path, account_id = %user.account.id))]
+pub async fn audit_table(
+    user: AuthUser,
+    pool: web::Data<PgPool>,
+    path: web::Path<Uuid>,
+) -> Result<HttpResponse, ApiError> {
+    user.require_admin()?;
+    let log = history::load(pool.get_ref(), *path).await?;
+    let report = web::block(move || history::audit(&log)).await?;
+    Ok(HttpResponse::Ok().json(report))
+}

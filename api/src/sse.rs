@@ -1,0 +1,133 @@
+//! Streams for the HTTP side of the history: the NDJSON export of a log,
+//! read page by page, and the server-sent events of a table.
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use bytes::Bytes;
+use domain::event::Seat;
+use domain::table::TableEvent;
+use futures_util::stream::{self, Stream};
+use sqlx::PgPool;
+use tokio::sync::watch;
+use tokio::time::Instant;
+use uuid::Uuid;
+
+use crate::history::{self, PAGE};
+use crate::notify::TableEvents;
+use crate::store;
+use crate::store::events::StoredEvent;
+
+/// The whole log of a table as NDJSON, one public event per line, read from
+/// the database one page at a time as the client consumes it.
+pub fn ndjson_log(
+    pool: PgPool,
+    table_id: Uuid,
+) -> impl Stream<Item = Result<Bytes, sqlx::Error>> + 'static {
+    stream::try_unfold(Some(0i64), move |after| {
+        let pool = pool.clone();
+        async move {
+            let Some(after) = after else {
+                return Ok(None);
+            };
+            let page = store::events::read_after(&pool, table_id, after, PAGE).await?;
+            let Some(last) = page.last().map(|e| e.seq) else {
+                return Ok(None);
+            };
+            let mut chunk = Vec::with_capacity(page.len() * 256);
+            for e in &page {
+                serde_json::to_writer(&mut chunk, e)
+                    .map_err(|err| sqlx::Error::Decode(Box::new(err)))?;
+                chunk.push(b'\n');
+            }
+            let next = (page.len() as i64 == PAGE).then_some(last);
+            Ok(Some((Bytes::from(chunk), next)))
+        }
+    })
+}
+
+/// A subscriber's place in a table's event stream.
+#[derive(Debug)]
+pub struct EventStream {
+    pub pool: PgPool,
+    pub hub: TableEvents,
+    pub table_id: Uuid,
+    /// The last seq sent.
+    pub after: i64,
+    /// Whose redaction applies (`None`: a spectator).
+    pub viewer: Option<Seat>,
+    /// The caller's account, to find its seat when the game starts.
+    pub account_id: String,
+    /// Subscribed before the first read.
+    pub rx: watch::Receiver<u64>,
+    pub keepalive: Duration,
+}
+
+/// One SSE frame: `id: <seq>` and the public event with the data redacted
+/// for `viewer` (`hash` stays the hash of the full data).
+fn frame(e: &StoredEvent, parsed: Option<&TableEvent>, viewer: Option<Seat>) -> Bytes {
+    let data = parsed.map_or_else(
+        || serde_json::json!({}),
+        |p| p.redacted_json(viewer)["data"].take(),
+    );
+    let item = serde_json::json!({
+        "seq": e.seq,
+        "type": e.kind,
+        "v": e.v,
+        "at": crate::chain::format_at(e.at),
+        "data": data,
+        "prev_hash": e.prev_hash,
+        "hash": e.hash,
+    });
+    Bytes::from(format!("id: {}\ndata: {item}\n\n", e.seq))
+}
+
+/// The server-sent events of a table: a comment first, then every event
+/// after `after`, then each new one as it is committed (woken through
+/// [`TableEvents`], never by polling the database), with a keep-alive
+/// comment after each `keepalive` of silence. The stream ends when it is
+/// dropped (the client went away) or the database fails.
+pub fn table_events(s: EventStream) -> impl Stream<Item = Result<Bytes, sqlx::Error>> + 'static {
+    let mut pending = VecDeque::new();
+    pending.push_back(Bytes::from(format!(
+        ": events of table {}\nretry: 2000\n\n",
+        s.table_id
+    )));
+    stream::unfold((s, pending), |(mut s, mut pending)| async move {
+        loop {
+            if let Some(b) = pending.pop_front() {
+                return Some((Ok(b), (s, pending)));
+            }
+            match store::events::read_after(&s.pool, s.table_id, s.after, PAGE).await {
+                Err(e) => {
+                    tracing::warn!(error = %e, "event stream stops: database error");
+                    return None;
+                }
+                Ok(page) if !page.is_empty() => {
+                    for e in &page {
+                        let parsed = history::parse(e).ok();
+                        if let Some(TableEvent::GameStarted { players }) = &parsed {
+                            s.viewer = players
+                                .iter()
+                                .find(|p| p.account_id == s.account_id)
+                                .map(|p| p.seat);
+                        }
+                        pending.push_back(frame(e, parsed.as_ref(), s.viewer));
+                        s.after = e.seq;
+                    }
+                    continue;
+                }
+                Ok(_) => {}
+            }
+            let deadline = Instant::now() + s.keepalive;
+            if !s.hub.wait(&mut s.rx, deadline).await {
+                if Instant::now() < deadline {
+                    // The wake-up channel closed: subscribe again, re-read.
+                    s.rx = s.hub.subscribe(s.table_id);
+                    continue;
+                }
+                pending.push_back(Bytes::from_static(b": keep-alive\n\n"));
+            }
+        }
+    })
+}

@@ -1,0 +1,633 @@
+//! Round history, replays, the NDJSON log, the event stream and the audit,
+//! over HTTP, on logs generated in-process with the engine and stored with
+//! the event store (the table endpoints are not used).
+
+use std::time::Duration;
+
+use api::chain::{event_hash, GENESIS_PREV_HASH};
+use api::store::accounts::Role;
+use domain::table::{Table, TableEvent};
+use e2e::games::{self, tamper, PlayedGame};
+use e2e::{assert_problem, eventually, spawn_app, spawn_app_with, TestApp};
+use serde_json::{json, Value};
+use uuid::Uuid;
+
+/// Three players, someone from elsewhere, and an admin, all logged in.
+struct Cast {
+    players: Vec<(Uuid, String)>,
+    tokens: Vec<String>,
+    outsider: String,
+    admin: String,
+}
+
+async fn cast(app: &TestApp) -> Cast {
+    let mut players = Vec::new();
+    let mut tokens = Vec::new();
+    for name in ["ana", "bob", "cyd"] {
+        let account = app.register(name, "correct horse battery").await;
+        let id: Uuid = account["id"].as_str().unwrap().parse().unwrap();
+        let session = app.login(name, "correct horse battery").await;
+        players.push((id, name.to_owned()));
+        tokens.push(session["token"].as_str().unwrap().to_owned());
+    }
+    let outsider = app.player_token("eve").await;
+    let hash = api::password::hash("correct horse battery").unwrap();
+    api::store::accounts::insert(&app.pool, "boss", &hash, Role::Admin)
+        .await
+        .unwrap();
+    let admin = app.login("boss", "correct horse battery").await["token"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    Cast {
+        players,
+        tokens,
+        outsider,
+        admin,
+    }
+}
+
+async fn get(app: &TestApp, path: &str, token: &str) -> reqwest::Response {
+    app.client
+        .get(app.url(path))
+        .bearer_auth(token)
+        .send()
+        .await
+        .unwrap()
+}
+
+async fn get_json(app: &TestApp, path: &str, token: &str) -> Value {
+    let res = get(app, path, token).await;
+    assert_eq!(res.status(), 200, "{path}");
+    res.json().await.unwrap()
+}
+
+fn moderne(cast: &Cast, rounds: u32, seed: u64) -> PlayedGame {
+    games::play_game("moderne", json!({"rounds": rounds}), &cast.players, seed)
+}
+
+fn round_ended(game: &PlayedGame, n: u32) -> domain::RoundEnded {
+    game.events()
+        .find_map(|e| match e {
+            TableEvent::Game(domain::Event::RoundEnded(re)) if re.round == n => {
+                Some(domain::RoundEnded::clone(re))
+            }
+            _ => None,
+        })
+        .unwrap()
+}
+
+fn by_seat<T: serde::Serialize>(v: &T) -> Value {
+    serde_json::to_value(v).unwrap()
+}
+
+#[tokio::test]
+async fn rounds_lists_finished_rounds_with_their_times_and_the_result_to_anyone_logged_in() {
+    let app = spawn_app().await;
+    let cast = cast(&app).await;
+    let game = moderne(&cast, 2, 1);
+    let table = games::store_table(&app.pool, cast.players[0].0, &game.batches).await;
+
+    let body = get_json(&app, &format!("/v1/tables/{table}/rounds"), &cast.outsider).await;
+    let rounds = body["rounds"].as_array().unwrap();
+    assert_eq!(rounds.len(), 2);
+    for (i, r) in rounds.iter().enumerate() {
+        let recorded = round_ended(&game, i as u32 + 1);
+        assert_eq!(r["round"], i + 1);
+        let dealer = game
+            .events()
+            .find_map(|e| match e {
+                TableEvent::Game(domain::Event::RoundStarted(rs)) if rs.round == i as u32 + 1 => {
+                    Some(rs.dealer)
+                }
+                _ => None,
+            })
+            .unwrap();
+        assert_eq!(r["dealer"], dealer);
+        assert_eq!(r["out_order"], by_seat(&recorded.out_order));
+        assert_eq!(r["points"], by_seat(&recorded.points));
+        assert_eq!(r["totals"], by_seat(&recorded.totals));
+        assert!(r["points"]["0"].is_i64(), "keyed by seat: {r}");
+        let started = r["started_at"].as_str().unwrap();
+        let ended = r["ended_at"].as_str().unwrap();
+        assert!(started < ended, "{started} < {ended}");
+    }
+    let table_after = Table::from_events(game.events()).unwrap();
+    let result = table_after.game.unwrap().result().cloned().unwrap();
+    assert_eq!(body["result"], by_seat(&result));
+
+    // A game in its second round: one round, no result yet.
+    let running = games::store_table(&app.pool, cast.players[0].0, &game.partway_into_round(2, 3)).await;
+    let body = get_json(
+        &app,
+        &format!("/v1/tables/{running}/rounds"),
+        &cast.tokens[1],
+    )
+    .await;
+    assert_eq!(body["rounds"].as_array().unwrap().len(), 1);
+    assert!(body["result"].is_null());
+
+    let res = app
+        .client
+        .get(app.url(&format!("/v1/tables/{table}/rounds")))
+        .send()
+        .await
+        .unwrap();
+    assert_problem(res, 401, "unauthorized").await;
+    let res = get(
+        &app,
+        &format!("/v1/tables/{}/rounds", Uuid::new_v4()),
+        &cast.outsider,
+    )
+    .await;
+    assert_problem(res, 404, "not_found").await;
+}
+
+#[tokio::test]
+async fn replay_shows_every_hand_from_the_deal_and_refuses_steps_past_the_end() {
+    let app = spawn_app().await;
+    let cast = cast(&app).await;
+    let game = moderne(&cast, 1, 2);
+    let table = games::store_table(&app.pool, cast.players[0].0, &game.batches).await;
+    let path = format!("/v1/tables/{table}/rounds/1/replay");
+
+    let last = get_json(&app, &path, &cast.tokens[0]).await;
+    let events = last["events"].as_array().unwrap();
+    assert_eq!(events[0]["type"], "round_started");
+    assert_eq!(events.last().unwrap()["type"], "round_ended");
+    assert_eq!(last["step"], events.len() - 1);
+    assert_eq!(last["last_step"], events.len() - 1);
+    let deal = &events[0]["data"];
+    assert_eq!(deal["hands"].as_object().unwrap().len(), 3, "every hand");
+    assert!(deal["stock"].is_array(), "the stock in full");
+    for key in ["seq", "type", "v", "at", "data", "prev_hash", "hash"] {
+        assert!(events[1].get(key).is_some(), "{key} in {}", events[1]);
+    }
+
+    let first = get_json(&app, &format!("{path}?step=0"), &cast.tokens[0]).await;
+    assert_eq!(first["step"], 0);
+    for seat in 0..3 {
+        assert_eq!(
+            first["state"]["hands"][seat],
+            deal["hands"][seat.to_string()]
+        );
+    }
+    assert_eq!(first["state"]["top_card"], deal["starter"]);
+
+    let res = get(
+        &app,
+        &format!("{path}?step={}", events.len()),
+        &cast.tokens[0],
+    )
+    .await;
+    let problem = assert_problem(res, 422, "step_out_of_range").await;
+    assert!(problem["detail"].as_str().unwrap().contains("steps 0 to"));
+    let res = get(&app, &format!("{path}?step=-1"), &cast.tokens[0]).await;
+    assert_problem(res, 400, "invalid_query").await;
+    let res = get(&app, &format!("{path}?step=abc"), &cast.tokens[0]).await;
+    assert_problem(res, 400, "invalid_query").await;
+    let res = get(
+        &app,
+        &format!("/v1/tables/{table}/rounds/2/replay"),
+        &cast.tokens[0],
+    )
+    .await;
+    assert_problem(res, 404, "not_found").await;
+    let res = get(
+        &app,
+        &format!("/v1/tables/{}/rounds/1/replay", Uuid::new_v4()),
+        &cast.admin,
+    )
+    .await;
+    assert_problem(res, 404, "not_found").await;
+}
+
+#[tokio::test]
+async fn replay_is_for_the_players_once_the_round_is_over_and_for_admins_at_any_time() {
+    let app = spawn_app().await;
+    let cast = cast(&app).await;
+    let game = moderne(&cast, 3, 3);
+    let table = games::store_table(&app.pool, cast.players[0].0, &game.partway_into_round(2, 4)).await;
+    let round = |n: u32| format!("/v1/tables/{table}/rounds/{n}/replay");
+
+    // Round 1 is over: its players may replay it, others may not.
+    get_json(&app, &round(1), &cast.tokens[2]).await;
+    let res = get(&app, &round(1), &cast.outsider).await;
+    assert_problem(res, 403, "not_a_player").await;
+    // Round 2 runs: never shown to a player, shown to an admin.
+    for token in &cast.tokens {
+        let res = get(&app, &round(2), token).await;
+        assert_problem(res, 403, "round_running").await;
+    }
+    let res = get(&app, &round(2), &cast.outsider).await;
+    assert_problem(res, 403, "not_a_player").await;
+    let running = get_json(&app, &round(2), &cast.admin).await;
+    assert!(
+        running["state"]["current_seat"].is_u64(),
+        "a seat is on turn"
+    );
+    assert_eq!(running["events"][0]["type"], "round_started");
+}
+
+#[tokio::test]
+async fn replay_by_step_gives_the_recorded_hands_and_points_for_every_preset() {
+    let app = spawn_app().await;
+    let cast = cast(&app).await;
+    for (i, preset) in domain::Preset::ALL.into_iter().enumerate() {
+        let game = games::play_game(
+            preset.id(),
+            json!({"rounds": 1}),
+            &cast.players,
+            10 + i as u64,
+        );
+        let log: Vec<TableEvent> = game.events().cloned().collect();
+        let table = games::store_table(&app.pool, cast.players[0].0, &game.batches).await;
+        let start = log
+            .iter()
+            .position(|e| e.kind() == "round_started")
+            .unwrap();
+        let path = format!("/v1/tables/{table}/rounds/1/replay");
+        let whole = get_json(&app, &path, &cast.tokens[1]).await;
+        let last = whole["last_step"].as_u64().unwrap() as usize;
+        // Steps (about 20 of them, always the first and the last) are the
+        // engine's own fold of the log up to them.
+        let stride = (last / 20).max(1);
+        for step in (0..=last).filter(|k| k % stride == 0 || *k == last) {
+            let body = get_json(&app, &format!("{path}?step={step}"), &cast.tokens[1]).await;
+            let folded = Table::from_events(&log[..=start + step]).unwrap();
+            let expected = folded.game.unwrap().full_view().unwrap();
+            assert_eq!(
+                body["state"],
+                by_seat(&expected),
+                "{} step {step}",
+                preset.id()
+            );
+        }
+        let state = &whole["state"];
+        let recorded = round_ended(&game, 1);
+        let hands: Vec<Value> = recorded.hands.values().map(by_seat).collect();
+        assert_eq!(state["hands"], Value::from(hands), "{}", preset.id());
+        let rules = preset.rules();
+        let book = rules.compile().unwrap();
+        let final_hands: Vec<Vec<domain::Card>> =
+            serde_json::from_value(state["hands"].clone()).unwrap();
+        let out: Vec<usize> = serde_json::from_value(state["out_order"].clone()).unwrap();
+        let points = domain::score::round_points(&rules, &book, &final_hands, &out);
+        let recorded_points: Vec<i32> = recorded.points.values().copied().collect();
+        assert_eq!(points, recorded_points, "{}", preset.id());
+        assert_eq!(
+            state["totals"],
+            by_seat(&recorded.totals.values().collect::<Vec<_>>())
+        );
+    }
+}
+
+/// Recomputes the chain from the NDJSON lines alone.
+fn verify_lines(body: &str) -> usize {
+    let mut prev = GENESIS_PREV_HASH.to_owned();
+    let mut count = 0;
+    for (i, line) in body.lines().enumerate() {
+        let e: Value = serde_json::from_str(line).unwrap();
+        assert_eq!(e["seq"], i + 1);
+        assert_eq!(e["prev_hash"], prev.as_str());
+        let hash = event_hash(
+            &prev,
+            e["seq"].as_i64().unwrap(),
+            e["type"].as_str().unwrap(),
+            e["v"].as_i64().unwrap() as i32,
+            e["at"].as_str().unwrap(),
+            &e["data"],
+        );
+        assert_eq!(e["hash"], hash.as_str(), "line {}", i + 1);
+        prev = hash;
+        count += 1;
+    }
+    count
+}
+
+#[tokio::test]
+async fn log_is_ndjson_of_the_whole_log_in_pages_whose_hashes_recompute_from_the_lines() {
+    let app = spawn_app().await;
+    let cast = cast(&app).await;
+    // Long enough to need several pages of the export.
+    let game = moderne(&cast, 8, 4);
+    let count = game.events().count();
+    assert!(count > 2 * api::history::PAGE as usize, "{count} events");
+    let table = games::store_table(&app.pool, cast.players[0].0, &game.batches).await;
+
+    let res = get(&app, &format!("/v1/tables/{table}/log"), &cast.tokens[2]).await;
+    assert_eq!(res.status(), 200);
+    assert_eq!(res.headers()["content-type"], "application/x-ndjson");
+    let body = res.text().await.unwrap();
+    assert!(body.ends_with('\n'));
+    assert_eq!(verify_lines(&body), count);
+    let first: Value = serde_json::from_str(body.lines().next().unwrap()).unwrap();
+    assert_eq!(first["type"], "table_created");
+    let deal = body
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|e| e["type"] == "round_started")
+        .unwrap();
+    assert_eq!(
+        deal["data"]["hands"].as_object().unwrap().len(),
+        3,
+        "full data"
+    );
+}
+
+#[tokio::test]
+async fn log_is_for_the_players_once_the_game_is_over_and_for_admins_at_any_time() {
+    let app = spawn_app().await;
+    let cast = cast(&app).await;
+    let game = moderne(&cast, 2, 5);
+    let running = games::store_table(&app.pool, cast.players[0].0, &game.partway_into_round(2, 2)).await;
+    let log = |t: Uuid| format!("/v1/tables/{t}/log");
+
+    let res = get(&app, &log(running), &cast.tokens[0]).await;
+    assert_problem(res, 403, "game_running").await;
+    let res = get(&app, &log(running), &cast.outsider).await;
+    assert_problem(res, 403, "not_a_player").await;
+    let res = get(&app, &log(running), &cast.admin).await;
+    assert_eq!(res.status(), 200);
+    verify_lines(&res.text().await.unwrap());
+
+    let finished = games::store_table(&app.pool, cast.players[0].0, &game.batches).await;
+    for token in &cast.tokens {
+        assert_eq!(get(&app, &log(finished), token).await.status(), 200);
+    }
+    let res = get(&app, &log(finished), &cast.outsider).await;
+    assert_problem(res, 403, "not_a_player").await;
+    let res = get(&app, &log(Uuid::new_v4()), &cast.admin).await;
+    assert_problem(res, 404, "not_found").await;
+}
+
+async fn audit(app: &TestApp, cast: &Cast, table: Uuid) -> Value {
+    get_json(app, &format!("/v1/admin/tables/{table}/audit"), &cast.admin).await
+}
+
+/// A finished two-round game, stored, the append-only trigger off.
+async fn tamperable(app: &TestApp, cast: &Cast, seed: u64) -> Uuid {
+    let game = moderne(cast, 2, seed);
+    let table = games::store_table(&app.pool, cast.players[0].0, &game.batches).await;
+    tamper::allow_changes(&app.pool).await;
+    table
+}
+
+fn assert_fails_at(report: &Value, seq: i64) {
+    assert_eq!(report["ok"], false, "{report}");
+    assert_eq!(report["first_bad_seq"], seq, "{report}");
+}
+
+#[tokio::test]
+async fn audit_is_for_admins_and_passes_on_an_untouched_log() {
+    let app = spawn_app().await;
+    let cast = cast(&app).await;
+    let table = tamperable(&app, &cast, 6).await;
+    let path = format!("/v1/admin/tables/{table}/audit");
+    for token in [&cast.tokens[0], &cast.outsider] {
+        assert_problem(get(&app, &path, token).await, 403, "forbidden").await;
+    }
+    let res = get(
+        &app,
+        &format!("/v1/admin/tables/{}/audit", Uuid::new_v4()),
+        &cast.admin,
+    )
+    .await;
+    assert_problem(res, 404, "not_found").await;
+
+    let report = audit(&app, &cast, table).await;
+    assert_eq!(report["ok"], true, "{report}");
+    assert_eq!(report["chain_valid"], true);
+    assert!(report["first_bad_seq"].is_null());
+    assert_eq!(report["problems"], json!([]));
+    let rounds = report["rounds"].as_array().unwrap();
+    assert_eq!(rounds.len(), 2);
+    for r in rounds {
+        assert_eq!(r["matches"], true);
+        assert_eq!(r["recorded"], r["recomputed"]);
+    }
+}
+
+#[tokio::test]
+async fn audit_names_the_seq_of_an_event_whose_data_was_edited() {
+    let app = spawn_app().await;
+    let cast = cast(&app).await;
+    let table = tamperable(&app, &cast, 7).await;
+    let seq = tamper::seq_of(&app.pool, table, "card_played", 10).await;
+    tamper::edit_data(&app.pool, table, seq, "announce", json!(true)).await;
+    let report = audit(&app, &cast, table).await;
+    assert_fails_at(&report, seq);
+    assert_eq!(report["chain_valid"], false);
+}
+
+#[tokio::test]
+async fn audit_names_the_first_of_two_swapped_events() {
+    let app = spawn_app().await;
+    let cast = cast(&app).await;
+    let table = tamperable(&app, &cast, 8).await;
+    tamper::swap(&app.pool, table, 12, 13).await;
+    let report = audit(&app, &cast, table).await;
+    assert_fails_at(&report, 12);
+    assert_eq!(report["chain_valid"], false);
+}
+
+#[tokio::test]
+async fn audit_names_the_seq_of_a_deleted_event() {
+    let app = spawn_app().await;
+    let cast = cast(&app).await;
+    let table = tamperable(&app, &cast, 9).await;
+    tamper::delete(&app.pool, table, 20).await;
+    let report = audit(&app, &cast, table).await;
+    assert_fails_at(&report, 20);
+    assert!(report["problems"][0]["reason"]
+        .as_str()
+        .unwrap()
+        .contains("missing"));
+}
+
+#[tokio::test]
+async fn audit_names_the_seq_of_an_inserted_event() {
+    let app = spawn_app().await;
+    let cast = cast(&app).await;
+    let table = tamperable(&app, &cast, 10).await;
+    tamper::insert_copy_after(&app.pool, table, 15).await;
+    let report = audit(&app, &cast, table).await;
+    assert_fails_at(&report, 16);
+}
+
+#[tokio::test]
+async fn audit_names_an_event_appended_past_the_tables_version_with_a_valid_chain() {
+    let app = spawn_app().await;
+    let cast = cast(&app).await;
+    let table = tamperable(&app, &cast, 11).await;
+    let version: i64 = sqlx::query_scalar("SELECT version FROM game_tables WHERE id = $1")
+        .bind(table)
+        .fetch_one(&app.pool)
+        .await
+        .unwrap();
+    tamper::insert_copy_after(&app.pool, table, version).await;
+    tamper::rechain(&app.pool, table, version + 1).await;
+    let report = audit(&app, &cast, table).await;
+    assert_fails_at(&report, version + 1);
+    assert_eq!(report["chain_valid"], false);
+}
+
+#[tokio::test]
+async fn audit_fails_on_the_round_whose_recorded_score_was_edited_even_with_a_valid_chain() {
+    let app = spawn_app().await;
+    let cast = cast(&app).await;
+    let table = tamperable(&app, &cast, 12).await;
+    let seq = tamper::seq_of(&app.pool, table, "round_ended", 0).await;
+    tamper::edit_data(
+        &app.pool,
+        table,
+        seq,
+        "points",
+        json!({"0": 0, "1": 0, "2": 0}),
+    )
+    .await;
+    tamper::rechain(&app.pool, table, seq).await;
+    let report = audit(&app, &cast, table).await;
+    assert_eq!(report["chain_valid"], true, "{report}");
+    assert_fails_at(&report, seq);
+    let round = &report["rounds"][0];
+    assert_eq!(round["round"], 1);
+    assert_eq!(round["seq"], seq);
+    assert_eq!(round["matches"], false);
+    assert_eq!(round["recorded"]["points"], json!({"0": 0, "1": 0, "2": 0}));
+    assert_ne!(round["recomputed"]["points"], round["recorded"]["points"]);
+}
+
+#[tokio::test]
+async fn audit_reports_data_that_no_longer_parses_at_its_seq_without_a_500() {
+    let app = spawn_app().await;
+    let cast = cast(&app).await;
+    let table = tamperable(&app, &cast, 13).await;
+    let seq = tamper::seq_of(&app.pool, table, "round_started", 0).await;
+    tamper::garble(&app.pool, table, seq).await;
+    let report = audit(&app, &cast, table).await;
+    assert_fails_at(&report, seq);
+    let reasons: Vec<&str> = report["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["seq"] == seq)
+        .map(|p| p["reason"].as_str().unwrap())
+        .collect();
+    assert!(
+        reasons.iter().any(|r| r.contains("does not parse")),
+        "{reasons:?}"
+    );
+    // A seat out of range makes the engine's evolve panic: reported too.
+    let other = tamperable(&app, &cast, 14).await;
+    let seq = tamper::seq_of(&app.pool, other, "card_played", 0).await;
+    tamper::edit_data(&app.pool, other, seq, "seat", json!(7)).await;
+    assert_fails_at(&audit(&app, &cast, other).await, seq);
+}
+
+/// Reads SSE text until `done` holds or 10 s pass.
+async fn read_until(res: &mut reqwest::Response, text: &mut String, done: impl Fn(&str) -> bool) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while !done(text) {
+        let chunk = tokio::time::timeout_at(deadline, res.chunk())
+            .await
+            .expect("more of the stream before the deadline")
+            .unwrap()
+            .expect("the stream goes on");
+        text.push_str(std::str::from_utf8(&chunk).unwrap());
+    }
+}
+
+fn frames(text: &str) -> Vec<Value> {
+    text.split("\n\n")
+        .filter_map(|f| f.lines().find_map(|l| l.strip_prefix("data: ")))
+        .map(|d| serde_json::from_str(d).unwrap())
+        .collect()
+}
+
+#[tokio::test]
+async fn event_stream_sends_redacted_events_wakes_on_commits_resumes_and_keeps_alive() {
+    let app = spawn_app_with(|s| s.sse_keepalive_ms = 200).await;
+    let cast = cast(&app).await;
+    let game = moderne(&cast, 2, 15);
+    let first = game.partway_into_round(1, 2);
+    let table = games::store_table(&app.pool, cast.players[0].0, &first).await;
+    let version: usize = first.iter().map(Vec::len).sum();
+    let url = app.url(&format!("/v1/tables/{table}/events/stream"));
+
+    let mut res = app
+        .client
+        .get(&url)
+        .bearer_auth(&cast.tokens[1])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    assert_eq!(res.headers()["content-type"], "text/event-stream");
+    let mut text = String::new();
+    read_until(&mut res, &mut text, |t| frames(t).len() == version).await;
+    let seen = frames(&text);
+    assert!(text.contains(&format!("id: {version}\n")));
+    let deal = seen.iter().find(|e| e["type"] == "round_started").unwrap();
+    let hands = deal["data"]["hands"].as_object().unwrap();
+    assert_eq!(
+        hands.keys().collect::<Vec<_>>(),
+        ["1"],
+        "only the caller's hand"
+    );
+    assert!(deal["data"].get("stock").is_none());
+    assert_eq!(deal["hash"].as_str().unwrap().len(), 64);
+
+    // Idle: keep-alive comments; a commit wakes the stream at once.
+    read_until(&mut res, &mut text, |t| t.contains(": keep-alive")).await;
+    let more = &game.batches[first.len()..first.len() + 3];
+    let total = games::append(&app.pool, table, version as i64, more).await as usize;
+    read_until(&mut res, &mut text, |t| frames(t).len() == total).await;
+    let seqs: Vec<i64> = frames(&text)
+        .iter()
+        .map(|e| e["seq"].as_i64().unwrap())
+        .collect();
+    assert_eq!(seqs, (1..=total as i64).collect::<Vec<_>>());
+
+    // The client goes away: the server drops its subscription.
+    drop(res);
+    let gone = eventually(Duration::from_secs(10), || async {
+        (app.table_events.subscribers(table) == 0).then_some(())
+    })
+    .await;
+    assert!(gone.is_some(), "the stream ended when the client left");
+
+    // Resume after Last-Event-ID: only what follows.
+    let mut res = app
+        .client
+        .get(&url)
+        .bearer_auth(&cast.outsider)
+        .header("Last-Event-ID", (total - 2).to_string())
+        .send()
+        .await
+        .unwrap();
+    let mut text = String::new();
+    read_until(&mut res, &mut text, |t| frames(t).len() == 2).await;
+    let resumed: Vec<i64> = frames(&text)
+        .iter()
+        .map(|e| e["seq"].as_i64().unwrap())
+        .collect();
+    assert_eq!(resumed, [total as i64 - 1, total as i64]);
+
+    let res = app
+        .client
+        .get(&url)
+        .bearer_auth(&cast.outsider)
+        .header("Last-Event-ID", "soon")
+        .send()
+        .await
+        .unwrap();
+    assert_problem(res, 400, "invalid_last_event_id").await;
+    let res = get(
+        &app,
+        &format!("/v1/tables/{}/events/stream", Uuid::new_v4()),
+        &cast.outsider,
+    )
+    .await;
+    assert_problem(res, 404, "not_found").await;
+}
