@@ -244,15 +244,26 @@ impl Game {
                 if self.check_last_card(r, seat, card, effect).is_err() {
                     return false;
                 }
+                // When no pending effect or freeze constrains the turn,
+                // `check_constraints` comes down to `legal_on`: ask it directly.
+                let plain = !r.frozen
+                    && match r.pending {
+                        Pending::None | Pending::MustReplay { .. } | Pending::MayReplay => true,
+                        Pending::Drawn { card: drawn } => drawn == card,
+                        Pending::Attack { .. } | Pending::Draw { .. } => false,
+                    };
                 for &named in self.rules.deck.distinct_cards() {
                     if named == Card::Joker {
                         continue;
                     }
                     let named_effect = self.effect(named);
-                    if self
-                        .check_constraints(r, card, effect, named, named_effect)
-                        .is_err()
-                    {
+                    let legal = if plain {
+                        self.legal_on(r.target, named, named_effect)
+                    } else {
+                        self.check_constraints(r, card, effect, named, named_effect)
+                            .is_ok()
+                    };
+                    if !legal {
                         continue;
                     }
                     let stop = if named_effect == Some(Effect::WildSuit) {
