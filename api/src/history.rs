@@ -173,8 +173,10 @@ impl RoundSpan {
 }))]
 pub struct RoundSummary {
     pub round: u32,
+    #[schema(value_type = u32)]
     pub dealer: Seat,
     /// Seats in the order they went out.
+    #[schema(value_type = Vec<u32>)]
     pub out_order: Vec<Seat>,
     /// Seat → points of the round.
     #[schema(value_type = Object)]
@@ -203,7 +205,12 @@ pub struct RoundSummary {
 }))]
 pub struct RoundsDto {
     pub rounds: Vec<RoundSummary>,
-    /// The game's result, once it is over.
+    /// The game's result once it is over: `{ranking: [{seat, total, place}],
+    /// winners, losers}` (the engine's `GameEnded`).
+    #[schema(value_type = Option<Object>, example = json!({
+        "ranking": [{"seat": 1, "total": 0, "place": 1}, {"seat": 0, "total": 12, "place": 2}],
+        "winners": [1], "losers": [0]
+    }))]
     pub result: Option<GameEnded>,
 }
 
@@ -265,7 +272,11 @@ pub struct ReplayDto {
     pub step: usize,
     /// The last step of the round (its `round_ended` once finished).
     pub last_step: usize,
-    /// Every hand, the stock, the pile after `step`.
+    /// The omniscient state after `step` (the engine's `FullView`): every
+    /// hand by seat, the stock and the discard pile (top card last), the top
+    /// card, the active suit/letter/rank, direction, current seat, pending,
+    /// out order, announcements and totals.
+    #[schema(value_type = Object)]
     pub state: FullView,
 }
 

@@ -117,7 +117,8 @@ async fn rounds_lists_finished_rounds_with_their_times_and_the_result_to_anyone_
     assert_eq!(body["result"], by_seat(&result));
 
     // A game in its second round: one round, no result yet.
-    let running = games::store_table(&app.pool, cast.players[0].0, &game.partway_into_round(2, 3)).await;
+    let running =
+        games::store_table(&app.pool, cast.players[0].0, &game.partway_into_round(2, 3)).await;
     let body = get_json(
         &app,
         &format!("/v1/tables/{running}/rounds"),
@@ -207,7 +208,8 @@ async fn replay_is_for_the_players_once_the_round_is_over_and_for_admins_at_any_
     let app = spawn_app().await;
     let cast = cast(&app).await;
     let game = moderne(&cast, 3, 3);
-    let table = games::store_table(&app.pool, cast.players[0].0, &game.partway_into_round(2, 4)).await;
+    let table =
+        games::store_table(&app.pool, cast.players[0].0, &game.partway_into_round(2, 4)).await;
     let round = |n: u32| format!("/v1/tables/{table}/rounds/{n}/replay");
 
     // Round 1 is over: its players may replay it, others may not.
@@ -340,7 +342,8 @@ async fn log_is_for_the_players_once_the_game_is_over_and_for_admins_at_any_time
     let app = spawn_app().await;
     let cast = cast(&app).await;
     let game = moderne(&cast, 2, 5);
-    let running = games::store_table(&app.pool, cast.players[0].0, &game.partway_into_round(2, 2)).await;
+    let running =
+        games::store_table(&app.pool, cast.players[0].0, &game.partway_into_round(2, 2)).await;
     let log = |t: Uuid| format!("/v1/tables/{t}/log");
 
     let res = get(&app, &log(running), &cast.tokens[0]).await;
