@@ -18,6 +18,7 @@ pub const EVENT_VERSION: u32 = 1;
 /// A player's move, exactly as posted to `POST /v1/tables/{id}/moves`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(example = json!({"type": "play", "card": "8H", "suit": "S", "announce": false})))]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Move {
     Play {
@@ -59,6 +60,7 @@ impl Move {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(example = "clockwise"))]
 #[serde(rename_all = "snake_case")]
 pub enum Direction {
     /// Increasing seat numbers.
@@ -156,6 +158,7 @@ pub struct CardPlayed {
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(example = json!({"round": 3, "out_order": [1], "hands": {"0": ["8S", "QD"], "1": []}, "points": {"0": 60, "1": 0}, "totals": {"0": 112, "1": 40}, "blocked": false})))]
 pub struct RoundEnded {
     pub round: u32,
     /// Seats in the order they went out (in placement scoring a blocked
@@ -176,6 +179,7 @@ pub struct RoundEnded {
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(example = json!({"seat": 1, "total": 87, "place": 1})))]
 pub struct Placing {
     pub seat: Seat,
     pub total: i32,
@@ -185,6 +189,7 @@ pub struct Placing {
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(example = json!({"ranking": [{"seat": 1, "total": 87, "place": 1}, {"seat": 0, "total": 512, "place": 2}], "winners": [1], "losers": [0]})))]
 pub struct GameEnded {
     pub ranking: Vec<Placing>,
     pub winners: Vec<Seat>,

@@ -192,7 +192,7 @@ impl Game {
                     discard: vec![rs.starter],
                     target: natural_target(rs.starter),
                     direction: Direction::Clockwise,
-                    current: Some(rs.first_seat),
+                    current: Some(rs.first_seat.min(self.seats - 1)),
                     pending: Pending::None,
                     frozen: false,
                     announced: vec![false; self.seats],
@@ -261,6 +261,22 @@ fn take_from_hand(hand: &mut Vec<Card>, card: Card) {
 }
 
 fn evolve_round(r: &mut Round, book: &Book, event: &Event) {
+    // Events come from `decide`; a log edited by hand may name a seat the
+    // table does not have. Such an event changes nothing rather than panic.
+    let n = r.hands.len();
+    let bad_seat = match event {
+        Event::CardPlayed(p) => p.seat >= n,
+        Event::CardsDrawn { seat, .. }
+        | Event::TurnPassed { seat }
+        | Event::TurnSkipped { seat, .. }
+        | Event::TurnStarted { seat, .. }
+        | Event::PlayerWentOut { seat, .. } => *seat >= n,
+        Event::Challenged { by, seat, .. } => *by >= n || *seat >= n,
+        _ => false,
+    };
+    if bad_seat {
+        return;
+    }
     match event {
         Event::CardTurned { card } => {
             r.stock.pop();
@@ -359,7 +375,9 @@ fn evolve_round(r: &mut Round, book: &Book, event: &Event) {
             if let Some(cur) = r.current {
                 if cur != *seat {
                     if r.acted {
-                        r.played_a_turn[cur] = true;
+                        if let Some(played) = r.played_a_turn.get_mut(cur) {
+                            *played = true;
+                        }
                     }
                     r.acted = false;
                 }
@@ -374,5 +392,45 @@ fn evolve_round(r: &mut Round, book: &Book, event: &Event) {
             }
         }
         Event::RoundStarted(_) | Event::RoundEnded(_) | Event::GameEnded(_) => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::Preset;
+
+    /// A log edited by hand must not crash a fold: an event naming a seat
+    /// the table lacks changes nothing.
+    #[test]
+    fn events_naming_a_missing_seat_change_nothing() {
+        let mut g = Game::new(Preset::Classique.rules(), 2).unwrap();
+        let mut rng = <rand::rngs::StdRng as rand::SeedableRng>::seed_from_u64(3);
+        let mut out = Vec::new();
+        g.execute(&crate::engine::Command::Start, &mut rng, &mut out)
+            .unwrap();
+        let before = g.clone();
+        for e in [
+            Event::TurnPassed { seat: 9 },
+            Event::CardsDrawn {
+                seat: 5,
+                cards: vec![],
+                reason: DrawReason::Draw,
+            },
+            Event::TurnStarted {
+                seat: 7,
+                pending: Pending::None,
+                frozen: false,
+            },
+            Event::Challenged {
+                by: 0,
+                seat: 4,
+                penalty: 2,
+                loses_turn: false,
+            },
+        ] {
+            g.evolve(&e);
+        }
+        assert_eq!(g, before);
     }
 }

@@ -12,6 +12,7 @@ use crate::rules::{Preset, Rules, RulesError};
 /// Who sits where. `account_id` is opaque to the engine.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(example = json!({"seat": 1, "account_id": "6f1c2a8e-3b7d-4c59-9e21-0d4f5a6b7c8d", "username": "alice"})))]
 pub struct Seated {
     pub seat: Seat,
     pub account_id: String,

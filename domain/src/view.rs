@@ -11,6 +11,7 @@ use crate::game::{Game, Round};
 /// One seat's view of the table (or a spectator's, with `my_seat` null).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(example = json!({"round": 2, "my_seat": 0, "hand": ["8H", "10S", "QC"], "top_card": "7H", "active_suit": null, "active_letter": null, "active_rank": null, "direction": "clockwise", "current_seat": 0, "stock_size": 30, "discard_size": 6, "players": [{"seat": 0, "hand_size": 3, "total": 12, "announced": false, "out": false}, {"seat": 1, "hand_size": 1, "total": 40, "announced": true, "out": false}], "pending": {"kind": "none", "seat": null, "draw": null, "count": null, "card": null, "frozen": false, "challengeable": null}, "legal_moves": [{"type": "play", "card": "8H", "suit": "S", "announce": false}, {"type": "draw"}], "result": null})))]
 pub struct SeatView {
     pub round: u32,
     pub my_seat: Option<Seat>,
@@ -38,6 +39,7 @@ pub struct SeatView {
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(example = json!({"seat": 1, "hand_size": 1, "total": 40, "announced": true, "out": false})))]
 pub struct PlayerView {
     pub seat: Seat,
     pub hand_size: usize,
@@ -51,6 +53,7 @@ pub struct PlayerView {
 /// What constrains the seat on turn, as far as the viewer may know.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(example = json!({"kind": "attack", "seat": 2, "draw": 4, "count": 2, "card": null, "frozen": false, "challengeable": null})))]
 pub struct PendingView {
     /// `none`, `attack`, `draw`, `must_replay`, `may_replay` or `drawn`.
     pub kind: String,
@@ -72,6 +75,7 @@ pub struct PendingView {
 /// The omniscient state of a round, for replays and audits.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(example = json!({"round": 1, "dealer": 1, "hands": [["8H", "2S"], ["QC"]], "stock": ["3D", "KH"], "discard": ["5C", "7C"], "top_card": "7C", "active_suit": null, "active_letter": null, "active_rank": null, "direction": "clockwise", "current_seat": 0, "pending": {"kind": "none", "seat": null, "draw": null, "count": null, "card": null, "frozen": false, "challengeable": null}, "out_order": [], "announced": [false, false], "totals": [0, 0]})))]
 pub struct FullView {
     pub round: u32,
     pub dealer: Seat,
