@@ -1,0 +1,355 @@
+//! The load: the baseline first, then real games over HTTP.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use serde_json::{json, Value};
+
+#[derive(clap::Args)]
+pub struct RunArgs {
+    /// The API under test.
+    #[arg(long, default_value = "http://127.0.0.1:8080")]
+    base_url: String,
+    /// The baseline server (`loadgen baseline-server`); skipped when absent.
+    #[arg(long)]
+    baseline_url: Option<String>,
+    #[arg(long, default_value_t = 16)]
+    tables: usize,
+    /// Players per table (tables × players play at once).
+    #[arg(long, default_value_t = 4)]
+    players: usize,
+    /// How long the games are played.
+    #[arg(long, default_value_t = 20)]
+    seconds: u64,
+    /// How long the baseline is measured (with as many clients as players).
+    #[arg(long, default_value_t = 10)]
+    baseline_seconds: u64,
+    #[arg(long, default_value = "classique")]
+    ruleset: String,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+}
+
+/// What one client saw.
+#[derive(Default)]
+struct Tally {
+    latencies_ms: Vec<f64>,
+    /// Status → count, for every answer that was not 2xx (or 304).
+    refused: BTreeMap<u16, u64>,
+    requests: u64,
+    finished_games: u64,
+}
+
+impl Tally {
+    fn merge(&mut self, other: Tally) {
+        self.latencies_ms.extend(other.latencies_ms);
+        for (k, v) in other.refused {
+            *self.refused.entry(k).or_default() += v;
+        }
+        self.requests += other.requests;
+        self.finished_games += other.finished_games;
+    }
+
+    fn note(&mut self, status: reqwest::StatusCode) {
+        self.requests += 1;
+        if !status.is_success() && status != reqwest::StatusCode::NOT_MODIFIED {
+            *self.refused.entry(status.as_u16()).or_default() += 1;
+        }
+    }
+
+    fn errors(&self) -> u64 {
+        self.refused.values().sum()
+    }
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let i = ((p * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len()) - 1;
+    sorted[i]
+}
+
+type Error = Box<dyn std::error::Error + Send + Sync>;
+
+pub async fn run(args: RunArgs) -> std::io::Result<()> {
+    match run_inner(args).await {
+        Ok(()) => Ok(()),
+        Err(e) => Err(std::io::Error::other(e.to_string())),
+    }
+}
+
+async fn run_inner(args: RunArgs) -> Result<(), Error> {
+    let client = reqwest::Client::builder()
+        .pool_max_idle_per_host(256)
+        .timeout(Duration::from_secs(60))
+        .build()?;
+    let concurrency = args.tables * args.players;
+
+    let (baseline_per_sec, baseline) = match &args.baseline_url {
+        Some(url) => {
+            let t = baseline_load(&client, url, concurrency, args.baseline_seconds).await;
+            let per_sec = t.0;
+            (per_sec, Some(t.1))
+        }
+        None => (0.0, None),
+    };
+    if let Some(b) = &baseline {
+        let mut l = b.latencies_ms.clone();
+        l.sort_by(f64::total_cmp);
+        println!(
+            "baseline: clients={concurrency} requests={} per_sec={baseline_per_sec:.0} p50_ms={:.2} p99_ms={:.2} non_2xx={:?}",
+            b.requests,
+            percentile(&l, 0.5),
+            percentile(&l, 0.99),
+            b.refused
+        );
+    }
+
+    let seats = setup(&client, &args).await?;
+    eprintln!(
+        "loadgen: {} tables × {} players started; playing for {} s",
+        args.tables, args.players, args.seconds
+    );
+    let started = Instant::now();
+    let deadline = started + Duration::from_secs(args.seconds);
+    let mut tasks = Vec::new();
+    for (i, (table, token)) in seats.into_iter().enumerate() {
+        let client = client.clone();
+        let base = args.base_url.clone();
+        let seed = args.seed * 1_000_003 + i as u64;
+        tasks.push(tokio::spawn(async move {
+            play(&client, &base, &table, &token, deadline, seed).await
+        }));
+    }
+    let mut tally = Tally::default();
+    for t in tasks {
+        tally.merge(t.await?);
+    }
+    let secs = started.elapsed().as_secs_f64();
+    let mut l = std::mem::take(&mut tally.latencies_ms);
+    l.sort_by(f64::total_cmp);
+    let moves_per_sec = l.len() as f64 / secs;
+    let (p50, p95, p99) = (
+        percentile(&l, 0.5),
+        percentile(&l, 0.95),
+        percentile(&l, 0.99),
+    );
+    println!(
+        "moves: players={concurrency} moves={} seconds={secs:.1} per_sec={moves_per_sec:.0} p50_ms={p50:.2} p95_ms={p95:.2} p99_ms={p99:.2} requests={} games_finished={} non_2xx={:?}",
+        l.len(),
+        tally.requests,
+        tally.finished_games,
+        tally.refused
+    );
+    let errors = tally.errors() + baseline.as_ref().map_or(0, Tally::errors);
+    let ratio = if baseline_per_sec > 0.0 {
+        moves_per_sec / baseline_per_sec
+    } else {
+        0.0
+    };
+    println!(
+        "moves_per_sec={moves_per_sec:.0} baseline_per_sec={baseline_per_sec:.0} ratio={ratio:.3} p50_ms={p50:.2} p99_ms={p99:.2} errors={errors}"
+    );
+    Ok(())
+}
+
+async fn baseline_load(
+    client: &reqwest::Client,
+    url: &str,
+    clients: usize,
+    seconds: u64,
+) -> (f64, Tally) {
+    let url = format!("{}/baseline", url.trim_end_matches('/'));
+    let started = Instant::now();
+    let deadline = started + Duration::from_secs(seconds);
+    let mut tasks = Vec::new();
+    for c in 0..clients {
+        let client = client.clone();
+        let url = url.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut t = Tally::default();
+            let mut n = 0u64;
+            while Instant::now() < deadline {
+                let t0 = Instant::now();
+                match client
+                    .post(&url)
+                    .json(&json!({"client": c, "n": n}))
+                    .send()
+                    .await
+                {
+                    Ok(res) => {
+                        t.note(res.status());
+                        if res.status().is_success() {
+                            t.latencies_ms.push(t0.elapsed().as_secs_f64() * 1000.0);
+                        }
+                    }
+                    Err(_) => *t.refused.entry(0).or_default() += 1,
+                }
+                n += 1;
+            }
+            t
+        }));
+    }
+    let mut tally = Tally::default();
+    for task in tasks {
+        if let Ok(t) = task.await {
+            tally.merge(t);
+        }
+    }
+    let per_sec = tally.latencies_ms.len() as f64 / started.elapsed().as_secs_f64();
+    (per_sec, tally)
+}
+
+async fn expect_json(res: reqwest::Response, what: &str) -> Result<Value, Error> {
+    let status = res.status();
+    let body: Value = res.json().await.unwrap_or(Value::Null);
+    if !status.is_success() {
+        return Err(format!("{what}: {status} {body}").into());
+    }
+    Ok(body)
+}
+
+/// Registers and logs in every player, opens the tables, seats everyone and
+/// starts the games. Returns (table id, token) per player.
+async fn setup(client: &reqwest::Client, args: &RunArgs) -> Result<Vec<(String, String)>, Error> {
+    let base = args.base_url.trim_end_matches('/').to_owned();
+    let run: u32 = rand::thread_rng().gen();
+    let mut logins = Vec::new();
+    for t in 0..args.tables {
+        for p in 0..args.players {
+            let client = client.clone();
+            let base = base.clone();
+            let username = format!("b{run:08x}_{t}_{p}");
+            logins.push(tokio::spawn(async move {
+                let creds = json!({"username": username, "password": "bench-password-1"});
+                let res = client
+                    .post(format!("{base}/v1/accounts"))
+                    .json(&creds)
+                    .send()
+                    .await?;
+                expect_json(res, "register").await?;
+                let res = client
+                    .post(format!("{base}/v1/sessions"))
+                    .json(&creds)
+                    .send()
+                    .await?;
+                let session = expect_json(res, "log in").await?;
+                Ok::<String, Error>(session["token"].as_str().unwrap_or_default().to_owned())
+            }));
+        }
+    }
+    let mut tokens = Vec::new();
+    for l in logins {
+        tokens.push(l.await??);
+    }
+    let mut seats = Vec::new();
+    for t in 0..args.tables {
+        let table_tokens = &tokens[t * args.players..(t + 1) * args.players];
+        let res = client
+            .post(format!("{base}/v1/tables"))
+            .bearer_auth(&table_tokens[0])
+            .json(&json!({"ruleset": args.ruleset, "seats": args.players}))
+            .send()
+            .await?;
+        let table = expect_json(res, "create a table").await?;
+        let id = table["id"].as_str().ok_or("a table has an id")?.to_owned();
+        for token in &table_tokens[1..] {
+            let res = client
+                .post(format!("{base}/v1/tables/{id}/players"))
+                .bearer_auth(token)
+                .send()
+                .await?;
+            expect_json(res, "join").await?;
+        }
+        let res = client
+            .post(format!("{base}/v1/tables/{id}/start"))
+            .bearer_auth(&table_tokens[0])
+            .send()
+            .await?;
+        expect_json(res, "start").await?;
+        for token in table_tokens {
+            seats.push((id.clone(), token.clone()));
+        }
+    }
+    Ok(seats)
+}
+
+/// One player: on turn, a random legal move (never a challenge); otherwise a
+/// long poll on the table's events, then a fresh view.
+async fn play(
+    client: &reqwest::Client,
+    base: &str,
+    table: &str,
+    token: &str,
+    deadline: Instant,
+    seed: u64,
+) -> Tally {
+    let base = base.trim_end_matches('/');
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut t = Tally::default();
+    let view_url = format!("{base}/v1/tables/{table}/view");
+    let moves_url = format!("{base}/v1/tables/{table}/moves");
+    let mut view = match get_view(client, &view_url, token, &mut t).await {
+        Some(v) => v,
+        None => return t,
+    };
+    while Instant::now() < deadline {
+        if view["status"] == "finished" {
+            t.finished_games += u64::from(view["my_seat"] == 0);
+            break;
+        }
+        let on_turn = !view["current_seat"].is_null() && view["current_seat"] == view["my_seat"];
+        let plays: Vec<&Value> = view["legal_moves"]
+            .as_array()
+            .map(|m| m.iter().filter(|m| m["type"] != "challenge").collect())
+            .unwrap_or_default();
+        if on_turn && !plays.is_empty() {
+            let mv = plays[rng.gen_range(0..plays.len())].clone();
+            let t0 = Instant::now();
+            let sent = client
+                .post(&moves_url)
+                .bearer_auth(token)
+                .json(&json!({"move": mv, "expected_version": view["version"]}))
+                .send()
+                .await;
+            let Ok(res) = sent else {
+                *t.refused.entry(0).or_default() += 1;
+                continue;
+            };
+            let status = res.status();
+            t.note(status);
+            if status.is_success() {
+                t.latencies_ms.push(t0.elapsed().as_secs_f64() * 1000.0);
+                if let Ok(body) = res.json::<Value>().await {
+                    view = body["view"].clone();
+                    continue;
+                }
+            }
+        } else {
+            let after = view["version"].as_i64().unwrap_or(0);
+            let url = format!("{base}/v1/tables/{table}/events?after={after}&wait=5");
+            if let Ok(res) = client.get(url).bearer_auth(token).send().await {
+                t.note(res.status());
+            }
+        }
+        match get_view(client, &view_url, token, &mut t).await {
+            Some(v) => view = v,
+            None => break,
+        }
+    }
+    t
+}
+
+async fn get_view(
+    client: &reqwest::Client,
+    url: &str,
+    token: &str,
+    t: &mut Tally,
+) -> Option<Value> {
+    let res = client.get(url).bearer_auth(token).send().await.ok()?;
+    t.note(res.status());
+    res.json::<Value>().await.ok()
+}

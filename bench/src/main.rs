@@ -1,0 +1,53 @@
+//! `loadgen`: measures the Huit API under load, against the ceiling of its own
+//! stack on the same machine.
+//!
+//! - `loadgen baseline-server`: an actix-web + sqlx + PostgreSQL server (the
+//!   product's stack) whose one endpoint inserts one row per request in its
+//!   own transaction. Built for the benchmark only; not in the product.
+//! - `loadgen run`: hammers the baseline for a while, then registers players,
+//!   opens tables and plays them over HTTP from `legal_moves` like real
+//!   clients (each player long-polls `/events` while not on turn), and prints
+//!   moves per second, move latency percentiles and every non-2xx answer,
+//!   ending with one line:
+//!   `moves_per_sec=<x> baseline_per_sec=<y> ratio=<x/y> p50_ms=<a> p99_ms=<b> errors=<n>`.
+
+mod baseline;
+mod load;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve the baseline endpoint (POST /baseline) until killed.
+    BaselineServer {
+        #[arg(long, default_value = "127.0.0.1:0")]
+        bind: String,
+        #[arg(long, env = "DATABASE_URL")]
+        database_url: String,
+        #[arg(long, default_value_t = 2)]
+        workers: usize,
+    },
+    /// Measure the baseline, then play games on the API.
+    Run(load::RunArgs),
+}
+
+fn main() -> std::io::Result<()> {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::BaselineServer {
+            bind,
+            database_url,
+            workers,
+        } => actix_web::rt::System::new().block_on(baseline::serve(&bind, &database_url, workers)),
+        Command::Run(args) => tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()?
+            .block_on(load::run(args)),
+    }
+}
