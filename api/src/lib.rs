@@ -19,6 +19,7 @@ pub mod routes;
 pub mod sse;
 pub mod startup;
 pub mod store;
+pub mod tables;
 pub mod telemetry;
 pub mod throttle;
 

@@ -25,6 +25,7 @@ Errors are RFC 9457 `application/problem+json` documents with a stable `code`."
         (name = "sessions", description = "Log-in and log-out (bearer tokens)"),
         (name = "history", description = "Round history, replays, the log export and the event stream"),
         (name = "admin", description = "Administration: audits"),
+        (name = "tables", description = "Rule sets, tables, views, moves and the event feed"),
     )
 )]
 #[derive(Debug)]

@@ -17,6 +17,7 @@ use crate::config::Settings;
 use crate::error::{self, ApiError};
 use crate::notify::TableEvents;
 use crate::openapi::ApiDoc;
+use crate::tables::TableService;
 use crate::throttle::LoginThrottle;
 use crate::{routes, MIGRATOR};
 
@@ -69,6 +70,7 @@ impl Application {
         ));
         let pool = web::Data::new(pool);
         let events = web::Data::new(table_events.clone());
+        let tables = web::Data::new(TableService::new(pool.get_ref().clone()));
         let body_limit = settings.body_limit_bytes;
         let workers = settings.workers;
         let settings = web::Data::new(settings);
@@ -81,6 +83,7 @@ impl Application {
                 .app_data(settings.clone())
                 .app_data(throttle.clone())
                 .app_data(events.clone())
+                .app_data(tables.clone())
                 .app_data(
                     web::JsonConfig::default()
                         .limit(body_limit)

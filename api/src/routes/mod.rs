@@ -12,6 +12,7 @@ pub mod health;
 pub mod history;
 pub mod me;
 pub mod sessions;
+pub mod tables;
 
 /// Every documented route.
 pub fn configure(cfg: &mut ServiceConfig<'_>) {
@@ -25,7 +26,17 @@ pub fn configure(cfg: &mut ServiceConfig<'_>) {
             .service(history::replay_round)
             .service(history::export_log)
             .service(history::stream_events)
-            .service(history::audit_table),
+            .service(history::audit_table)
+            .service(tables::list_rulesets)
+            .service(tables::create_table)
+            .service(tables::list_tables)
+            .service(tables::get_table)
+            .service(tables::join_table)
+            .service(tables::leave_table)
+            .service(tables::start_table)
+            .service(tables::get_view)
+            .service(tables::post_move)
+            .service(tables::get_events),
     );
 }
 

@@ -8,6 +8,7 @@ pub mod accounts;
 pub mod events;
 pub mod history;
 pub mod idempotency;
+pub mod players;
 pub mod sessions;
 pub mod tables;
 

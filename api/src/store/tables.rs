@@ -74,3 +74,97 @@ pub async fn update_projection(
     .await?;
     Ok(done.rows_affected() == 1)
 }
+
+/// Creates the projection row of a new table with its number of seats
+/// (status `waiting`, version 0). Append its first events in the same
+/// transaction.
+#[tracing::instrument(skip(executor))]
+pub async fn insert_with_seats(
+    executor: impl PgExecutor<'_>,
+    id: Uuid,
+    ruleset: &str,
+    seats: i32,
+    created_by: Uuid,
+) -> Result<(), sqlx::Error> {
+    sqlx::query!(
+        "INSERT INTO game_tables (id, ruleset, seats, created_by) VALUES ($1, $2, $3, $4)",
+        id,
+        ruleset,
+        seats,
+        created_by,
+    )
+    .execute(executor)
+    .await?;
+    Ok(())
+}
+
+/// A table as listed.
+#[derive(Debug, Clone)]
+pub struct ListedTable {
+    pub id: Uuid,
+    pub ruleset: String,
+    pub status: String,
+    pub seats: Option<i32>,
+    pub version: i64,
+    pub created_by: Uuid,
+    pub created_at: DateTime<Utc>,
+}
+
+/// Tables in `(created_at, id)` order after the cursor, at most `limit`;
+/// only those with `status` when given, only those where `member` sits when
+/// given.
+#[tracing::instrument(skip(executor))]
+pub async fn list(
+    executor: impl PgExecutor<'_>,
+    status: Option<&str>,
+    member: Option<Uuid>,
+    after: Option<(DateTime<Utc>, Uuid)>,
+    limit: i64,
+) -> Result<Vec<ListedTable>, sqlx::Error> {
+    let (after_at, after_id) = after.unzip();
+    sqlx::query_as!(
+        ListedTable,
+        r#"SELECT t.id, t.ruleset, t.status, t.seats, t.version, t.created_by, t.created_at
+           FROM game_tables t
+           WHERE ($1::text IS NULL OR t.status = $1)
+             AND ($2::uuid IS NULL OR EXISTS (
+                   SELECT 1 FROM table_players p WHERE p.table_id = t.id AND p.account_id = $2))
+             AND ($3::timestamptz IS NULL OR (t.created_at, t.id) > ($3, $4::uuid))
+           ORDER BY t.created_at, t.id
+           LIMIT $5"#,
+        status,
+        member,
+        after_at,
+        after_id,
+        limit,
+    )
+    .fetch_all(executor)
+    .await
+}
+
+/// A seated player, as projected.
+#[derive(Debug, Clone)]
+pub struct SeatRow {
+    pub table_id: Uuid,
+    pub seat: i32,
+    pub account_id: Uuid,
+    pub username: String,
+}
+
+/// The seated players of these tables, by table then seat.
+#[tracing::instrument(skip(executor))]
+pub async fn players_of(
+    executor: impl PgExecutor<'_>,
+    table_ids: &[Uuid],
+) -> Result<Vec<SeatRow>, sqlx::Error> {
+    sqlx::query_as!(
+        SeatRow,
+        r#"SELECT p.table_id, p.seat, p.account_id, a.username
+           FROM table_players p JOIN accounts a ON a.id = p.account_id
+           WHERE p.table_id = ANY($1)
+           ORDER BY p.table_id, p.seat"#,
+        table_ids,
+    )
+    .fetch_all(executor)
+    .await
+}
