@@ -1,0 +1,174 @@
+//! Helpers of the table tests (tables, games, concurrency).
+#![allow(dead_code)]
+
+use std::time::Duration;
+
+use api::config::Settings;
+use api::startup::{self, Application};
+use e2e::{cluster_url, TestApp};
+use serde_json::{json, Value};
+
+/// A request with the bearer token.
+pub async fn get(app: &TestApp, token: &str, path: &str) -> reqwest::Response {
+    app.client
+        .get(app.url(path))
+        .bearer_auth(token)
+        .send()
+        .await
+        .expect("request sent")
+}
+
+pub async fn post(app: &TestApp, token: &str, path: &str, body: &Value) -> reqwest::Response {
+    app.client
+        .post(app.url(path))
+        .bearer_auth(token)
+        .json(body)
+        .send()
+        .await
+        .expect("request sent")
+}
+
+pub async fn post_empty(app: &TestApp, token: &str, path: &str) -> reqwest::Response {
+    app.client
+        .post(app.url(path))
+        .bearer_auth(token)
+        .send()
+        .await
+        .expect("request sent")
+}
+
+pub async fn delete(app: &TestApp, token: &str, path: &str) -> reqwest::Response {
+    app.client
+        .delete(app.url(path))
+        .bearer_auth(token)
+        .send()
+        .await
+        .expect("request sent")
+}
+
+/// The JSON of a response, asserting its status.
+pub async fn json_of(res: reqwest::Response, status: u16) -> Value {
+    let got = res.status().as_u16();
+    let body = res.text().await.expect("a body");
+    assert_eq!(got, status, "{body}");
+    serde_json::from_str(&body).expect("JSON")
+}
+
+/// Opens a table; returns its summary.
+pub async fn create_table(
+    app: &TestApp,
+    token: &str,
+    ruleset: &str,
+    options: Value,
+    seats: u32,
+) -> Value {
+    let res = post(
+        app,
+        token,
+        "/v1/tables",
+        &json!({"ruleset": ruleset, "options": options, "seats": seats}),
+    )
+    .await;
+    json_of(res, 201).await
+}
+
+/// A started table with `n` players (tokens in seat order).
+pub async fn started_table(
+    app: &TestApp,
+    ruleset: &str,
+    options: Value,
+    n: usize,
+) -> (String, Vec<String>) {
+    let mut tokens = Vec::new();
+    for i in 0..n {
+        let name = format!("p{i}_{}", &uuid::Uuid::new_v4().simple().to_string()[..8]);
+        tokens.push(app.player_token(&name).await);
+    }
+    let table = create_table(app, &tokens[0], ruleset, options, n as u32).await;
+    let id = table["id"].as_str().expect("id").to_owned();
+    for t in &tokens[1..] {
+        json_of(
+            post_empty(app, t, &format!("/v1/tables/{id}/players")).await,
+            200,
+        )
+        .await;
+    }
+    let started = json_of(
+        post_empty(app, &tokens[0], &format!("/v1/tables/{id}/start")).await,
+        200,
+    )
+    .await;
+    assert_eq!(started["status"], "playing");
+    (id, tokens)
+}
+
+pub async fn view(app: &TestApp, token: &str, id: &str) -> Value {
+    json_of(get(app, token, &format!("/v1/tables/{id}/view")).await, 200).await
+}
+
+/// Posts a move; returns the response.
+pub async fn play(
+    app: &TestApp,
+    token: &str,
+    id: &str,
+    mv: &Value,
+    expected: Option<i64>,
+) -> reqwest::Response {
+    let mut body = json!({"move": mv});
+    if let Some(v) = expected {
+        body["expected_version"] = v.into();
+    }
+    post(app, token, &format!("/v1/tables/{id}/moves"), &body).await
+}
+
+/// Every event of a table as `token` sees it, through `/events` pages.
+pub async fn all_events(app: &TestApp, token: &str, id: &str) -> Vec<Value> {
+    let mut out = Vec::new();
+    let mut after = 0;
+    loop {
+        let page = json_of(
+            get(
+                app,
+                token,
+                &format!("/v1/tables/{id}/events?after={after}&limit=500"),
+            )
+            .await,
+            200,
+        )
+        .await;
+        let events = page["events"].as_array().expect("events").clone();
+        if events.is_empty() {
+            return out;
+        }
+        after = page["next"].as_i64().expect("next");
+        out.extend(events);
+    }
+}
+
+/// A second server process on the database of `app` (its own pool, cache
+/// and LISTEN connection).
+pub async fn spawn_second_process(app: &TestApp) -> TestApp {
+    let mut settings = Settings::with_database_url(cluster_url());
+    settings.bind = "127.0.0.1:0".into();
+    settings.workers = Some(1);
+    settings.db_max_connections = 5;
+    let options = (*app.pool.connect_options()).clone();
+    let pool = startup::pool_options(&settings).connect_lazy_with(options);
+    let server = Application::build(settings, pool)
+        .await
+        .expect("the second app builds");
+    let address = format!("http://127.0.0.1:{}", server.port());
+    let table_events = server.table_events();
+    tokio::spawn(server.run_until_stopped());
+    TestApp {
+        address,
+        client: reqwest::Client::builder()
+            .no_proxy()
+            .timeout(Duration::from_secs(30))
+            .build()
+            .expect("client builds"),
+        pool: app.pool.clone(),
+        database: app.database.clone(),
+        table_events,
+    }
+}
