@@ -13,6 +13,7 @@
 
 mod baseline;
 mod load;
+mod replay;
 
 use clap::{Parser, Subcommand};
 
@@ -35,6 +36,15 @@ enum Command {
     },
     /// Measure the baseline, then play games on the API.
     Run(load::RunArgs),
+    /// Write a long table to the database, then time its rebuild from the log.
+    ReplaySpeed {
+        #[arg(long, env = "DATABASE_URL")]
+        database_url: String,
+        #[arg(long, default_value_t = 100_000)]
+        events: usize,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
 }
 
 fn main() -> std::io::Result<()> {
@@ -49,5 +59,14 @@ fn main() -> std::io::Result<()> {
             .enable_all()
             .build()?
             .block_on(load::run(args)),
+        Command::ReplaySpeed {
+            database_url,
+            events,
+            seed,
+        } => tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()?
+            .block_on(replay::run(&database_url, events, seed))
+            .map_err(|e| std::io::Error::other(e.to_string())),
     }
 }

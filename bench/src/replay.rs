@@ -1,0 +1,118 @@
+//! Replay speed: how fast a table is rebuilt from its log in PostgreSQL, by
+//! the product's own path (read the events page by page, parse them with the
+//! engine, fold them).
+
+use std::time::Instant;
+
+use api::store::{self, accounts::Role, events::NewEvent};
+use domain::{Status, Table, TableCommand, TableEvent, EVENT_VERSION};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use serde_json::json;
+
+type Error = Box<dyn std::error::Error + Send + Sync>;
+
+/// Writes a table of at least `events` events (a long classique game played
+/// by seeded random moves), then rebuilds it from the database and prints
+/// the figures.
+pub async fn run(database_url: &str, events: usize, seed: u64) -> Result<(), Error> {
+    let pool = sqlx::postgres::PgPoolOptions::new()
+        .max_connections(2)
+        .connect(database_url)
+        .await?;
+    api::MIGRATOR.run(&pool).await?;
+    let mut rng = StdRng::seed_from_u64(seed);
+    let name = format!("replay_{:08x}", rng.gen::<u32>());
+    let account =
+        store::accounts::insert(&pool, &name, "not a password hash", Role::Player).await?;
+    let table_id = uuid::Uuid::new_v4();
+    store::tables::insert(&pool, table_id, "classique", account.id).await?;
+
+    let creator = account.id.to_string();
+    let options = json!({"rounds": 1000, "target": 100000});
+    let mut log = Table::create(
+        "classique",
+        options.as_object().expect("object"),
+        4,
+        &creator,
+        &name,
+    )?;
+    let mut table = Table::from_events(&log).expect("a new table");
+    for p in 1..4 {
+        let cmd = TableCommand::Join {
+            account_id: uuid::Uuid::new_v4().to_string(),
+            username: format!("{name}_{p}"),
+        };
+        log.extend(table.execute(&cmd, &mut rng)?);
+    }
+    log.extend(table.execute(
+        &TableCommand::Start {
+            account_id: creator,
+        },
+        &mut rng,
+    )?);
+    let mut written: i64 = 0;
+    let started = Instant::now();
+    while written < events as i64 && table.status() == Status::Playing {
+        while log.len() < 2000 && table.status() == Status::Playing {
+            let game = table.game.as_ref().expect("started");
+            let seat = game
+                .round()
+                .and_then(|r| r.current)
+                .expect("a seat on turn");
+            let moves = game.legal_moves(seat);
+            let mv = moves[rng.gen_range(0..moves.len())].clone();
+            let account_id = table.players[seat]
+                .as_ref()
+                .expect("seated")
+                .account_id
+                .clone();
+            log.extend(table.execute(&TableCommand::Move { account_id, mv }, &mut rng)?);
+        }
+        let batch: Vec<NewEvent> = log
+            .drain(..)
+            .map(|e: TableEvent| NewEvent::new(e.kind(), EVENT_VERSION as i32, e.data()))
+            .collect();
+        let mut tx = pool.begin().await?;
+        store::events::append(&mut tx, table_id, written, &batch)
+            .await
+            .map_err(|e| format!("append: {e}"))?;
+        tx.commit().await?;
+        written += batch.len() as i64;
+    }
+    eprintln!(
+        "replay-speed: wrote {written} events in {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+
+    let mut medians = Vec::new();
+    for _ in 0..3 {
+        let t0 = Instant::now();
+        let stored = api::history::load(&pool, table_id)
+            .await
+            .map_err(|e| e.to_string())?;
+        let read = t0.elapsed().as_secs_f64();
+        let t1 = Instant::now();
+        let parsed: Vec<TableEvent> = stored
+            .events
+            .iter()
+            .map(api::history::parse)
+            .collect::<Result<_, _>>()?;
+        let rebuilt = Table::from_events(&parsed).expect("a table log");
+        let fold = t1.elapsed().as_secs_f64();
+        assert_eq!(
+            rebuilt, table,
+            "the rebuilt table is the one that was played"
+        );
+        let total = t0.elapsed().as_secs_f64();
+        println!(
+            "replay: events={} read_s={read:.3} parse_fold_s={fold:.3} total_s={total:.3} events_per_sec={:.0}",
+            stored.events.len(),
+            stored.events.len() as f64 / total
+        );
+        medians.push(stored.events.len() as f64 / total);
+    }
+    medians.sort_by(f64::total_cmp);
+    println!("replay_events_per_sec={:.0}", medians[1]);
+    Ok(())
+}
