@@ -47,7 +47,7 @@ use crate::store::idempotency::StoredResponse;
 pub const MAX_ATTEMPTS: usize = 5;
 
 /// Events read per query when a table is brought up to date.
-const REFRESH_PAGE: i64 = 1000;
+const REFRESH_PAGE: i64 = 5000;
 
 /// Above this many cached tables, idle entries are dropped (they are
 /// reloaded from their log on their next use).
@@ -235,12 +235,15 @@ impl TableService {
         let loaded = slot.as_mut().expect("loaded above");
         loop {
             let after = loaded.version();
-            let page = store::events::read_after(&self.pool, table_id, after, REFRESH_PAGE).await?;
+            let page =
+                store::events::read_data_after(&self.pool, table_id, after, REFRESH_PAGE).await?;
             for (i, e) in page.iter().enumerate() {
                 if e.seq != after + 1 + i as i64 {
                     return Err(corrupt(format!("seq {} after {}", e.seq, after + i as i64)));
                 }
-                loaded.table.evolve(&parse_event(e)?);
+                let event = TableEvent::parse(&e.kind, &e.data)
+                    .map_err(|err| corrupt(format!("event {} ({}): {err}", e.seq, e.kind)))?;
+                loaded.table.evolve(&event);
             }
             if (page.len() as i64) < REFRESH_PAGE {
                 return Ok(());

@@ -22,7 +22,7 @@ pub async fn run(database_url: &str, events: usize, seed: u64) -> Result<(), Err
         .await?;
     api::MIGRATOR.run(&pool).await?;
     let mut rng = StdRng::seed_from_u64(seed);
-    let name = format!("replay_{:08x}", rng.gen::<u32>());
+    let name = format!("replay_{:08x}", rand::thread_rng().gen::<u32>());
     let account =
         store::accounts::insert(&pool, &name, "not a password hash", Role::Player).await?;
     let table_id = uuid::Uuid::new_v4();
@@ -85,34 +85,44 @@ pub async fn run(database_url: &str, events: usize, seed: u64) -> Result<(), Err
         started.elapsed().as_secs_f64()
     );
 
-    let mut medians = Vec::new();
+    // The serving path: a process that has never seen the table folds its
+    // whole log (read as data text, parsed, folded) on first use.
+    let mut rates = Vec::new();
     for _ in 0..3 {
+        let service = api::tables::TableService::new(pool.clone());
         let t0 = Instant::now();
-        let stored = api::history::load(&pool, table_id)
+        let (n, rebuilt) = service
+            .read(table_id, |l| (l.version(), l.table.clone()))
             .await
             .map_err(|e| e.to_string())?;
-        let read = t0.elapsed().as_secs_f64();
-        let t1 = Instant::now();
-        let parsed: Vec<TableEvent> = stored
-            .events
-            .iter()
-            .map(api::history::parse)
-            .collect::<Result<_, _>>()?;
-        let rebuilt = Table::from_events(&parsed).expect("a table log");
-        let fold = t1.elapsed().as_secs_f64();
+        let secs = t0.elapsed().as_secs_f64();
         assert_eq!(
             rebuilt, table,
             "the rebuilt table is the one that was played"
         );
-        let total = t0.elapsed().as_secs_f64();
         println!(
-            "replay: events={} read_s={read:.3} parse_fold_s={fold:.3} total_s={total:.3} events_per_sec={:.0}",
-            stored.events.len(),
-            stored.events.len() as f64 / total
+            "replay: events={n} seconds={secs:.3} events_per_sec={:.0}",
+            n as f64 / secs
         );
-        medians.push(stored.events.len() as f64 / total);
+        rates.push(n as f64 / secs);
     }
-    medians.sort_by(f64::total_cmp);
-    println!("replay_events_per_sec={:.0}", medians[1]);
+    // The audit's path, for comparison: whole stored events (with hashes).
+    let t0 = Instant::now();
+    let stored = api::history::load(&pool, table_id)
+        .await
+        .map_err(|e| e.to_string())?;
+    let parsed: Vec<TableEvent> = stored
+        .events
+        .iter()
+        .map(api::history::parse)
+        .collect::<Result<_, _>>()?;
+    let _ = Table::from_events(&parsed).expect("a table log");
+    println!(
+        "replay (audit path, stored events with hashes): events={} events_per_sec={:.0}",
+        stored.events.len(),
+        stored.events.len() as f64 / t0.elapsed().as_secs_f64()
+    );
+    rates.sort_by(f64::total_cmp);
+    println!("replay_events_per_sec={:.0}", rates[1]);
     Ok(())
 }
