@@ -12,6 +12,8 @@ COPY migrations ./migrations
 COPY domain ./domain
 COPY api ./api
 COPY tests ./tests
+# Every workspace member must be present for cargo to load the workspace.
+COPY bench ./bench
 RUN --mount=type=cache,target=/usr/local/cargo/registry \
     --mount=type=cache,target=/src/target \
     cargo build --locked --release -p api --bin huit \
