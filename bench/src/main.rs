@@ -12,6 +12,7 @@
 //!   `moves_per_sec=<x> baseline_per_sec=<y> ratio=<x/y> p50_ms=<a> p99_ms=<b> errors=<n>`.
 
 mod baseline;
+mod history_cost;
 mod load;
 mod replay;
 
@@ -36,6 +37,19 @@ enum Command {
     },
     /// Measure the baseline, then play games on the API.
     Run(load::RunArgs),
+    /// Move latency on a fresh table and on one with a long history.
+    HistoryCost {
+        #[arg(long, default_value = "http://127.0.0.1:8080")]
+        base_url: String,
+        #[arg(long, env = "DATABASE_URL")]
+        database_url: String,
+        /// Moves measured on each table.
+        #[arg(long, default_value_t = 400)]
+        moves: usize,
+        /// Events of the long table.
+        #[arg(long, default_value_t = 20_000)]
+        events: usize,
+    },
     /// Write a long table to the database, then time its rebuild from the log.
     ReplaySpeed {
         #[arg(long, env = "DATABASE_URL")]
@@ -59,6 +73,16 @@ fn main() -> std::io::Result<()> {
             .enable_all()
             .build()?
             .block_on(load::run(args)),
+        Command::HistoryCost {
+            base_url,
+            database_url,
+            moves,
+            events,
+        } => tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()?
+            .block_on(history_cost::run(&base_url, &database_url, moves, events))
+            .map_err(|e| std::io::Error::other(e.to_string())),
         Command::ReplaySpeed {
             database_url,
             events,

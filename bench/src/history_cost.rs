@@ -1,0 +1,227 @@
+//! Does a move cost more on a long table? Move latency over HTTP on a fresh
+//! table (a handful of events) and on one with a long history (20,000
+//! events written through the product's append), same players, same rules.
+
+use std::time::{Duration, Instant};
+
+use api::store::{self, events::NewEvent};
+use domain::{Status, Table, TableCommand, TableEvent, EVENT_VERSION};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use serde_json::{json, Value};
+
+type Error = Box<dyn std::error::Error + Send + Sync>;
+
+struct Player {
+    id: String,
+    name: String,
+    token: String,
+}
+
+async fn body(res: reqwest::Response, what: &str) -> Result<Value, Error> {
+    let status = res.status();
+    let v: Value = res.json().await.unwrap_or(Value::Null);
+    if !status.is_success() {
+        return Err(format!("{what}: {status} {v}").into());
+    }
+    Ok(v)
+}
+
+async fn player(client: &reqwest::Client, base: &str, tag: &str) -> Result<Player, Error> {
+    let name = format!("hc{:08x}_{tag}", rand::thread_rng().gen::<u32>());
+    let creds = json!({"username": name, "password": "bench-password-1"});
+    let account = body(
+        client
+            .post(format!("{base}/v1/accounts"))
+            .json(&creds)
+            .send()
+            .await?,
+        "register",
+    )
+    .await?;
+    let session = body(
+        client
+            .post(format!("{base}/v1/sessions"))
+            .json(&creds)
+            .send()
+            .await?,
+        "log in",
+    )
+    .await?;
+    Ok(Player {
+        id: account["id"].as_str().ok_or("an account id")?.to_owned(),
+        name,
+        token: session["token"].as_str().ok_or("a token")?.to_owned(),
+    })
+}
+
+fn options() -> Value {
+    json!({"rounds": 1000, "target": 100000})
+}
+
+/// Plays `n` moves on a table (random legal moves of whoever is on turn) and
+/// returns each move's latency in ms.
+async fn moves(
+    client: &reqwest::Client,
+    base: &str,
+    table: &str,
+    players: &[Player; 2],
+    n: usize,
+    rng: &mut StdRng,
+) -> Result<Vec<f64>, Error> {
+    let mut latencies = Vec::with_capacity(n);
+    let mut who = 0;
+    while latencies.len() < n {
+        let view = body(
+            client
+                .get(format!("{base}/v1/tables/{table}/view"))
+                .bearer_auth(&players[who].token)
+                .send()
+                .await?,
+            "view",
+        )
+        .await?;
+        if view["current_seat"] != view["my_seat"] {
+            who = 1 - who;
+            continue;
+        }
+        let legal: Vec<&Value> = view["legal_moves"]
+            .as_array()
+            .ok_or("legal moves")?
+            .iter()
+            .filter(|m| m["type"] != "challenge")
+            .collect();
+        let mv = legal[rng.gen_range(0..legal.len())].clone();
+        let t0 = Instant::now();
+        let res = client
+            .post(format!("{base}/v1/tables/{table}/moves"))
+            .bearer_auth(&players[who].token)
+            .json(&json!({"move": mv, "expected_version": view["version"]}))
+            .send()
+            .await?;
+        let ms = t0.elapsed().as_secs_f64() * 1000.0;
+        body(res, "move").await?;
+        latencies.push(ms);
+    }
+    Ok(latencies)
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+pub async fn run(base: &str, database_url: &str, n: usize, long: usize) -> Result<(), Error> {
+    let base = base.trim_end_matches('/');
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(60))
+        .build()?;
+    let pool = sqlx::postgres::PgPoolOptions::new()
+        .max_connections(2)
+        .connect(database_url)
+        .await?;
+    let mut rng = StdRng::seed_from_u64(5);
+    let players = [
+        player(&client, base, "a").await?,
+        player(&client, base, "b").await?,
+    ];
+
+    // A fresh table, over HTTP.
+    let table = body(
+        client
+            .post(format!("{base}/v1/tables"))
+            .bearer_auth(&players[0].token)
+            .json(&json!({"ruleset": "classique", "options": options(), "seats": 2}))
+            .send()
+            .await?,
+        "create",
+    )
+    .await?;
+    let short_id = table["id"].as_str().ok_or("a table id")?.to_owned();
+    body(
+        client
+            .post(format!("{base}/v1/tables/{short_id}/players"))
+            .bearer_auth(&players[1].token)
+            .send()
+            .await?,
+        "join",
+    )
+    .await?;
+    body(
+        client
+            .post(format!("{base}/v1/tables/{short_id}/start"))
+            .bearer_auth(&players[0].token)
+            .send()
+            .await?,
+        "start",
+    )
+    .await?;
+
+    // A long table, written through the product's append.
+    let long_id = uuid::Uuid::new_v4();
+    let creator: uuid::Uuid = players[0].id.parse()?;
+    store::tables::insert_with_seats(&pool, long_id, "classique", 2, creator).await?;
+    let mut log = Table::create(
+        "classique",
+        options().as_object().ok_or("object")?,
+        2,
+        &players[0].id,
+        &players[0].name,
+    )?;
+    let mut t = Table::from_events(&log).ok_or("a table")?;
+    log.extend(t.execute(
+        &TableCommand::Join {
+            account_id: players[1].id.clone(),
+            username: players[1].name.clone(),
+        },
+        &mut rng,
+    )?);
+    log.extend(t.execute(
+        &TableCommand::Start {
+            account_id: players[0].id.clone(),
+        },
+        &mut rng,
+    )?);
+    let mut written = 0i64;
+    while (written as usize) < long && t.status() == Status::Playing {
+        while log.len() < 2000 && t.status() == Status::Playing {
+            let game = t.game.as_ref().ok_or("started")?;
+            let seat = game
+                .round()
+                .and_then(|r| r.current)
+                .ok_or("a seat on turn")?;
+            let legal = game.legal_moves(seat);
+            let mv = legal[rng.gen_range(0..legal.len())].clone();
+            let account_id = t.players[seat].as_ref().ok_or("seated")?.account_id.clone();
+            log.extend(t.execute(&TableCommand::Move { account_id, mv }, &mut rng)?);
+        }
+        let batch: Vec<NewEvent> = log
+            .drain(..)
+            .map(|e: TableEvent| NewEvent::new(e.kind(), EVENT_VERSION as i32, e.data()))
+            .collect();
+        let mut tx = pool.begin().await?;
+        store::events::append(&mut tx, long_id, written, &batch)
+            .await
+            .map_err(|e| e.to_string())?;
+        written += batch.len() as i64;
+        store::tables::update_projection(&mut *tx, long_id, written, "playing", None).await?;
+        tx.commit().await?;
+    }
+    let long_id = long_id.to_string();
+
+    // Warm both (the first use of the long table folds its log), then measure.
+    moves(&client, base, &short_id, &players, 5, &mut rng).await?;
+    moves(&client, base, &long_id, &players, 5, &mut rng).await?;
+    let mut short = Vec::new();
+    let mut long_l = Vec::new();
+    for _ in 0..4 {
+        short.extend(moves(&client, base, &short_id, &players, n / 4, &mut rng).await?);
+        long_l.extend(moves(&client, base, &long_id, &players, n / 4, &mut rng).await?);
+    }
+    let (s, l) = (median(short), median(long_l));
+    println!(
+        "history_cost: short_table_p50_ms={s:.2} long_table_events={written} long_table_p50_ms={l:.2} ratio={:.2}",
+        l / s
+    );
+    Ok(())
+}
