@@ -103,6 +103,21 @@ pub struct FullView {
     pub totals: Vec<i32>,
 }
 
+impl PendingView {
+    /// Nothing pending: no round, or a plain turn on an unfrozen pile.
+    pub fn none() -> PendingView {
+        PendingView {
+            kind: "none".into(),
+            seat: None,
+            draw: None,
+            count: None,
+            card: None,
+            frozen: false,
+            challengeable: None,
+        }
+    }
+}
+
 struct Active {
     suit: Option<Suit>,
     letter: Option<Letter>,
@@ -187,15 +202,7 @@ impl Game {
                 stock_size: 0,
                 discard_size: 0,
                 players,
-                pending: PendingView {
-                    kind: "none".into(),
-                    seat: None,
-                    draw: None,
-                    count: None,
-                    card: None,
-                    frozen: false,
-                    challengeable: None,
-                },
+                pending: PendingView::none(),
                 legal_moves: Vec::new(),
                 result: self.result.clone(),
             };

@@ -417,15 +417,7 @@ impl TableView {
                         out: false,
                     })
                     .collect(),
-                pending: PendingView {
-                    kind: "none".into(),
-                    seat: None,
-                    draw: None,
-                    count: None,
-                    card: None,
-                    frozen: false,
-                    challengeable: None,
-                },
+                pending: PendingView::none(),
                 legal_moves: Vec::new(),
                 result: None,
             },
