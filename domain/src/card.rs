@@ -211,6 +211,123 @@ impl Card {
     }
 }
 
+impl Card {
+    /// How many distinct cards there are: 52 French, the joker, 26 letters,
+    /// the star and the pétard.
+    pub(crate) const COUNT: usize = 52 + 1 + 26 + 2;
+
+    /// A dense number for the card, `0..Card::COUNT`, for `CardSet`.
+    #[inline]
+    pub(crate) fn index(self) -> usize {
+        match self {
+            Card::French(r, s) => r as usize * 4 + s as usize,
+            Card::Joker => 52,
+            Card::Letter(l) => 53 + l.0 as usize,
+            Card::Star => 79,
+            Card::Bang => 80,
+        }
+    }
+}
+
+/// A set of distinct cards, one bit per `Card::index`: which cards may be
+/// played now, which carry an effect, which match a rank or suit.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub(crate) struct CardSet(u128);
+
+impl CardSet {
+    pub(crate) const EMPTY: CardSet = CardSet(0);
+    pub(crate) const ALL: CardSet = CardSet((1 << Card::COUNT) - 1);
+    /// The French cards and the joker: what a French card to follow can match.
+    pub(crate) const FRENCH: CardSet = CardSet((1 << 53) - 1);
+    pub(crate) const JOKER: CardSet = CardSet(1 << 52);
+
+    #[inline]
+    pub(crate) fn of(card: Card) -> CardSet {
+        CardSet(1 << card.index())
+    }
+
+    #[inline]
+    pub(crate) fn contains(self, card: Card) -> bool {
+        self.0 >> card.index() & 1 == 1
+    }
+
+    #[inline]
+    pub(crate) fn insert(&mut self, card: Card) {
+        self.0 |= 1 << card.index();
+    }
+
+    #[inline]
+    pub(crate) fn union(self, other: CardSet) -> CardSet {
+        CardSet(self.0 | other.0)
+    }
+
+    #[inline]
+    pub(crate) fn and(self, other: CardSet) -> CardSet {
+        CardSet(self.0 & other.0)
+    }
+
+    #[inline]
+    pub(crate) fn without(self, other: CardSet) -> CardSet {
+        CardSet(self.0 & !other.0)
+    }
+
+    /// The four cards of a suit.
+    #[inline]
+    pub(crate) fn suit(suit: Suit) -> CardSet {
+        // Bit `rank * 4 + suit` for every rank.
+        const CLUBS: u128 = {
+            let mut bits = 0;
+            let mut r = 0;
+            while r < 13 {
+                bits |= 1 << (r * 4);
+                r += 1;
+            }
+            bits
+        };
+        CardSet(CLUBS << suit as usize)
+    }
+
+    /// Every card of a face: the four of a rank, or the one joker, letter,
+    /// star or pétard.
+    #[inline]
+    pub(crate) fn face(face: Face) -> CardSet {
+        match face {
+            Face::Rank(r) => CardSet(0b1111 << (r as usize * 4)),
+            Face::Joker => CardSet::of(Card::Joker),
+            Face::Letter(l) => CardSet::of(Card::Letter(l)),
+            Face::Star => CardSet::of(Card::Star),
+            Face::Bang => CardSet::of(Card::Bang),
+        }
+    }
+
+    /// The letters that may follow `on` (§4): up to three away on the
+    /// circular alphabet, or any vowel on a vowel.
+    #[inline]
+    pub(crate) fn letters_after(on: Letter) -> CardSet {
+        const fn vowel(i: usize) -> bool {
+            matches!(i, 0 | 4 | 8 | 14 | 20 | 24)
+        }
+        const NEAR: [u128; 26] = {
+            let mut table = [0; 26];
+            let mut on = 0;
+            while on < 26 {
+                let mut l = 0;
+                while l < 26 {
+                    let d = (on + 26 - l) % 26;
+                    let d = if d < 26 - d { d } else { 26 - d };
+                    if d <= 3 || (vowel(on) && vowel(l)) {
+                        table[on] |= 1 << (53 + l);
+                    }
+                    l += 1;
+                }
+                on += 1;
+            }
+            table
+        };
+        CardSet(NEAR[on.0 as usize])
+    }
+}
+
 impl fmt::Display for Card {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

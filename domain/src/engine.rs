@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use rand::seq::SliceRandom;
 use rand::Rng;
 
-use crate::card::{Card, Face, Letter, Suit};
+use crate::card::{Card, CardSet, Face, Letter, Suit};
 use crate::deck::full_deck;
 use crate::event::{
     CardPlayed, DrawReason, Event, Move, Pending, RoundEnded, RoundStarted, Seat, SkipReason,
@@ -194,12 +194,16 @@ impl Game {
         }
         let hand = &r.hands[seat];
         let announce_too = hand.len() == 2;
+        let playable = self.playable_set(r, seat);
+        let substitute = self.book.plays.substitute;
+        let mut seen = CardSet::EMPTY;
         let mut has_play = false;
-        for (i, &card) in hand.iter().enumerate() {
-            if hand[..i].contains(&card) {
+        for &card in hand {
+            if seen.contains(card) {
                 continue;
             }
-            self.playable_choices(r, seat, card, |suit, letter, as_card| {
+            seen.insert(card);
+            let mut push = |suit, letter, as_card| {
                 has_play = true;
                 for announce in [false, true].into_iter().take(1 + announce_too as usize) {
                     moves.push(Move::Play {
@@ -211,7 +215,25 @@ impl Game {
                     });
                 }
                 false
-            });
+            };
+            if playable.contains(card) {
+                // D29: every choice the card carries is listed; which suit
+                // an 8 names or which letter a star names never decides
+                // whether it may be played.
+                match self.effect(card) {
+                    Some(Effect::WildLetter) => Letter::all().for_each(|l| {
+                        push(None, Some(l), None);
+                    }),
+                    e if names_suit(card, e) => Suit::ALL.into_iter().for_each(|s| {
+                        push(Some(s), None, None);
+                    }),
+                    _ => {
+                        push(None, None, None);
+                    }
+                }
+            } else if substitute.contains(card) {
+                self.substitute_choices(r, seat, card, push);
+            }
         }
         if self.check_draw_given(r, || has_play).is_ok() {
             moves.push(Move::Draw);
@@ -221,78 +243,136 @@ impl Game {
         }
     }
 
-    /// Calls `f` with every choice (D29) with which `seat` may play `card`
-    /// now, until `f` returns true; returns whether it did. The suit an 8
-    /// names or the letter a star names never decides whether it may be
-    /// played, so one is checked and all are listed.
-    fn playable_choices(
+    /// The cards `seat` may play now, whatever choice they carry: the one
+    /// predicate behind `legal_moves`, `check_card` and `has_a_play`. It is
+    /// `check_card` (the reference, which also says why not) worked out for
+    /// all cards at once from the sets of the `Book`. A 757 joker is never
+    /// in it: what it may do depends on the card it names
+    /// (`substitute_choices`).
+    fn playable_set(&self, r: &Round, seat: Seat) -> CardSet {
+        let plays = &self.book.plays;
+        // `check_constraints`: a pending attack or draw, then a freeze, then
+        // the card to match.
+        let mut set = match r.pending {
+            Pending::Attack { .. } => {
+                let same_rank = match r.target {
+                    Target::French { face: Some(f), .. } => CardSet::face(f),
+                    _ => CardSet::EMPTY,
+                };
+                same_rank.union(plays.wild_suit)
+            }
+            Pending::Draw { .. } => match self.rules.stacking {
+                Stacking::DrawCards => plays.draw_skip,
+                Stacking::None if r.top() == Card::Joker => plays.draw_skip.and(CardSet::JOKER),
+                Stacking::None => CardSet::EMPTY,
+            },
+            _ if r.frozen => plays.freeze.union(plays.wild_suit),
+            _ => self.playable_on(r.target),
+        };
+        if let Pending::Drawn { card } = r.pending {
+            set = set.and(CardSet::of(card));
+        }
+        // `check_last_card`.
+        if r.hands[seat].len() == 1 {
+            if !self.rules.special_finish {
+                set = set.without(plays.effectful);
+            }
+            if r.pending == Pending::MayReplay && !r.played_a_turn[seat] {
+                set = CardSet::EMPTY;
+            }
+        }
+        set
+    }
+
+    /// `legal_on` for every card but a 757 joker.
+    fn playable_on(&self, target: Target) -> CardSet {
+        let plays = &self.book.plays;
+        let (matching, wild) = match target {
+            Target::Any => (CardSet::ALL, plays.wild_suit),
+            Target::French { face, suit } => {
+                let by_face =
+                    face.map_or(CardSet::EMPTY, |f| CardSet::face(f).and(CardSet::FRENCH));
+                let by_suit = suit.map_or(CardSet::EMPTY, CardSet::suit);
+                let wild = match face {
+                    Some(f) if self.book.wild_not_on[f.index()] => CardSet::EMPTY,
+                    _ => plays.wild_suit,
+                };
+                (by_face.union(by_suit), wild)
+            }
+            Target::Letter(on) => (CardSet::letters_after(on), plays.wild_suit),
+        };
+        matching
+            .and(plays.natural)
+            .union(wild)
+            .union(plays.anywhere)
+    }
+
+    /// Calls `f` with every choice (D29) with which `seat` may play the 757
+    /// joker `card` now, until `f` returns true; returns whether it did.
+    fn substitute_choices(
         &self,
         r: &Round,
         seat: Seat,
         card: Card,
         mut f: impl FnMut(Option<Suit>, Option<Letter>, Option<Card>) -> bool,
     ) -> bool {
-        let ok = |suit, letter, as_card| {
-            self.check_card(r, seat, card, suit, letter, as_card)
-                .is_ok()
-        };
-        match self.effect(card) {
-            Some(Effect::Substitute) => {
-                // The same checks as `check_card` with a valid choice, the
-                // last-card rules (which do not depend on the named card) once.
-                let effect = Some(Effect::Substitute);
-                if self.check_last_card(r, seat, card, effect).is_err() {
-                    return false;
-                }
-                // When no pending effect or freeze constrains the turn,
-                // `check_constraints` comes down to `legal_on`: ask it directly.
-                let plain = !r.frozen
-                    && match r.pending {
-                        Pending::None | Pending::MustReplay { .. } | Pending::MayReplay => true,
-                        Pending::Drawn { card: drawn } => drawn == card,
-                        Pending::Attack { .. } | Pending::Draw { .. } => false,
-                    };
-                for &named in self.rules.deck.distinct_cards() {
-                    if named == Card::Joker {
-                        continue;
-                    }
-                    let named_effect = self.effect(named);
-                    let legal = if plain {
-                        self.legal_on(r.target, named, named_effect)
-                    } else {
-                        self.check_constraints(r, card, effect, named, named_effect)
-                            .is_ok()
-                    };
-                    if !legal {
-                        continue;
-                    }
-                    let stop = if named_effect == Some(Effect::WildSuit) {
-                        Suit::ALL.into_iter().any(|s| f(Some(s), None, Some(named)))
-                    } else {
-                        f(None, None, Some(named))
-                    };
-                    if stop {
-                        return true;
-                    }
-                }
-                false
-            }
-            Some(Effect::WildLetter) => {
-                ok(None, Letter::new(0), None) && Letter::all().any(|l| f(None, Some(l), None))
-            }
-            e if names_suit(card, e) => {
-                ok(Some(Suit::Clubs), None, None)
-                    && Suit::ALL.into_iter().any(|s| f(Some(s), None, None))
-            }
-            _ => ok(None, None, None) && f(None, None, None),
+        // The same checks as `check_card` with a valid choice, the
+        // last-card rules (which do not depend on the named card) once.
+        let effect = Some(Effect::Substitute);
+        if self.check_last_card(r, seat, card, effect).is_err() {
+            return false;
         }
+        // When no pending effect or freeze constrains the turn,
+        // `check_constraints` comes down to `legal_on`: ask it directly.
+        let plain = !r.frozen
+            && match r.pending {
+                Pending::None | Pending::MustReplay { .. } | Pending::MayReplay => true,
+                Pending::Drawn { card: drawn } => drawn == card,
+                Pending::Attack { .. } | Pending::Draw { .. } => false,
+            };
+        for &named in self.rules.deck.distinct_cards() {
+            if named == Card::Joker {
+                continue;
+            }
+            let named_effect = self.effect(named);
+            let legal = if plain {
+                self.legal_on(r.target, named, named_effect)
+            } else {
+                self.check_constraints(r, card, effect, named, named_effect)
+                    .is_ok()
+            };
+            if !legal {
+                continue;
+            }
+            let stop = if named_effect == Some(Effect::WildSuit) {
+                Suit::ALL.into_iter().any(|s| f(Some(s), None, Some(named)))
+            } else {
+                f(None, None, Some(named))
+            };
+            if stop {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// May `seat` play `card` (in the hand) now, with some choice?
+    fn may_play(&self, r: &Round, seat: Seat, card: Card, playable: CardSet) -> bool {
+        playable.contains(card)
+            || (self.book.plays.substitute.contains(card)
+                && self.substitute_choices(r, seat, card, |_, _, _| true))
     }
 
     fn has_a_play(&self, r: &Round, seat: Seat) -> bool {
+        let playable = self.playable_set(r, seat);
+        let substitute = self.book.plays.substitute;
         let hand = &r.hands[seat];
-        hand.iter().enumerate().any(|(i, &card)| {
-            !hand[..i].contains(&card) && self.playable_choices(r, seat, card, |_, _, _| true)
-        })
+        hand.iter().any(|&card| playable.contains(card))
+            || hand.iter().enumerate().any(|(i, &card)| {
+                substitute.contains(card)
+                    && !hand[..i].contains(&card)
+                    && self.substitute_choices(r, seat, card, |_, _, _| true)
+            })
     }
 
     /// May `seat` play `card` with these choices now?
@@ -311,8 +391,35 @@ impl Game {
         self.check_card(r, seat, card, suit, letter, as_card)
     }
 
-    /// `check_play` for a card known to be in the hand.
+    /// `check_play` for a card known to be in the hand: `playable_set` and
+    /// the choice the card carries (D29); when either refuses it,
+    /// `check_card_reason` says why.
     fn check_card(
+        &self,
+        r: &Round,
+        seat: Seat,
+        card: Card,
+        suit: Option<Suit>,
+        letter: Option<Letter>,
+        as_card: Option<Card>,
+    ) -> Check {
+        let effect = self.effect(card);
+        let choice_fits = match effect {
+            Some(Effect::Substitute) => false,
+            Some(Effect::WildLetter) => letter.is_some() && suit.is_none() && as_card.is_none(),
+            e if names_suit(card, e) => suit.is_some() && letter.is_none() && as_card.is_none(),
+            _ => suit.is_none() && letter.is_none() && as_card.is_none(),
+        };
+        if choice_fits && self.playable_set(r, seat).contains(card) {
+            return Ok(());
+        }
+        self.check_card_reason(r, seat, card, suit, letter, as_card)
+    }
+
+    /// The rules on playing `card` (in the hand) with these choices, one by
+    /// one, with the reason for a refusal. `playable_set` is the same
+    /// predicate for all cards at once; a test checks that they agree.
+    fn check_card_reason(
         &self,
         r: &Round,
         seat: Seat,
@@ -855,7 +962,7 @@ impl Game {
         };
         let r = self.r();
         let may_play = self.rules.draw == DrawRule::DrawThenMayPlay
-            && self.playable_choices(r, seat, card, |_, _, _| true);
+            && self.may_play(r, seat, card, self.playable_set(r, seat));
         if may_play {
             // D27: the drawn card, and only it, may be played now.
             self.emit(
@@ -1071,5 +1178,91 @@ fn matches_target(target: Target, card: Card) -> bool {
             on.circular_distance(l) <= 3 || (on.is_vowel() && l.is_vowel())
         }
         _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rand::{Rng, SeedableRng};
+    use serde_json::json;
+
+    use super::*;
+    use crate::rules::Preset;
+
+    /// The choices of the right shape for a card (D29), one of each kind.
+    fn some_choice(g: &Game, card: Card) -> (Option<Suit>, Option<Letter>) {
+        match g.effect(card) {
+            Some(Effect::WildLetter) => (None, Letter::new(7)),
+            e if names_suit(card, e) => (Some(Suit::Hearts), None),
+            _ => (None, None),
+        }
+    }
+
+    /// `playable_set`, the sets of the `Book`, says yes exactly when the
+    /// rules one by one (`check_card_reason`) do, for every card in every
+    /// hand at every move of random games under presets and options.
+    #[test]
+    fn playable_set_agrees_with_the_rules_card_by_card() {
+        let options = [
+            (Preset::Classique, json!({})),
+            (
+                Preset::Classique,
+                json!({"jokers": true, "tens_replay": true, "sevens_skip": true}),
+            ),
+            (Preset::Moderne, json!({})),
+            (
+                Preset::Moderne,
+                json!({"stacking": "draw_cards", "special_finish": false, "two_player_ace": "none"}),
+            ),
+            (Preset::Moderne, json!({"joker_counter": true})),
+            (Preset::Base, json!({})),
+            (
+                Preset::Base,
+                json!({"effects": {"8": "wild_suit", "2": {"draw_skip": 2}, "J": "skip", "Q": "reverse", "K": "pass_across", "A": {"attack_chain": 2}, "10": {"must_replay": 2}, "9": "may_replay", "7": "freeze"}}),
+            ),
+            (Preset::Amerix, json!({})),
+            (Preset::Sept757, json!({})),
+        ];
+        let mut checked = 0;
+        for (preset, opts) in options {
+            let rules = preset
+                .with_options(opts.as_object().expect("an object"))
+                .expect("valid options");
+            for seed in 0..12 {
+                let seats = 2 + seed as usize % 3;
+                let seats = seats.clamp(rules.players.min, rules.players.max);
+                let mut g = Game::new(rules.clone(), seats).expect("valid rules");
+                let mut rng = <rand::rngs::StdRng as SeedableRng>::seed_from_u64(seed);
+                let mut out = Vec::new();
+                g.execute(&Command::Start, &mut rng, &mut out)
+                    .expect("starts");
+                while g.status() == Status::Playing {
+                    let r = g.r();
+                    for seat in 0..seats {
+                        let playable = g.playable_set(r, seat);
+                        for &card in &r.hands[seat] {
+                            if g.book.plays.substitute.contains(card) {
+                                continue;
+                            }
+                            let (suit, letter) = some_choice(&g, card);
+                            let reason = g.check_card_reason(r, seat, card, suit, letter, None);
+                            assert_eq!(
+                                playable.contains(card),
+                                reason.is_ok(),
+                                "{card} for seat {seat}: {reason:?} in {r:?}"
+                            );
+                            checked += 1;
+                        }
+                    }
+                    let seat = r.current.expect("a seat on turn");
+                    let moves = g.legal_moves(seat);
+                    let mv = moves[rng.gen_range(0..moves.len())].clone();
+                    out.clear();
+                    g.execute(&Command::Move { seat, mv }, &mut rng, &mut out)
+                        .expect("a listed move is accepted");
+                }
+            }
+        }
+        assert!(checked > 10_000, "only {checked} cards checked");
     }
 }

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::card::{Card, Face, Rank};
+use crate::card::{Card, CardSet, Face, Rank};
 use crate::deck::DeckKind;
 
 /// Every knob of RULES.md §3.
@@ -679,6 +679,7 @@ impl Rules {
             points: [0; Face::COUNT],
             wild_not_on: [false; Face::COUNT],
             in_deck: [false; Face::COUNT],
+            plays: Plays::default(),
         };
         for c in self.deck.distinct_cards() {
             book.in_deck[c.face().index()] = true;
@@ -792,6 +793,7 @@ impl Rules {
         if let Some(0) = self.rounds {
             return invalid("rounds must be at least 1");
         }
+        book.plays = Plays::of(self.deck, &book);
         Ok(book)
     }
 
@@ -821,6 +823,56 @@ pub struct Book {
     pub wild_not_on: [bool; Face::COUNT],
     /// Faces the deck holds.
     pub in_deck: [bool; Face::COUNT],
+    /// The cards of the deck sorted by how they may be played.
+    pub(crate) plays: Plays,
+}
+
+/// The cards of the deck sorted by how they may be played (`legal_on`), so
+/// that what a seat may play is a few set operations rather than a check per
+/// card. A 757 joker (`substitute`) is in none of them but `effectful`: what
+/// it may do depends on the card it names.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Plays {
+    /// Cards that follow the card to match (§2.4, §4): no effect, or an
+    /// effect that does not make them wild.
+    pub natural: CardSet,
+    /// `wild_suit` (the 8): on anything but the faces of `wild_not_on`.
+    pub wild_suit: CardSet,
+    /// Legal on any card: `wild_letter`, `firecracker`, and a joker with an
+    /// effect (D1).
+    pub anywhere: CardSet,
+    pub freeze: CardSet,
+    pub draw_skip: CardSet,
+    pub effectful: CardSet,
+    pub substitute: CardSet,
+}
+
+impl Plays {
+    fn of(deck: DeckKind, book: &Book) -> Plays {
+        let mut p = Plays::default();
+        for &card in deck.distinct_cards() {
+            let one = CardSet::of(card);
+            let effect = book.effect(card);
+            let class = match effect {
+                None => &mut p.natural,
+                Some(Effect::Substitute) => &mut p.substitute,
+                Some(Effect::WildSuit) => &mut p.wild_suit,
+                Some(Effect::WildLetter | Effect::Firecracker(_)) => &mut p.anywhere,
+                Some(_) if card == Card::Joker => &mut p.anywhere,
+                Some(_) => &mut p.natural,
+            };
+            *class = class.union(one);
+            match effect {
+                Some(Effect::Freeze) => p.freeze = p.freeze.union(one),
+                Some(Effect::DrawSkip(_)) => p.draw_skip = p.draw_skip.union(one),
+                _ => {}
+            }
+            if effect.is_some() {
+                p.effectful = p.effectful.union(one);
+            }
+        }
+        p
+    }
 }
 
 impl Book {
