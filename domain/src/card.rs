@@ -251,9 +251,28 @@ impl CardSet {
         self.0 >> card.index() & 1 == 1
     }
 
+    /// The distinct cards among `cards`.
+    pub(crate) fn holding(cards: &[Card]) -> CardSet {
+        let mut set = CardSet::EMPTY;
+        for &card in cards {
+            set.insert(card);
+        }
+        set
+    }
+
     #[inline]
     pub(crate) fn insert(&mut self, card: Card) {
         self.0 |= 1 << card.index();
+    }
+
+    /// How many cards the set holds.
+    pub(crate) fn len(self) -> usize {
+        self.0.count_ones() as usize
+    }
+
+    #[inline]
+    pub(crate) fn is_empty(self) -> bool {
+        self.0 == 0
     }
 
     #[inline]

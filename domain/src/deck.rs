@@ -118,6 +118,22 @@ pub struct DeckId {
 
 impl DeckId {
     pub fn of(kind: DeckKind, copies: u32) -> DeckId {
+        // Every new game asks for its deck's hash: work each out once (the
+        // rules allow 1 to 16 copies).
+        static HASHES: [[OnceLock<String>; 16]; 4] = [const { [const { OnceLock::new() }; 16] }; 4];
+        let hash = match HASHES[kind as usize].get(copies.wrapping_sub(1) as usize) {
+            Some(cell) => cell.get_or_init(|| Self::hash(kind, copies)).clone(),
+            None => Self::hash(kind, copies),
+        };
+        DeckId {
+            id: kind.id().to_owned(),
+            copies,
+            hash,
+        }
+    }
+
+    /// SHA-256 (hex) of the card codes of all copies, space separated.
+    fn hash(kind: DeckKind, copies: u32) -> String {
         let mut h = Sha256::new();
         for i in 0..copies {
             for (j, c) in kind.cards().iter().enumerate() {
@@ -127,11 +143,7 @@ impl DeckId {
                 h.update(c.to_string().as_bytes());
             }
         }
-        DeckId {
-            id: kind.id().to_owned(),
-            copies,
-            hash: format!("{:x}", h.finalize()),
-        }
+        format!("{:x}", h.finalize())
     }
 }
 

@@ -196,13 +196,17 @@ impl Game {
         let announce_too = hand.len() == 2;
         let playable = self.playable_set(r, seat);
         let substitute = self.book.plays.substitute;
-        let mut seen = CardSet::EMPTY;
+        // The cards worth a look, each once, in the order of the hand.
+        let mut wanted = playable.union(substitute).and(r.held[seat]);
         let mut has_play = false;
         for &card in hand {
-            if seen.contains(card) {
+            if wanted.is_empty() {
+                break;
+            }
+            if !wanted.contains(card) {
                 continue;
             }
-            seen.insert(card);
+            wanted = wanted.without(CardSet::of(card));
             let mut push = |suit, letter, as_card| {
                 has_play = true;
                 for announce in [false, true].into_iter().take(1 + announce_too as usize) {
@@ -267,7 +271,7 @@ impl Game {
                 Stacking::None => CardSet::EMPTY,
             },
             _ if r.frozen => plays.freeze.union(plays.wild_suit),
-            _ => self.playable_on(r.target),
+            _ => r.on_target,
         };
         if let Pending::Drawn { card } = r.pending {
             set = set.and(CardSet::of(card));
@@ -282,29 +286,6 @@ impl Game {
             }
         }
         set
-    }
-
-    /// `legal_on` for every card but a 757 joker.
-    fn playable_on(&self, target: Target) -> CardSet {
-        let plays = &self.book.plays;
-        let (matching, wild) = match target {
-            Target::Any => (CardSet::ALL, plays.wild_suit),
-            Target::French { face, suit } => {
-                let by_face =
-                    face.map_or(CardSet::EMPTY, |f| CardSet::face(f).and(CardSet::FRENCH));
-                let by_suit = suit.map_or(CardSet::EMPTY, CardSet::suit);
-                let wild = match face {
-                    Some(f) if self.book.wild_not_on[f.index()] => CardSet::EMPTY,
-                    _ => plays.wild_suit,
-                };
-                (by_face.union(by_suit), wild)
-            }
-            Target::Letter(on) => (CardSet::letters_after(on), plays.wild_suit),
-        };
-        matching
-            .and(plays.natural)
-            .union(wild)
-            .union(plays.anywhere)
     }
 
     /// Calls `f` with every choice (D29) with which `seat` may play the 757
@@ -364,15 +345,11 @@ impl Game {
     }
 
     fn has_a_play(&self, r: &Round, seat: Seat) -> bool {
-        let playable = self.playable_set(r, seat);
-        let substitute = self.book.plays.substitute;
-        let hand = &r.hands[seat];
-        hand.iter().any(|&card| playable.contains(card))
-            || hand.iter().enumerate().any(|(i, &card)| {
-                substitute.contains(card)
-                    && !hand[..i].contains(&card)
-                    && self.substitute_choices(r, seat, card, |_, _, _| true)
-            })
+        let held = r.held[seat];
+        !self.playable_set(r, seat).and(held).is_empty()
+            || (!self.book.plays.substitute.and(held).is_empty()
+                // Only a joker may stand for a card (`Rules::compile`).
+                && self.substitute_choices(r, seat, Card::Joker, |_, _, _| true))
     }
 
     /// May `seat` play `card` with these choices now?
@@ -385,7 +362,7 @@ impl Game {
         letter: Option<Letter>,
         as_card: Option<Card>,
     ) -> Check {
-        if !r.hands[seat].contains(&card) {
+        if !r.held[seat].contains(card) {
             return Err(RuleError::NotInHand(card));
         }
         self.check_card(r, seat, card, suit, letter, as_card)
@@ -1239,6 +1216,7 @@ mod tests {
                 while g.status() == Status::Playing {
                     let r = g.r();
                     for seat in 0..seats {
+                        assert_eq!(r.held[seat], CardSet::holding(&r.hands[seat]));
                         let playable = g.playable_set(r, seat);
                         for &card in &r.hands[seat] {
                             if g.book.plays.substitute.contains(card) {

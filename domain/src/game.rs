@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use crate::card::{Card, Face};
+use crate::card::{Card, CardSet, Face};
 use crate::deck::DeckId;
 use crate::event::{
     CardPlayed, Direction, DrawReason, Event, GameEnded, Pending, RoundEnded, Seat, SkipReason,
@@ -46,6 +46,8 @@ pub struct Round {
     /// Top card last.
     pub discard: Vec<Card>,
     pub target: Target,
+    /// What may be played on `target` (`Book::playable_on`), kept with it.
+    pub(crate) on_target: CardSet,
     pub direction: Direction,
     /// None once the round has ended.
     pub current: Option<Seat>,
@@ -66,6 +68,11 @@ pub struct Round {
     pub idle: usize,
     /// Cards in play in this round (invariant, RULES.md §7).
     pub size: usize,
+    /// The distinct cards of each hand, kept with `hands` by `evolve`, so
+    /// that what a seat may play is a set operation.
+    pub(crate) held: Vec<CardSet>,
+    /// No two cards in play are the same (one French deck without jokers).
+    pub(crate) unique_cards: bool,
 }
 
 impl Round {
@@ -187,10 +194,10 @@ impl Game {
                     number: rs.round,
                     dealer: rs.dealer,
                     deck: rs.deck.clone(),
-                    hands,
                     stock: rs.stock.clone(),
                     discard: vec![rs.starter],
                     target: natural_target(rs.starter),
+                    on_target: self.book.playable_on(natural_target(rs.starter)),
                     direction: Direction::Clockwise,
                     current: Some(rs.first_seat.min(self.seats - 1)),
                     pending: Pending::None,
@@ -203,6 +210,9 @@ impl Game {
                     out: Vec::new(),
                     idle: 0,
                     size,
+                    held: hands.iter().map(|h| CardSet::holding(h)).collect(),
+                    unique_cards: all_different(&hands, &rs.stock, rs.starter),
+                    hands,
                 });
             }
             Event::GameEnded(ge) => self.result = Some((**ge).clone()),
@@ -254,6 +264,17 @@ pub(crate) fn kept_on_top(discard: &[Card], book: &Book) -> usize {
     keep.max(1).min(discard.len())
 }
 
+/// Are no two of the cards of a deal the same?
+fn all_different(hands: &[Vec<Card>], stock: &[Card], starter: Card) -> bool {
+    let mut seen = CardSet::of(starter);
+    let mut count = 1;
+    for cards in hands.iter().map(Vec::as_slice).chain([stock]) {
+        seen = seen.union(CardSet::holding(cards));
+        count += cards.len();
+    }
+    seen.len() == count
+}
+
 fn take_from_hand(hand: &mut Vec<Card>, card: Card) {
     if let Some(i) = hand.iter().position(|c| *c == card) {
         hand.remove(i);
@@ -282,6 +303,7 @@ fn evolve_round(r: &mut Round, book: &Book, event: &Event) {
             r.stock.pop();
             r.discard.push(*card);
             r.target = natural_target(*card);
+            r.on_target = book.playable_on(r.target);
         }
         Event::CardPlayed(CardPlayed {
             seat,
@@ -292,25 +314,31 @@ fn evolve_round(r: &mut Round, book: &Book, event: &Event) {
             announce,
         }) => {
             let seat = *seat;
-            take_from_hand(&mut r.hands[seat], *card);
+            let hand = &mut r.hands[seat];
+            take_from_hand(hand, *card);
+            if r.unique_cards || !hand.contains(card) {
+                r.held[seat] = r.held[seat].without(CardSet::of(*card));
+            }
             r.discard.push(*card);
             let transparent = matches!(book.effect(*card), Some(Effect::Firecracker(_)));
-            r.target = match (as_card, letter, suit) {
-                (Some(named), _, _) => match (natural_target(*named), suit) {
-                    (Target::French { face, .. }, Some(s)) => Target::French {
-                        face,
+            if !transparent || as_card.is_some() {
+                r.target = match (as_card, letter, suit) {
+                    (Some(named), _, _) => match (natural_target(*named), suit) {
+                        (Target::French { face, .. }, Some(s)) => Target::French {
+                            face,
+                            suit: Some(*s),
+                        },
+                        (t, _) => t,
+                    },
+                    (None, Some(l), _) => Target::Letter(*l),
+                    (None, None, Some(s)) => Target::French {
+                        face: Some(card.face()),
                         suit: Some(*s),
                     },
-                    (t, _) => t,
-                },
-                _ if transparent => r.target,
-                (None, Some(l), _) => Target::Letter(*l),
-                (None, None, Some(s)) => Target::French {
-                    face: Some(card.face()),
-                    suit: Some(*s),
-                },
-                (None, None, None) => natural_target(*card),
-            };
+                    (None, None, None) => natural_target(*card),
+                };
+                r.on_target = book.playable_on(r.target);
+            }
             let left = r.hands[seat].len();
             r.announced[seat] = *announce && left == 1;
             r.window = (left == 1 && !*announce).then_some(seat);
@@ -328,6 +356,7 @@ fn evolve_round(r: &mut Round, book: &Book, event: &Event) {
                 r.stock.pop();
             }
             r.hands[*seat].extend_from_slice(cards);
+            r.held[*seat] = r.held[*seat].union(CardSet::holding(cards));
             if !cards.is_empty() {
                 r.announced[*seat] = false;
                 r.idle = 0;

@@ -11,6 +11,7 @@ use serde_json::{Map, Value};
 
 use crate::card::{Card, CardSet, Face, Rank};
 use crate::deck::DeckKind;
+use crate::event::Target;
 
 /// Every knob of RULES.md §3.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -882,5 +883,29 @@ impl Book {
 
     pub fn points(&self, card: Card) -> i32 {
         self.points[card.face().index()]
+    }
+
+    /// The engine's `legal_on` for every card but a 757 joker: what may be
+    /// played on `target` when nothing else constrains the turn.
+    pub(crate) fn playable_on(&self, target: Target) -> CardSet {
+        let plays = &self.plays;
+        let (matching, wild) = match target {
+            Target::Any => (CardSet::ALL, plays.wild_suit),
+            Target::French { face, suit } => {
+                let by_face =
+                    face.map_or(CardSet::EMPTY, |f| CardSet::face(f).and(CardSet::FRENCH));
+                let by_suit = suit.map_or(CardSet::EMPTY, CardSet::suit);
+                let wild = match face {
+                    Some(f) if self.wild_not_on[f.index()] => CardSet::EMPTY,
+                    _ => plays.wild_suit,
+                };
+                (by_face.union(by_suit), wild)
+            }
+            Target::Letter(on) => (CardSet::letters_after(on), plays.wild_suit),
+        };
+        matching
+            .and(plays.natural)
+            .union(wild)
+            .union(plays.anywhere)
     }
 }
