@@ -51,9 +51,12 @@ pg_free_port() {
     return 1
 }
 
-# pg_init DIR [fast]: initdb DIR/data (once) with a random password for the
-# superuser `huit`, kept in DIR/password. With "fast", durability is traded for
-# speed (throwaway test clusters only).
+# pg_init DIR [fast|nofsync]: initdb DIR/data (once) with a random password
+# for the superuser `huit`, kept in DIR/password. With "fast", durability is
+# traded for speed (throwaway test clusters only). "nofsync" only skips the
+# flushes to disk: a commit is still in the WAL (in the OS's cache) when it is
+# acknowledged, so it survives PostgreSQL being killed, not the machine
+# crashing (the fault tests' private clusters).
 pg_init() {
     local dir=$1 mode=${2:-}
     [ -f "$dir/data/PG_VERSION" ] && return 0
@@ -68,24 +71,27 @@ pg_init() {
         echo "listen_addresses = '127.0.0.1'"
         echo "unix_socket_directories = ''"
         echo "max_connections = 300"
-        if [ "$mode" = fast ]; then
+        if [ "$mode" = fast ] || [ "$mode" = nofsync ]; then
             echo "fsync = off"
-            echo "synchronous_commit = off"
             echo "full_page_writes = off"
+        fi
+        if [ "$mode" = fast ]; then
+            echo "synchronous_commit = off"
         fi
     } | pg_as tee -a "$dir/data/postgresql.conf" >/dev/null
 }
 
-# pg_start DIR: start the cluster of DIR unless it runs; prints its port.
+# pg_start DIR [PORT]: start the cluster of DIR unless it runs; prints its
+# port. Without PORT, a free one is picked (retried if taken meanwhile).
 pg_start() {
-    local dir=$1 port
+    local dir=$1 fixed=${2:-} port
     if pg_as pg_ctl --pgdata="$dir/data" status >/dev/null 2>&1 && [ -f "$dir/port" ]; then
         cat "$dir/port"
         return 0
     fi
     local attempt
     for attempt in 1 2 3 4 5; do
-        port=$(pg_free_port)
+        port=${fixed:-$(pg_free_port)}
         if pg_as pg_ctl --pgdata="$dir/data" --log="$dir/postgres.log" --wait --timeout=60 \
             --options="-p $port" start >/dev/null 2>&1; then
             printf '%s\n' "$port" | pg_as tee "$dir/port" >/dev/null
@@ -98,9 +104,11 @@ pg_start() {
     return 1
 }
 
+# pg_stop DIR [MODE]: stop the cluster of DIR (MODE: fast, the default,
+# or immediate); nothing when it does not run.
 pg_stop() {
-    local dir=$1
-    pg_as pg_ctl --pgdata="$dir/data" --mode=fast --wait stop >/dev/null 2>&1 || true
+    local dir=$1 mode=${2:-fast}
+    pg_as pg_ctl --pgdata="$dir/data" --mode="$mode" --wait stop >/dev/null 2>&1 || true
 }
 
 # pg_url DIR PORT DATABASE
