@@ -265,6 +265,22 @@ impl CardSet {
         self.0 |= 1 << card.index();
     }
 
+    /// The card of a set of one.
+    #[inline]
+    pub(crate) fn single(self) -> Option<Card> {
+        if self.0.count_ones() != 1 {
+            return None;
+        }
+        let i = self.0.trailing_zeros() as usize;
+        Some(match i {
+            0..52 => Card::French(Rank::ALL[i / 4], Suit::ALL[i % 4]),
+            52 => Card::Joker,
+            53..79 => Card::Letter(Letter((i - 53) as u8)),
+            79 => Card::Star,
+            _ => Card::Bang,
+        })
+    }
+
     /// How many cards the set holds.
     pub(crate) fn len(self) -> usize {
         self.0.count_ones() as usize
@@ -477,6 +493,25 @@ impl fmt::Display for Face {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `Card::index` numbers every card of every deck apart, and
+    /// `CardSet::single` gives the card back.
+    #[test]
+    fn card_sets_number_every_card_apart() {
+        let mut all = CardSet::EMPTY;
+        for kind in [
+            crate::deck::DeckKind::French54,
+            crate::deck::DeckKind::Letters100,
+        ] {
+            for &card in kind.distinct_cards() {
+                assert!(!all.contains(card), "{card} numbered twice");
+                all.insert(card);
+                assert_eq!(CardSet::of(card).single(), Some(card));
+            }
+        }
+        assert_eq!(all, CardSet::ALL);
+        assert_eq!(CardSet::holding(&[Card::Joker, Card::Star]).single(), None);
+    }
 
     #[test]
     fn every_code_round_trips() {

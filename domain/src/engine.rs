@@ -154,6 +154,47 @@ impl Game {
         out.push(event);
     }
 
+    // `emit` for the events of every move: the same changes as `evolve`,
+    // made without going through the match on all events.
+
+    fn emit_card_played(&mut self, played: CardPlayed, out: &mut Vec<Event>) {
+        let round = self.round.as_mut().expect("a round is running");
+        round.card_played(&self.book, &played);
+        out.push(Event::CardPlayed(played));
+    }
+
+    fn emit_cards_drawn(
+        &mut self,
+        seat: Seat,
+        cards: Vec<Card>,
+        reason: DrawReason,
+        out: &mut Vec<Event>,
+    ) {
+        let round = self.round.as_mut().expect("a round is running");
+        round.cards_drawn(seat, &cards, reason);
+        out.push(Event::CardsDrawn {
+            seat,
+            cards,
+            reason,
+        });
+    }
+
+    fn emit_turn_started(
+        &mut self,
+        seat: Seat,
+        pending: Pending,
+        frozen: bool,
+        out: &mut Vec<Event>,
+    ) {
+        let round = self.round.as_mut().expect("a round is running");
+        round.turn_started(seat, pending, frozen);
+        out.push(Event::TurnStarted {
+            seat,
+            pending,
+            frozen,
+        });
+    }
+
     fn r(&self) -> &Round {
         self.round.as_ref().expect("a round is running")
     }
@@ -199,14 +240,7 @@ impl Game {
         // The cards worth a look, each once, in the order of the hand.
         let mut wanted = playable.union(substitute).and(r.held[seat]);
         let mut has_play = false;
-        for &card in hand {
-            if wanted.is_empty() {
-                break;
-            }
-            if !wanted.contains(card) {
-                continue;
-            }
-            wanted = wanted.without(CardSet::of(card));
+        let mut list = |card: Card| {
             let mut push = |suit, letter, as_card| {
                 has_play = true;
                 for announce in [false, true].into_iter().take(1 + announce_too as usize) {
@@ -235,8 +269,24 @@ impl Game {
                         push(None, None, None);
                     }
                 }
-            } else if substitute.contains(card) {
+            } else {
                 self.substitute_choices(r, seat, card, push);
+            }
+        };
+        match wanted.single() {
+            Some(card) => list(card),
+            None => {
+                for &card in hand {
+                    if wanted.is_empty() {
+                        break;
+                    }
+                    let one = CardSet::of(card);
+                    if wanted.and(one).is_empty() {
+                        continue;
+                    }
+                    wanted = wanted.without(one);
+                    list(card);
+                }
             }
         }
         if self.check_draw_given(r, || has_play).is_ok() {
@@ -724,15 +774,15 @@ impl Game {
         rng: &mut R,
         out: &mut Vec<Event>,
     ) {
-        self.emit(
-            Event::CardPlayed(CardPlayed {
+        self.emit_card_played(
+            CardPlayed {
                 seat,
                 card,
                 suit,
                 letter,
                 as_card,
                 announce,
-            }),
+            },
             out,
         );
         if self.r().hands[seat].is_empty() {
@@ -878,14 +928,7 @@ impl Game {
                 next = self.step(next, 1);
             }
         }
-        self.emit(
-            Event::TurnStarted {
-                seat: next,
-                pending,
-                frozen,
-            },
-            out,
-        );
+        self.emit_turn_started(next, pending, frozen, out);
     }
 
     /// The seat `steps` seats on from `from` in the current direction,
@@ -927,7 +970,7 @@ impl Game {
             return;
         }
         let drawn = self.draw(seat, 1, DrawReason::Draw, rng, out);
-        let Some(&card) = drawn.first() else {
+        let Some(card) = drawn else {
             // D24: nothing to draw, play goes on; D31: a blocked round ends.
             let r = self.r();
             if r.idle >= r.active_count() {
@@ -942,14 +985,7 @@ impl Game {
             && self.may_play(r, seat, card, self.playable_set(r, seat));
         if may_play {
             // D27: the drawn card, and only it, may be played now.
-            self.emit(
-                Event::TurnStarted {
-                    seat,
-                    pending: Pending::Drawn { card },
-                    frozen,
-                },
-                out,
-            );
+            self.emit_turn_started(seat, Pending::Drawn { card }, frozen, out);
         } else {
             self.start_turn(self.step(seat, 1), Pending::None, frozen, out);
         }
@@ -957,7 +993,8 @@ impl Game {
 
     /// Draws `n` cards for `seat`, recycling the discard pile when the stock
     /// runs out (§2.5, D30); takes what exists when there is nothing left
-    /// (D24). Always records at least one `cards_drawn`.
+    /// (D24). Always records at least one `cards_drawn`. Returns the first
+    /// card drawn.
     fn draw<R: Rng + ?Sized>(
         &mut self,
         seat: Seat,
@@ -965,8 +1002,8 @@ impl Game {
         reason: DrawReason,
         rng: &mut R,
         out: &mut Vec<Event>,
-    ) -> Vec<Card> {
-        let mut all = Vec::new();
+    ) -> Option<Card> {
+        let mut first = None;
         let mut left = n as usize;
         let mut recorded = false;
         loop {
@@ -974,17 +1011,10 @@ impl Game {
             let take = left.min(stock.len());
             if take > 0 {
                 let cards: Vec<Card> = stock.iter().rev().take(take).copied().collect();
-                all.extend_from_slice(&cards);
+                first = first.or(cards.first().copied());
                 left -= take;
                 recorded = true;
-                self.emit(
-                    Event::CardsDrawn {
-                        seat,
-                        cards,
-                        reason,
-                    },
-                    out,
-                );
+                self.emit_cards_drawn(seat, cards, reason, out);
             }
             if left == 0 || self.recyclable() == 0 {
                 break;
@@ -997,16 +1027,9 @@ impl Game {
         }
         if !recorded {
             let cards = Vec::new();
-            self.emit(
-                Event::CardsDrawn {
-                    seat,
-                    cards,
-                    reason,
-                },
-                out,
-            );
+            self.emit_cards_drawn(seat, cards, reason, out);
         }
-        all
+        first
     }
 
     /// Cards the discard pile could give to a new stock.
@@ -1034,16 +1057,15 @@ impl Game {
             d
         });
         let per_seat = self.rules.deal.cards(n);
-        let mut hands: BTreeMap<Seat, Vec<Card>> = (0..n)
-            .map(|s| (s, Vec::with_capacity(per_seat + 4)))
-            .collect();
+        let mut dealt: Vec<Vec<Card>> = (0..n).map(|_| Vec::with_capacity(per_seat)).collect();
         let mut cards = deck.iter().copied();
         for _ in 0..per_seat {
             for k in 1..=n {
                 let card = cards.next().expect("validated rules leave a stock");
-                hands.get_mut(&((dealer + k) % n)).expect("seat").push(card);
+                dealt[(dealer + k) % n].push(card);
             }
         }
+        let hands: BTreeMap<Seat, Vec<Card>> = dealt.into_iter().enumerate().collect();
         let mut starter = cards.next().expect("validated rules leave a starter");
         let mut stock: Vec<Card> = cards.rev().collect();
         if self.rules.starter == Starter::RedrawSpecial {

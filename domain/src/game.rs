@@ -98,6 +98,93 @@ impl Round {
     pub fn is_running(&self) -> bool {
         self.current.is_some()
     }
+
+    // The events of every move, applied by `evolve` and, directly, by the
+    // engine as it emits them (which knows their seats are at the table).
+
+    /// `card_played`.
+    pub(crate) fn card_played(&mut self, book: &Book, played: &CardPlayed) {
+        let r = self;
+        let &CardPlayed {
+            seat,
+            card,
+            suit,
+            letter,
+            as_card,
+            announce,
+        } = played;
+        let hand = &mut r.hands[seat];
+        take_from_hand(hand, card);
+        if r.unique_cards || !hand.contains(&card) {
+            r.held[seat] = r.held[seat].without(CardSet::of(card));
+        }
+        r.discard.push(card);
+        let transparent = matches!(book.effect(card), Some(Effect::Firecracker(_)));
+        if !transparent || as_card.is_some() {
+            r.target = match (as_card, letter, suit) {
+                (Some(named), _, _) => match (natural_target(named), suit) {
+                    (Target::French { face, .. }, Some(s)) => Target::French {
+                        face,
+                        suit: Some(s),
+                    },
+                    (t, _) => t,
+                },
+                (None, Some(l), _) => Target::Letter(l),
+                (None, None, Some(s)) => Target::French {
+                    face: Some(card.face()),
+                    suit: Some(s),
+                },
+                (None, None, None) => natural_target(card),
+            };
+            r.on_target = book.playable_on(r.target);
+        }
+        let left = r.hands[seat].len();
+        r.announced[seat] = announce && left == 1;
+        r.window = (left == 1 && !announce).then_some(seat);
+        r.idle = 0;
+        if r.current == Some(seat) {
+            r.acted = true;
+        }
+    }
+
+    /// `cards_drawn`.
+    pub(crate) fn cards_drawn(&mut self, seat: Seat, cards: &[Card], reason: DrawReason) {
+        let r = self;
+        let left = r.stock.len().saturating_sub(cards.len());
+        r.stock.truncate(left);
+        r.hands[seat].extend_from_slice(cards);
+        r.held[seat] = r.held[seat].union(CardSet::holding(cards));
+        if !cards.is_empty() {
+            r.announced[seat] = false;
+            r.idle = 0;
+        }
+        // A draw by the seat on turn is a move: it closes the challenge window.
+        if reason != DrawReason::Challenge && r.current == Some(seat) {
+            r.window = None;
+            r.acted = true;
+            if reason == DrawReason::Draw && cards.is_empty() {
+                r.idle += 1;
+            }
+        }
+    }
+
+    /// `turn_started`.
+    pub(crate) fn turn_started(&mut self, seat: Seat, pending: Pending, frozen: bool) {
+        let r = self;
+        if let Some(cur) = r.current {
+            if cur != seat {
+                if r.acted {
+                    if let Some(played) = r.played_a_turn.get_mut(cur) {
+                        *played = true;
+                    }
+                }
+                r.acted = false;
+            }
+        }
+        r.current = Some(seat);
+        r.pending = pending;
+        r.frozen = frozen;
+    }
 }
 
 impl Game {
@@ -186,7 +273,9 @@ impl Game {
                 let mut hands = vec![Vec::new(); self.seats];
                 for (seat, cards) in &rs.hands {
                     if let Some(h) = hands.get_mut(*seat) {
-                        h.clone_from(cards);
+                        // Room for the draws to come.
+                        *h = Vec::with_capacity(cards.len() + 8);
+                        h.extend_from_slice(cards);
                     }
                 }
                 let size = hands.iter().map(Vec::len).sum::<usize>() + rs.stock.len() + 1;
@@ -305,71 +394,12 @@ fn evolve_round(r: &mut Round, book: &Book, event: &Event) {
             r.target = natural_target(*card);
             r.on_target = book.playable_on(r.target);
         }
-        Event::CardPlayed(CardPlayed {
-            seat,
-            card,
-            suit,
-            letter,
-            as_card,
-            announce,
-        }) => {
-            let seat = *seat;
-            let hand = &mut r.hands[seat];
-            take_from_hand(hand, *card);
-            if r.unique_cards || !hand.contains(card) {
-                r.held[seat] = r.held[seat].without(CardSet::of(*card));
-            }
-            r.discard.push(*card);
-            let transparent = matches!(book.effect(*card), Some(Effect::Firecracker(_)));
-            if !transparent || as_card.is_some() {
-                r.target = match (as_card, letter, suit) {
-                    (Some(named), _, _) => match (natural_target(*named), suit) {
-                        (Target::French { face, .. }, Some(s)) => Target::French {
-                            face,
-                            suit: Some(*s),
-                        },
-                        (t, _) => t,
-                    },
-                    (None, Some(l), _) => Target::Letter(*l),
-                    (None, None, Some(s)) => Target::French {
-                        face: Some(card.face()),
-                        suit: Some(*s),
-                    },
-                    (None, None, None) => natural_target(*card),
-                };
-                r.on_target = book.playable_on(r.target);
-            }
-            let left = r.hands[seat].len();
-            r.announced[seat] = *announce && left == 1;
-            r.window = (left == 1 && !*announce).then_some(seat);
-            r.idle = 0;
-            if r.current == Some(seat) {
-                r.acted = true;
-            }
-        }
+        Event::CardPlayed(played) => r.card_played(book, played),
         Event::CardsDrawn {
             seat,
             cards,
             reason,
-        } => {
-            for _ in cards {
-                r.stock.pop();
-            }
-            r.hands[*seat].extend_from_slice(cards);
-            r.held[*seat] = r.held[*seat].union(CardSet::holding(cards));
-            if !cards.is_empty() {
-                r.announced[*seat] = false;
-                r.idle = 0;
-            }
-            // A draw by the seat on turn is a move: it closes the challenge window.
-            if *reason != DrawReason::Challenge && r.current == Some(*seat) {
-                r.window = None;
-                r.acted = true;
-                if *reason == DrawReason::Draw && cards.is_empty() {
-                    r.idle += 1;
-                }
-            }
-        }
+        } => r.cards_drawn(*seat, cards, *reason),
         Event::StockReshuffled { stock } => {
             let keep = kept_on_top(&r.discard, book);
             let cut = r.discard.len() - keep;
@@ -400,21 +430,7 @@ fn evolve_round(r: &mut Round, book: &Book, event: &Event) {
             seat,
             pending,
             frozen,
-        } => {
-            if let Some(cur) = r.current {
-                if cur != *seat {
-                    if r.acted {
-                        if let Some(played) = r.played_a_turn.get_mut(cur) {
-                            *played = true;
-                        }
-                    }
-                    r.acted = false;
-                }
-            }
-            r.current = Some(*seat);
-            r.pending = *pending;
-            r.frozen = *frozen;
-        }
+        } => r.turn_started(*seat, *pending, *frozen),
         Event::PlayerWentOut { seat, .. } => {
             if !r.out.contains(seat) {
                 r.out.push(*seat);
