@@ -214,6 +214,7 @@ impl Card {
 impl Card {
     /// How many distinct cards there are: 52 French, the joker, 26 letters,
     /// the star and the pétard.
+    #[cfg(test)]
     pub(crate) const COUNT: usize = 52 + 1 + 26 + 2;
 
     /// A dense number for the card, `0..Card::COUNT`, for `CardSet`.
@@ -236,6 +237,7 @@ pub(crate) struct CardSet(u128);
 
 impl CardSet {
     pub(crate) const EMPTY: CardSet = CardSet(0);
+    #[cfg(test)]
     pub(crate) const ALL: CardSet = CardSet((1 << Card::COUNT) - 1);
     /// The French cards and the joker: what a French card to follow can match.
     pub(crate) const FRENCH: CardSet = CardSet((1 << 53) - 1);
@@ -279,11 +281,6 @@ impl CardSet {
             79 => Card::Star,
             _ => Card::Bang,
         })
-    }
-
-    /// How many cards the set holds.
-    pub(crate) fn len(self) -> usize {
-        self.0.count_ones() as usize
     }
 
     #[inline]

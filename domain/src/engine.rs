@@ -243,14 +243,16 @@ impl Game {
         let mut list = |card: Card| {
             let mut push = |suit, letter, as_card| {
                 has_play = true;
-                for announce in [false, true].into_iter().take(1 + announce_too as usize) {
-                    moves.push(Move::Play {
-                        card,
-                        suit,
-                        letter,
-                        as_card,
-                        announce,
-                    });
+                let play = |announce| Move::Play {
+                    card,
+                    suit,
+                    letter,
+                    as_card,
+                    announce,
+                };
+                moves.push(play(false));
+                if announce_too {
+                    moves.push(play(true));
                 }
                 false
             };

@@ -71,8 +71,9 @@ pub struct Round {
     /// The distinct cards of each hand, kept with `hands` by `evolve`, so
     /// that what a seat may play is a set operation.
     pub(crate) held: Vec<CardSet>,
-    /// No two cards in play are the same (one French deck without jokers).
-    pub(crate) unique_cards: bool,
+    /// The cards the deal holds more than one of (the jokers, a letter,
+    /// every card with two decks): only these may stay in a hand that plays one.
+    pub(crate) repeated: CardSet,
 }
 
 impl Round {
@@ -115,7 +116,7 @@ impl Round {
         } = played;
         let hand = &mut r.hands[seat];
         take_from_hand(hand, card);
-        if r.unique_cards || !hand.contains(&card) {
+        if !r.repeated.contains(card) || !hand.contains(&card) {
             r.held[seat] = r.held[seat].without(CardSet::of(card));
         }
         r.discard.push(card);
@@ -284,7 +285,12 @@ impl Game {
                     dealer: rs.dealer,
                     deck: rs.deck.clone(),
                     stock: rs.stock.clone(),
-                    discard: vec![rs.starter],
+                    // Room for every card of the round, so that plays never grow it.
+                    discard: {
+                        let mut discard = Vec::with_capacity(size);
+                        discard.push(rs.starter);
+                        discard
+                    },
                     target: natural_target(rs.starter),
                     on_target: self.book.playable_on(natural_target(rs.starter)),
                     direction: Direction::Clockwise,
@@ -300,7 +306,7 @@ impl Game {
                     idle: 0,
                     size,
                     held: hands.iter().map(|h| CardSet::holding(h)).collect(),
-                    unique_cards: all_different(&hands, &rs.stock, rs.starter),
+                    repeated: repeated(&hands, &rs.stock, rs.starter),
                     hands,
                 });
             }
@@ -353,15 +359,21 @@ pub(crate) fn kept_on_top(discard: &[Card], book: &Book) -> usize {
     keep.max(1).min(discard.len())
 }
 
-/// Are no two of the cards of a deal the same?
-fn all_different(hands: &[Vec<Card>], stock: &[Card], starter: Card) -> bool {
+/// The cards a deal holds more than one of.
+fn repeated(hands: &[Vec<Card>], stock: &[Card], starter: Card) -> CardSet {
     let mut seen = CardSet::of(starter);
-    let mut count = 1;
+    let mut repeated = CardSet::EMPTY;
     for cards in hands.iter().map(Vec::as_slice).chain([stock]) {
-        seen = seen.union(CardSet::holding(cards));
-        count += cards.len();
+        for &card in cards {
+            let one = CardSet::of(card);
+            if seen.and(one).is_empty() {
+                seen = seen.union(one);
+            } else {
+                repeated = repeated.union(one);
+            }
+        }
     }
-    seen.len() == count
+    repeated
 }
 
 fn take_from_hand(hand: &mut Vec<Card>, card: Card) {

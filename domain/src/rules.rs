@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::card::{Card, CardSet, Face, Rank};
+use crate::card::{Card, CardSet, Face, Letter, Rank, Suit};
 use crate::deck::DeckKind;
 use crate::event::Target;
 
@@ -832,7 +832,7 @@ pub struct Book {
 /// that what a seat may play is a few set operations rather than a check per
 /// card. A 757 joker (`substitute`) is in none of them but `effectful`: what
 /// it may do depends on the card it names.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Plays {
     /// Cards that follow the card to match (§2.4, §4): no effect, or an
     /// effect that does not make them wild.
@@ -846,6 +846,34 @@ pub(crate) struct Plays {
     pub draw_skip: CardSet,
     pub effectful: CardSet,
     pub substitute: CardSet,
+    // `Book::playable_on`, worked out for every target: on a French card
+    // what its face allows (or, with no face, the wild cards) together with
+    // what its suit allows; on a letter; on anything.
+    pub on_face: [CardSet; Face::COUNT],
+    pub on_no_face: CardSet,
+    pub on_suit: [CardSet; 4],
+    pub on_letter: [CardSet; 26],
+    pub on_any: CardSet,
+}
+
+impl Default for Plays {
+    fn default() -> Plays {
+        let none = CardSet::EMPTY;
+        Plays {
+            natural: none,
+            wild_suit: none,
+            anywhere: none,
+            freeze: none,
+            draw_skip: none,
+            effectful: none,
+            substitute: none,
+            on_face: [none; Face::COUNT],
+            on_no_face: none,
+            on_suit: [none; 4],
+            on_letter: [none; 26],
+            on_any: none,
+        }
+    }
 }
 
 impl Plays {
@@ -872,6 +900,35 @@ impl Plays {
                 p.effectful = p.effectful.union(one);
             }
         }
+        // RULES.md §2.4 and §4, as the engine's `legal_on` reads them: a
+        // natural card matches the face or suit (or letter) to follow, an
+        // 8 goes on anything but the faces of `wild_not_on`, and the cards
+        // legal anywhere go anywhere.
+        let wild = p.wild_suit.union(p.anywhere);
+        let faces = (Rank::ALL.into_iter().map(Face::Rank))
+            .chain([Face::Joker])
+            .chain(Letter::all().map(Face::Letter))
+            .chain([Face::Star, Face::Bang]);
+        for face in faces {
+            let i = face.index();
+            let wild = if book.wild_not_on[i] {
+                p.anywhere
+            } else {
+                wild
+            };
+            p.on_face[i] = CardSet::face(face)
+                .and(CardSet::FRENCH)
+                .and(p.natural)
+                .union(wild);
+        }
+        p.on_no_face = wild;
+        for s in Suit::ALL {
+            p.on_suit[s as usize] = CardSet::suit(s).and(p.natural);
+        }
+        for l in Letter::all() {
+            p.on_letter[l.index() as usize] = CardSet::letters_after(l).and(p.natural).union(wild);
+        }
+        p.on_any = p.natural.union(wild);
         p
     }
 }
@@ -887,25 +944,17 @@ impl Book {
 
     /// The engine's `legal_on` for every card but a 757 joker: what may be
     /// played on `target` when nothing else constrains the turn.
+    #[inline]
     pub(crate) fn playable_on(&self, target: Target) -> CardSet {
         let plays = &self.plays;
-        let (matching, wild) = match target {
-            Target::Any => (CardSet::ALL, plays.wild_suit),
+        match target {
+            Target::Any => plays.on_any,
             Target::French { face, suit } => {
-                let by_face =
-                    face.map_or(CardSet::EMPTY, |f| CardSet::face(f).and(CardSet::FRENCH));
-                let by_suit = suit.map_or(CardSet::EMPTY, CardSet::suit);
-                let wild = match face {
-                    Some(f) if self.wild_not_on[f.index()] => CardSet::EMPTY,
-                    _ => plays.wild_suit,
-                };
-                (by_face.union(by_suit), wild)
+                let by_face = face.map_or(plays.on_no_face, |f| plays.on_face[f.index()]);
+                let by_suit = suit.map_or(CardSet::EMPTY, |s| plays.on_suit[s as usize]);
+                by_face.union(by_suit)
             }
-            Target::Letter(on) => (CardSet::letters_after(on), plays.wild_suit),
-        };
-        matching
-            .and(plays.natural)
-            .union(wild)
-            .union(plays.anywhere)
+            Target::Letter(on) => plays.on_letter[on.index() as usize],
+        }
     }
 }
