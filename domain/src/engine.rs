@@ -939,6 +939,15 @@ impl Game {
         let r = self.r();
         let n = self.seats;
         let forward = r.direction == crate::event::Direction::Clockwise;
+        if r.out.is_empty() {
+            // Nobody is out: plain arithmetic round the table.
+            let steps = steps % n;
+            return if forward {
+                (from + steps) % n
+            } else {
+                (from + n - steps) % n
+            };
+        }
         let mut seat = from;
         let mut left = steps;
         let mut guard = n * (steps + 1);
