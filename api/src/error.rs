@@ -50,9 +50,10 @@ pub enum ApiError {
     /// 404 `not_found` (also for a path whose id is not a well-formed UUID).
     #[error("{0}")]
     NotFound(String),
-    /// 405 `method_not_allowed`.
+    /// 405 `method_not_allowed`, with the `Allow` header (the methods the
+    /// resource has).
     #[error("this method is not allowed on this resource")]
-    MethodNotAllowed,
+    MethodNotAllowed { allow: String },
     /// 409 `username_taken` (case-insensitively).
     #[error("this username is already taken")]
     UsernameTaken,
@@ -101,7 +102,7 @@ impl ApiError {
             Self::InvalidCredentials => "invalid_credentials",
             Self::Forbidden(_) => "forbidden",
             Self::NotFound(_) => "not_found",
-            Self::MethodNotAllowed => "method_not_allowed",
+            Self::MethodNotAllowed { .. } => "method_not_allowed",
             Self::UsernameTaken => "username_taken",
             Self::VersionConflict { .. } => "version_conflict",
             Self::IdempotencyKeyReused => "idempotency_key_reused",
@@ -146,7 +147,7 @@ impl ResponseError for ApiError {
             Self::Unauthorized(_) | Self::InvalidCredentials => StatusCode::UNAUTHORIZED,
             Self::Forbidden(_) => StatusCode::FORBIDDEN,
             Self::NotFound(_) => StatusCode::NOT_FOUND,
-            Self::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            Self::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
             Self::UsernameTaken | Self::VersionConflict { .. } => StatusCode::CONFLICT,
             Self::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
             Self::ServiceUnavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
@@ -191,6 +192,9 @@ impl ResponseError for ApiError {
             }
             Self::ServiceUnavailable(_) => {
                 builder.insert_header((header::RETRY_AFTER, "5"));
+            }
+            Self::MethodNotAllowed { allow } => {
+                builder.insert_header((header::ALLOW, allow.as_str()));
             }
             _ => {}
         }

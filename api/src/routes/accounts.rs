@@ -77,9 +77,10 @@ impl fmt::Debug for NewPassword {
 #[schema(example = json!({"username": "alice", "password": "correct horse battery"}))]
 pub struct NewAccount {
     /// 3 to 32 of `A-Z a-z 0-9 _ -`; unique case-insensitively.
+    #[schema(min_length = 3, max_length = 32, pattern = "^[A-Za-z0-9_-]{3,32}$")]
     pub username: String,
     /// 8 to 256 characters.
-    #[schema(format = Password)]
+    #[schema(format = Password, min_length = 8, max_length = 256)]
     pub password: String,
 }
 

@@ -16,9 +16,9 @@ use actix_web::http::header::{self, ContentType, HeaderValue};
 use actix_web::http::StatusCode;
 use actix_web::{get, web, HttpRequest, HttpResponse};
 use domain::table::TableEvent;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use sqlx::PgPool;
-use utoipa::IntoParams;
+use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
 use crate::auth::AuthUser;
@@ -52,6 +52,7 @@ fn not_a_player() -> ApiError {
         (status = 200, description = "Finished rounds (points and totals keyed by seat) and the result once over", body = RoundsDto),
         (status = 401, description = "`unauthorized`", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "`not_found`: no such table", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "`service_unavailable`: the database does not answer", body = Problem, content_type = "application/problem+json"),
     )
 )]
 #[get("/tables/{id}/rounds")]
@@ -90,6 +91,7 @@ pub struct ReplayQuery {
         (status = 403, description = "`not_a_player`: not a player of this table; `round_running`: the round is not over (players only see finished rounds)", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "`not_found`: no such table or round", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "`step_out_of_range`: past the round's last step", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "`service_unavailable`: the database does not answer", body = Problem, content_type = "application/problem+json"),
     )
 )]
 #[get("/tables/{id}/rounds/{n}/replay")]
@@ -130,6 +132,7 @@ pub async fn replay_round(
         (status = 401, description = "`unauthorized`", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "`not_a_player`: not a player of this game; `game_running`: the game is not over (players only export finished games)", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "`not_found`: no such table", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "`service_unavailable`: the database does not answer", body = Problem, content_type = "application/problem+json"),
     )
 )]
 #[get("/tables/{id}/log")]
@@ -186,6 +189,22 @@ async fn seat_in_game(
     }
 }
 
+/// One event of `text/event-stream`, as its fields are read by a client
+/// (what OpenAPI 3.2 calls the stream's `itemSchema`; before 3.2 the schema
+/// of an event stream describes one event).
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(example = json!({"id": "3", "data": "{\"seq\":3,\"type\":\"player_joined\",\"v\":1,\"at\":\"2025-01-31T18:04:05.123456Z\",\"data\":{},\"prev_hash\":\"…\",\"hash\":\"…\"}"}))]
+pub struct SseEvent {
+    /// The event's seq (resume with `Last-Event-ID`).
+    pub id: Option<String>,
+    /// The event type; absent: `message`.
+    pub event: Option<String>,
+    /// The public event as JSON: `{seq, type, v, at, data, prev_hash, hash}`.
+    pub data: String,
+    /// The reconnection delay, in milliseconds (sent once, first).
+    pub retry: Option<u64>,
+}
+
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct StreamQuery {
@@ -203,14 +222,15 @@ pub struct StreamQuery {
     security(("bearer" = [])),
     params(
         ("id" = Uuid, Path, description = "The table"),
-        ("Last-Event-ID" = Option<i64>, Header, description = "The last seq received; the stream resumes after it"),
+        ("Last-Event-ID" = Option<i64>, Header, nullable = false, minimum = 0, description = "The last seq received; the stream resumes after it"),
         StreamQuery,
     ),
     responses(
-        (status = 200, description = "`text/event-stream`: `id: <seq>` and `data: {seq, type, v, at, data, prev_hash, hash}` per event, data redacted for the caller", content_type = "text/event-stream", body = String),
+        (status = 200, description = "`text/event-stream`: `id: <seq>` and `data: {seq, type, v, at, data, prev_hash, hash}` per event, data redacted for the caller", content_type = "text/event-stream", body = SseEvent),
         (status = 400, description = "`invalid_last_event_id`", body = Problem, content_type = "application/problem+json"),
         (status = 401, description = "`unauthorized`", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "`not_found`: no such table", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "`service_unavailable`: the database does not answer", body = Problem, content_type = "application/problem+json"),
     )
 )]
 #[get("/tables/{id}/events/stream")]
@@ -278,6 +298,7 @@ pub async fn stream_events(
         (status = 401, description = "`unauthorized`", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "`forbidden`: administrators only", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "`not_found`: no such table", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "`service_unavailable`: the database does not answer", body = Problem, content_type = "application/problem+json"),
     )
 )]
 #[get("/admin/tables/{id}/audit")]

@@ -2,7 +2,8 @@
 //! `#[utoipa::path]`; [`configure`] registers them so the OpenAPI document is
 //! collected from the router itself.
 
-use actix_web::{HttpRequest, HttpResponse};
+use actix_web::{web, HttpRequest, HttpResponse};
+use utoipa::openapi::OpenApi;
 use utoipa_actix_web::service_config::ServiceConfig;
 
 use crate::error::ApiError;
@@ -10,6 +11,7 @@ use crate::error::ApiError;
 pub mod accounts;
 pub mod health;
 pub mod history;
+pub mod integer;
 pub mod me;
 pub mod sessions;
 pub mod tables;
@@ -40,12 +42,45 @@ pub fn configure(cfg: &mut ServiceConfig<'_>) {
     );
 }
 
-/// The default service: 405 when the path exists with other methods, else
-/// 404, both as problem+json.
-pub async fn fallback(req: HttpRequest) -> Result<HttpResponse, ApiError> {
+/// The default service: 405 with `Allow` when the path exists with other
+/// methods, else 404, both as problem+json.
+pub async fn fallback(
+    req: HttpRequest,
+    doc: Option<web::Data<OpenApi>>,
+) -> Result<HttpResponse, ApiError> {
     if req.resource_map().has_resource(req.path()) {
-        Err(ApiError::MethodNotAllowed)
+        let allow = doc
+            .and_then(|doc| allowed_methods(&doc, req.path()))
+            // The undocumented resources (`/openapi.json`, `/docs`) are
+            // read-only.
+            .unwrap_or_else(|| "GET".to_owned());
+        Err(ApiError::MethodNotAllowed { allow })
     } else {
         Err(ApiError::NotFound(format!("no resource at {}", req.path())))
     }
+}
+
+/// The methods the document lists for the path template matching `path`
+/// (`{name}` matches any one segment), as an `Allow` value.
+pub fn allowed_methods(doc: &OpenApi, path: &str) -> Option<String> {
+    let segments: Vec<&str> = path.split('/').collect();
+    let (_, item) = doc.paths.paths.iter().find(|(template, _)| {
+        let t: Vec<&str> = template.split('/').collect();
+        t.len() == segments.len()
+            && t.iter()
+                .zip(&segments)
+                .all(|(t, s)| (t.starts_with('{') && !s.is_empty()) || t == s)
+    })?;
+    let methods: Vec<&str> = [
+        ("GET", &item.get),
+        ("POST", &item.post),
+        ("PUT", &item.put),
+        ("PATCH", &item.patch),
+        ("DELETE", &item.delete),
+    ]
+    .into_iter()
+    .filter(|(_, op)| op.is_some())
+    .map(|(m, _)| m)
+    .collect();
+    (!methods.is_empty()).then(|| methods.join(", "))
 }

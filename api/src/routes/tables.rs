@@ -57,6 +57,7 @@ pub struct NewTable {
     #[schema(value_type = Option<Object>)]
     pub options: Option<Map<String, Value>>,
     /// The most players the table takes (within the rules' bounds).
+    #[serde(deserialize_with = "crate::routes::integer::u32")]
     pub seats: u32,
 }
 
@@ -252,12 +253,15 @@ pub struct TablePage {
 #[into_params(parameter_in = Query)]
 pub struct ListQuery {
     /// Only tables with this status: `waiting`, `playing` or `finished`.
+    #[param(value_type = Option<TableStatus>)]
     pub status: Option<String>,
     /// Only tables where the caller sits.
     pub mine: Option<bool>,
     /// The `next` of the previous page.
+    #[param(pattern = r"^-?[0-9]{1,16}\.[0-9a-fA-F]{32}$")]
     pub after: Option<String>,
     /// 1 to 100 (default 20).
+    #[param(minimum = 1, maximum = 100)]
     pub limit: Option<i64>,
 }
 
@@ -438,7 +442,11 @@ pub struct MoveRequest {
     #[schema(value_type = Object, example = json!({"type": "play", "card": "8H", "suit": "S", "announce": false}))]
     pub mv: Value,
     /// The version the move is based on (as `If-Match`); stale: 409.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::routes::integer::option_i64"
+    )]
     pub expected_version: Option<i64>,
 }
 
@@ -489,11 +497,14 @@ pub struct EventPage {
 #[into_params(parameter_in = Query)]
 pub struct EventsQuery {
     /// Only events with `seq` above this (default 0).
+    #[param(minimum = 0)]
     pub after: Option<i64>,
     /// Seconds (0 to 30, default 0) to wait for an event when there is none
     /// yet after `after`.
+    #[param(minimum = 0, maximum = 30)]
     pub wait: Option<u64>,
     /// 1 to 500 (default 200).
+    #[param(minimum = 1, maximum = 500)]
     pub limit: Option<i64>,
 }
 
@@ -514,9 +525,12 @@ fn bad_header(detail: String) -> ApiError {
     }
 }
 
-/// `"N"` (or `W/"N"`) as a version.
+/// `"N"` (or `W/"N"`) as a version; a bare `N` is read as `"N"`.
 fn parse_etag(raw: &str) -> Option<i64> {
     let raw = raw.trim();
+    if !raw.is_empty() && raw.bytes().all(|b| b.is_ascii_digit()) {
+        return raw.parse().ok();
+    }
     let raw = raw.strip_prefix("W/").unwrap_or(raw);
     raw.strip_prefix('"')?.strip_suffix('"')?.parse().ok()
 }
@@ -581,6 +595,7 @@ pub async fn list_rulesets() -> Result<HttpResponse, ApiError> {
             headers(("Location" = String, description = "The table's URL"))),
         (status = 400, description = "`malformed_json`", body = Problem, content_type = "application/problem+json"),
         (status = 401, description = "`unauthorized`", body = Problem, content_type = "application/problem+json"),
+        (status = 413, description = "`payload_too_large`", body = Problem, content_type = "application/problem+json"),
         (status = 415, description = "`unsupported_media_type`", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "`invalid_rules` (unknown preset, bad option, seats out of the rules' bounds; `detail` says why) or `invalid_body`", body = Problem, content_type = "application/problem+json"),
         (status = 503, description = "`service_unavailable`", body = Problem, content_type = "application/problem+json"),
@@ -857,8 +872,8 @@ pub async fn get_view(
     security(("bearer" = [])),
     params(
         ("id" = Uuid, Path, description = "The table"),
-        ("If-Match" = Option<String>, Header, description = "`\"<version>\"`: the version the move is based on"),
-        ("Idempotency-Key" = Option<String>, Header, description = "1 to 255 characters, chosen by the client per move"),
+        ("If-Match" = Option<String>, Header, nullable = false, pattern = r#"^(\*|(W/)?"[0-9]{1,18}"|[0-9]{1,18})$"#, description = "`\"<version>\"` (or the bare version): the version the move is based on"),
+        ("Idempotency-Key" = Option<String>, Header, nullable = false, min_length = 1, max_length = 255, pattern = "^[\\x21-\\x7e]([\\x20-\\x7e]*[\\x21-\\x7e])?$", description = "1 to 255 visible ASCII characters, chosen by the client per move"),
     ),
     request_body = MoveRequest,
     responses(
@@ -869,6 +884,7 @@ pub async fn get_view(
         (status = 403, description = "`not_seated`", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "`not_found`", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "`version_conflict` (stale `expected_version`/`If-Match`: nothing changed), `game_not_started`, `game_over`, `idempotency_key_in_use`", body = Problem, content_type = "application/problem+json"),
+        (status = 413, description = "`payload_too_large`", body = Problem, content_type = "application/problem+json"),
         (status = 415, description = "`unsupported_media_type`", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "`invalid_move` (not a move: bad shape or card code), the engine's refusal with its reason in `detail` (`not_your_turn`, `illegal_move`, `card_not_in_hand`, `bad_choice`, `bad_announce`, `cannot_draw`, `cannot_pass`, `cannot_challenge`, `no_such_seat`), `idempotency_key_reused` or `invalid_body`", body = Problem, content_type = "application/problem+json"),
         (status = 503, description = "`service_unavailable`", body = Problem, content_type = "application/problem+json"),
