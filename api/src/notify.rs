@@ -1,9 +1,12 @@
 //! Cross-process wake-ups for long polls, through PostgreSQL `LISTEN/NOTIFY`.
 //!
-//! [`crate::store::events::append`] runs `pg_notify('table_events', <table id>)`
-//! in the appending transaction, so every server process connected to the
-//! database hears of a commit. Here one listener connection per process
-//! bumps a per-table counter that long-pollers watch.
+//! [`crate::store::events::append`] runs
+//! `pg_notify('table_events', '<table id>:<new version>')` in the appending
+//! transaction, so every server process connected to the database hears of a
+//! commit. Here one listener connection per process bumps a per-table counter
+//! that long-pollers watch, and remembers the highest version heard per table
+//! ([`TableEvents::heard`]), which lets the table cache skip its refresh read
+//! when nothing newer was committed elsewhere.
 //!
 //! Use it without missing a wake-up: subscribe *first*, then read the events,
 //! then wait:
@@ -26,13 +29,31 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 use uuid::Uuid;
 
-/// The notification channel; its payload is the table id.
+/// The notification channel; its payload is `<table id>:<new version>`
+/// (a bare table id is understood too).
 pub const CHANNEL: &str = "table_events";
+
+/// Above this many tables, the versions heard are forgotten (and the epoch
+/// moves, so no cache trusts what it can no longer check).
+const HEARD_LIMIT: usize = 16_384;
 
 /// Wake-ups per table. Cheap to clone; shared by every worker.
 #[derive(Debug, Clone, Default)]
 pub struct TableEvents {
     senders: Arc<Mutex<HashMap<Uuid, watch::Sender<u64>>>>,
+    heard: Arc<Mutex<Heard>>,
+}
+
+/// What the listener heard since its connection `epoch` was made.
+#[derive(Debug, Default)]
+struct Heard {
+    /// Moves at every (re)connection, at every loss and when `versions` is
+    /// forgotten: notifications may have been missed.
+    epoch: u64,
+    /// Is a `LISTEN` connection up (false for a hub without a listener)?
+    listening: bool,
+    /// The highest version heard per table in this epoch.
+    versions: HashMap<Uuid, i64>,
 }
 
 impl TableEvents {
@@ -49,6 +70,7 @@ impl TableEvents {
     pub async fn start(pool: PgPool) -> (Self, tokio::task::JoinHandle<()>) {
         let hub = Self::new();
         let first = connect(&pool).await;
+        hub.set_listening(first.is_some());
         let task = tokio::spawn(hub.clone().run(pool, first));
         (hub, task)
     }
@@ -62,27 +84,85 @@ impl TableEvents {
                 listener = connect(&pool).await;
                 if listener.is_some() {
                     backoff = Duration::from_millis(200);
+                    self.set_listening(true);
                     self.wake_all();
                 }
                 continue;
             };
             match l.try_recv().await {
-                Ok(Some(n)) => match n.payload().parse::<Uuid>() {
-                    Ok(table_id) => self.wake(table_id),
-                    Err(_) => tracing::warn!(payload = n.payload(), "bad table_events payload"),
+                Ok(Some(n)) => match parse_payload(n.payload()) {
+                    Some((table_id, version)) => {
+                        self.note(table_id, version);
+                        self.wake(table_id);
+                    }
+                    None => {
+                        // Some table moved, which one is unknown: trust no
+                        // cache.
+                        tracing::warn!(payload = n.payload(), "bad table_events payload");
+                        self.forget();
+                    }
                 },
-                // The connection was lost; the next call reconnects.
+                // The connection was lost. Reconnect here rather than let
+                // `try_recv` do it, so that `heard` knows when the new
+                // connection listens.
                 Ok(None) => {
                     tracing::warn!("table_events listener reconnecting");
+                    listener = None;
+                    self.set_listening(false);
                     self.wake_all();
                 }
                 Err(e) => {
                     tracing::warn!(error = %e, "table_events listener failed");
                     listener = None;
+                    self.set_listening(false);
                     self.wake_all();
                 }
             }
         }
+    }
+
+    /// `(epoch, highest version heard of the table in that epoch, 0 when
+    /// none)`, or `None` when no `LISTEN` connection is up. A cache that
+    /// read the log at version `v` with the epoch `e` (taken *before* the
+    /// read) is still current when `heard` is `Some((e, h))` with `h <= v`:
+    /// any later commit, by any process, is heard with its version (a few
+    /// milliseconds after it commits: that is the bound on how stale such a
+    /// cache may be).
+    pub fn heard(&self, table_id: Uuid) -> Option<(u64, i64)> {
+        let heard = self.heard.lock().unwrap_or_else(|p| p.into_inner());
+        heard.listening.then(|| {
+            (
+                heard.epoch,
+                heard.versions.get(&table_id).copied().unwrap_or(0),
+            )
+        })
+    }
+
+    fn note(&self, table_id: Uuid, version: Option<i64>) {
+        let Some(version) = version else {
+            // A notification without its version: trust no cache.
+            return self.forget();
+        };
+        let mut heard = self.heard.lock().unwrap_or_else(|p| p.into_inner());
+        if heard.versions.len() >= HEARD_LIMIT && !heard.versions.contains_key(&table_id) {
+            heard.epoch += 1;
+            heard.versions.clear();
+        }
+        let v = heard.versions.entry(table_id).or_insert(0);
+        *v = (*v).max(version);
+    }
+
+    fn forget(&self) {
+        let mut heard = self.heard.lock().unwrap_or_else(|p| p.into_inner());
+        heard.epoch += 1;
+        heard.versions.clear();
+    }
+
+    fn set_listening(&self, listening: bool) {
+        let mut heard = self.heard.lock().unwrap_or_else(|p| p.into_inner());
+        heard.epoch += 1;
+        heard.listening = listening;
+        heard.versions.clear();
     }
 
     /// A receiver that sees every wake-up of `table_id` from now on.
@@ -132,6 +212,14 @@ impl TableEvents {
         for s in senders.values() {
             s.send_modify(|n| *n = n.wrapping_add(1));
         }
+    }
+}
+
+/// `<table id>:<version>`, or a bare table id (version unknown).
+fn parse_payload(payload: &str) -> Option<(Uuid, Option<i64>)> {
+    match payload.split_once(':') {
+        Some((id, version)) => Some((id.parse().ok()?, Some(version.parse().ok()?))),
+        None => Some((payload.parse().ok()?, None)),
     }
 }
 

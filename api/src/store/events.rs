@@ -90,8 +90,8 @@ impl ChainedEvent for StoredEvent {
 
 /// Appends `events` to a table whose last event is `expected_version` (0 for
 /// none), chaining their hashes, moving `game_tables.version` and sending
-/// `pg_notify('table_events', table_id)`, all on `conn`: call it inside a
-/// transaction, and commit after.
+/// `pg_notify('table_events', '<table_id>:<new version>')`, all on `conn`:
+/// call it inside a transaction, and commit after.
 ///
 /// Errors: [`ApiError::VersionConflict`] when the table is not at
 /// `expected_version` (nothing is written; the transaction is then aborted
@@ -113,46 +113,88 @@ pub async fn append(
     if events.is_empty() {
         return Ok(Vec::new());
     }
-    let mut prev_hash = if expected_version == 0 {
+    let prev_hash = if expected_version == 0 {
         GENESIS_PREV_HASH.to_owned()
     } else {
-        sqlx::query_scalar!(
-            "SELECT hash FROM events WHERE table_id = $1 AND seq = $2",
-            table_id,
-            expected_version,
-        )
-        .fetch_optional(&mut *conn)
-        .await?
-        .ok_or_else(conflict)?
+        head_hash(&mut *conn, table_id, expected_version)
+            .await?
+            .ok_or_else(conflict)?
     };
+    append_chained(conn, table_id, expected_version, &prev_hash, events, None).await
+}
 
+/// The hash of event `seq` of a table (the head of the chain when `seq` is
+/// the table's version), `None` when there is no such event.
+#[tracing::instrument(skip(executor))]
+pub async fn head_hash(
+    executor: impl PgExecutor<'_>,
+    table_id: Uuid,
+    seq: i64,
+) -> Result<Option<String>, sqlx::Error> {
+    sqlx::query_scalar!(
+        "SELECT hash FROM events WHERE table_id = $1 AND seq = $2",
+        table_id,
+        seq,
+    )
+    .fetch_optional(executor)
+    .await
+}
+
+/// Like [`append`] when the caller knows the hash of event
+/// `expected_version` (`prev_hash`, [`GENESIS_PREV_HASH`] for 0), and with
+/// the new `status` of the table when it changes: ONE statement moves
+/// `game_tables` (version, status, `snapshot` cleared), inserts every event
+/// and notifies. Being one statement, it is atomic on its own: outside a
+/// transaction it commits by itself (the fast path of a move).
+///
+/// The `UPDATE … WHERE version = expected_version` comes first and the
+/// inserts only happen when it moved the row, so a stale version (or a wrong
+/// `prev_hash` from a stale cache, which goes with a stale version) writes
+/// nothing and notifies nobody; two writers at one version serialize on the
+/// row, and the second finds the version moved. The primary key
+/// `(table_id, seq)` still refuses any duplicate seq.
+#[tracing::instrument(skip(conn, prev_hash, events), fields(count = events.len()))]
+pub async fn append_chained(
+    conn: &mut PgConnection,
+    table_id: Uuid,
+    expected_version: i64,
+    prev_hash: &str,
+    events: &[NewEvent],
+    status: Option<&str>,
+) -> Result<Vec<StoredEvent>, ApiError> {
+    let conflict = || ApiError::VersionConflict {
+        expected: expected_version,
+    };
+    if expected_version < 0 {
+        return Err(conflict());
+    }
+    if events.is_empty() {
+        return Ok(Vec::new());
+    }
     let at = chain::truncate_at(Utc::now());
     let at_text = chain::format_at(at);
-    let mut stored = Vec::with_capacity(events.len());
+    let n = events.len();
+    let mut stored = Vec::with_capacity(n);
+    let (mut seqs, mut kinds, mut vs) = (
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+    );
+    let (mut datas, mut prevs, mut hashes) = (
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+    );
+    let mut prev_hash = prev_hash.to_owned();
     for (i, e) in events.iter().enumerate() {
         let seq = expected_version + 1 + i as i64;
         let hash = chain::event_hash(&prev_hash, seq, &e.kind, e.v, &at_text, &e.data);
-        let inserted = sqlx::query!(
-            r#"INSERT INTO events (table_id, seq, type, v, at, data, prev_hash, hash)
-               VALUES ($1, $2, $3, $4, $5, $6, $7, $8)"#,
-            table_id,
-            seq,
-            e.kind,
-            e.v,
-            at,
-            e.data,
-            prev_hash,
-            hash,
-        )
-        .execute(&mut *conn)
-        .await;
-        match inserted {
-            Ok(_) => {}
-            Err(sqlx::Error::Database(db)) if db.constraint() == Some("events_pkey") => {
-                return Err(conflict());
-            }
-            Err(other) => return Err(other.into()),
-        }
+        seqs.push(seq);
+        kinds.push(e.kind.clone());
+        vs.push(e.v);
+        datas.push(e.data.to_string());
+        prevs.push(prev_hash.clone());
+        hashes.push(hash.clone());
         stored.push(StoredEvent {
             seq,
             kind: e.kind.clone(),
@@ -163,29 +205,55 @@ pub async fn append(
             hash,
         });
     }
-
-    let new_version = expected_version + events.len() as i64;
-    let moved = sqlx::query!(
-        r#"UPDATE game_tables SET version = $3, updated_at = now()
-           WHERE id = $1 AND version = $2"#,
+    let new_version = expected_version + n as i64;
+    let payload = format!("{table_id}:{new_version}");
+    let done = sqlx::query!(
+        r#"WITH moved AS (
+               UPDATE game_tables
+               SET version = $3, status = COALESCE($4, status), snapshot = NULL,
+                   updated_at = now()
+               WHERE id = $1 AND version = $2
+               RETURNING id
+           ), inserted AS (
+               INSERT INTO events (table_id, seq, type, v, at, data, prev_hash, hash)
+               SELECT $1, e.seq, e.type, e.v, $5, e.data::jsonb, e.prev_hash, e.hash
+               FROM UNNEST($6::bigint[], $7::text[], $8::int[], $9::text[], $10::text[],
+                           $11::text[]) AS e(seq, type, v, data, prev_hash, hash)
+               WHERE EXISTS (SELECT 1 FROM moved)
+               RETURNING seq
+           )
+           SELECT (SELECT count(*) FROM inserted) AS "inserted!",
+                  (SELECT count(*) FROM moved, LATERAL (SELECT pg_notify($12, $13)) n)
+                      AS "moved!""#,
         table_id,
         expected_version,
         new_version,
-    )
-    .execute(&mut *conn)
-    .await?;
-    if moved.rows_affected() != 1 {
-        return Err(conflict());
-    }
-
-    sqlx::query!(
-        "SELECT pg_notify($1, $2) AS notified",
+        status,
+        at,
+        &seqs,
+        &kinds,
+        &vs,
+        &datas,
+        &prevs,
+        &hashes,
         CHANNEL,
-        table_id.to_string(),
+        payload,
     )
     .fetch_one(&mut *conn)
-    .await?;
-    Ok(stored)
+    .await;
+    match done {
+        Ok(r) if r.moved == 1 && r.inserted == n as i64 => Ok(stored),
+        Ok(r) if r.moved == 1 => Err(ApiError::internal(format!(
+            "appended {} of {n} events",
+            r.inserted
+        ))),
+        Ok(_) => match current_version(&mut *conn, table_id).await? {
+            None => Err(ApiError::NotFound("no such table".into())),
+            Some(_) => Err(conflict()),
+        },
+        Err(sqlx::Error::Database(db)) if db.constraint() == Some("events_pkey") => Err(conflict()),
+        Err(other) => Err(other.into()),
+    }
 }
 
 /// Events of a table with `seq > after`, in order, at most `limit`.
@@ -248,4 +316,246 @@ pub async fn current_version(
     sqlx::query_scalar!("SELECT version FROM game_tables WHERE id = $1", table_id)
         .fetch_optional(executor)
         .await
+}
+
+/// Like [`read_data_after`], every event after `after` in one query, as a
+/// stream: the rows are parsed as PostgreSQL sends them, so reading and
+/// folding overlap (a cold load of a long log).
+pub fn stream_data_after<'e>(
+    executor: impl PgExecutor<'e> + 'e,
+    table_id: Uuid,
+    after: i64,
+) -> futures_util::stream::BoxStream<'e, Result<EventData, sqlx::Error>> {
+    sqlx::query_as!(
+        EventData,
+        r#"SELECT seq, type AS kind, data::text AS "data!"
+           FROM events WHERE table_id = $1 AND seq > $2
+           ORDER BY seq"#,
+        table_id,
+        after,
+    )
+    .fetch(executor)
+}
+
+/// [`stream_data_after`], collected.
+pub async fn read_all_data_after<'e>(
+    executor: impl PgExecutor<'e> + 'e,
+    table_id: Uuid,
+    after: i64,
+) -> Result<Vec<EventData>, sqlx::Error> {
+    use futures_util::TryStreamExt;
+    stream_data_after(executor, table_id, after)
+        .try_collect()
+        .await
+}
+
+/// Every event after `after` as seq, type and data text, by
+/// `COPY … TO STDOUT (FORMAT binary)`: the raw copy data, to decode with
+/// [`CopyRows`]. Cheaper per row than a query's rows (a cold load of a long
+/// log). The statement takes no parameters; the values written into it are
+/// a UUID and an integer.
+pub async fn copy_data_after<'c>(
+    conn: &'c mut PgConnection,
+    table_id: Uuid,
+    after: i64,
+) -> Result<futures_util::stream::BoxStream<'c, Result<bytes::Bytes, sqlx::Error>>, sqlx::Error> {
+    let statement = format!(
+        "COPY (SELECT seq, type, data::text FROM events \
+         WHERE table_id = '{table_id}' AND seq > {after} ORDER BY seq) \
+         TO STDOUT (FORMAT binary)"
+    );
+    conn.copy_out_raw(&statement).await
+}
+
+/// [`copy_data_after`], decoded and collected.
+pub async fn copy_all_data_after(
+    pool: &sqlx::PgPool,
+    table_id: Uuid,
+    after: i64,
+) -> Result<Vec<EventData>, sqlx::Error> {
+    use futures_util::TryStreamExt;
+    let mut conn = pool.acquire().await?;
+    let mut chunks = copy_data_after(&mut conn, table_id, after).await?;
+    let mut decoder = CopyRows::default();
+    let mut out = Vec::new();
+    while let Some(chunk) = chunks.try_next().await? {
+        decoder
+            .feed(&chunk, &mut out)
+            .map_err(|e| sqlx::Error::Decode(e.into()))?;
+    }
+    Ok(out)
+}
+
+/// A decoder of the binary copy data of [`copy_data_after`], fed chunk by
+/// chunk (chunks may cut rows anywhere).
+#[derive(Debug, Default)]
+pub struct CopyRows {
+    buf: Vec<u8>,
+    header_read: bool,
+    ended: bool,
+}
+
+const COPY_SIGNATURE: &[u8] = b"PGCOPY\n\xff\r\n\0";
+
+impl CopyRows {
+    /// Decodes the complete rows of `chunk` (and of what was left of the
+    /// previous ones) into `out`.
+    pub fn feed(&mut self, chunk: &[u8], out: &mut Vec<EventData>) -> Result<(), String> {
+        self.buf.extend_from_slice(chunk);
+        let mut at = 0;
+        if !self.header_read {
+            let fixed = COPY_SIGNATURE.len() + 8;
+            if self.buf.len() < fixed {
+                return Ok(());
+            }
+            if &self.buf[..COPY_SIGNATURE.len()] != COPY_SIGNATURE {
+                return Err("not binary copy data".into());
+            }
+            let ext = be_u32(&self.buf[COPY_SIGNATURE.len() + 4..fixed]) as usize;
+            if self.buf.len() < fixed + ext {
+                return Ok(());
+            }
+            at = fixed + ext;
+            self.header_read = true;
+        }
+        while !self.ended {
+            match self.row(at)? {
+                Some((next, row)) => {
+                    at = next;
+                    match row {
+                        Some(row) => out.push(row),
+                        None => self.ended = true,
+                    }
+                }
+                None => break,
+            }
+        }
+        self.buf.drain(..at);
+        Ok(())
+    }
+
+    /// Has the trailer been read?
+    pub fn ended(&self) -> bool {
+        self.ended
+    }
+
+    /// The row at `at`: `None` when incomplete, `Some((end, None))` for the
+    /// trailer.
+    #[allow(clippy::type_complexity)]
+    fn row(&self, at: usize) -> Result<Option<(usize, Option<EventData>)>, String> {
+        let b = &self.buf;
+        if b.len() < at + 2 {
+            return Ok(None);
+        }
+        let fields = i16::from_be_bytes([b[at], b[at + 1]]);
+        if fields == -1 {
+            return Ok(Some((at + 2, None)));
+        }
+        if fields != 3 {
+            return Err(format!("{fields} fields in a copied event"));
+        }
+        let mut pos = at + 2;
+        let field = |pos: &mut usize| -> Result<Option<&[u8]>, String> {
+            if b.len() < *pos + 4 {
+                return Ok(None);
+            }
+            let len = i32::from_be_bytes([b[*pos], b[*pos + 1], b[*pos + 2], b[*pos + 3]]);
+            let len = usize::try_from(len).map_err(|_| "a null in a copied event".to_owned())?;
+            if b.len() < *pos + 4 + len {
+                return Ok(None);
+            }
+            let value = &b[*pos + 4..*pos + 4 + len];
+            *pos += 4 + len;
+            Ok(Some(value))
+        };
+        let Some(seq) = field(&mut pos)? else {
+            return Ok(None);
+        };
+        let Some(kind) = field(&mut pos)? else {
+            return Ok(None);
+        };
+        let Some(data) = field(&mut pos)? else {
+            return Ok(None);
+        };
+        let seq: [u8; 8] = seq.try_into().map_err(|_| "a seq of another size")?;
+        let text = |v: &[u8]| String::from_utf8(v.to_vec()).map_err(|e| e.to_string());
+        Ok(Some((
+            pos,
+            Some(EventData {
+                seq: i64::from_be_bytes(seq),
+                kind: text(kind)?,
+                data: text(data)?,
+            }),
+        )))
+    }
+}
+
+fn be_u32(b: &[u8]) -> u32 {
+    u32::from_be_bytes([b[0], b[1], b[2], b[3]])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn field(out: &mut Vec<u8>, value: &[u8]) {
+        out.extend_from_slice(&(value.len() as i32).to_be_bytes());
+        out.extend_from_slice(value);
+    }
+
+    /// What PostgreSQL sends for two events: the header, two rows, the
+    /// trailer.
+    fn copy_data() -> Vec<u8> {
+        let mut out = COPY_SIGNATURE.to_vec();
+        out.extend_from_slice(&0u32.to_be_bytes());
+        out.extend_from_slice(&0u32.to_be_bytes());
+        for (seq, kind, data) in [(1i64, "a", "{}"), (2, "turn_passed", r#"{"seat": 1}"#)] {
+            out.extend_from_slice(&3i16.to_be_bytes());
+            field(&mut out, &seq.to_be_bytes());
+            field(&mut out, kind.as_bytes());
+            field(&mut out, data.as_bytes());
+        }
+        out.extend_from_slice(&(-1i16).to_be_bytes());
+        out
+    }
+
+    #[test]
+    fn copy_rows_are_decoded_however_the_data_is_cut() {
+        let data = copy_data();
+        let expected = vec![
+            EventData {
+                seq: 1,
+                kind: "a".into(),
+                data: "{}".into(),
+            },
+            EventData {
+                seq: 2,
+                kind: "turn_passed".into(),
+                data: r#"{"seat": 1}"#.into(),
+            },
+        ];
+        for size in [1, 2, 3, 7, 19, data.len()] {
+            let mut rows = CopyRows::default();
+            let mut out = Vec::new();
+            for chunk in data.chunks(size) {
+                rows.feed(chunk, &mut out).unwrap();
+            }
+            assert!(rows.ended(), "chunks of {size}");
+            assert_eq!(out, expected, "chunks of {size}");
+        }
+    }
+
+    #[test]
+    fn a_cut_copy_has_not_ended_and_text_copy_data_is_refused() {
+        let data = copy_data();
+        let mut rows = CopyRows::default();
+        let mut out = Vec::new();
+        rows.feed(&data[..data.len() - 2], &mut out).unwrap();
+        assert!(!rows.ended());
+        assert_eq!(out.len(), 2);
+        let mut rows = CopyRows::default();
+        assert!(rows
+            .feed(b"1\ta\t{}\n-----------------", &mut Vec::new())
+            .is_err());
+    }
 }
