@@ -3,12 +3,24 @@
 //! A token is 32 random bytes (256 bits) written as 64 lowercase hex
 //! digits. Only its SHA-256 (hex) is stored, so a leaked database does not
 //! leak usable tokens.
+//!
+//! [`AuthUser`] looks the session up in the database on every request.
+//! [`CachedAuthUser`], for the hot paths of a game (view, moves, events),
+//! reuses a lookup for [`SESSION_CACHE_TTL`]: an expiry is still checked on
+//! every request, a log-out through this process takes effect at once, and a
+//! log-out through another process (or a session changed in the database
+//! by hand) within that bound.
 
+use std::collections::HashMap;
 use std::future::Future;
+use std::ops::Deref;
 use std::pin::Pin;
+use std::sync::{LazyLock, Mutex};
+use std::time::{Duration, Instant};
 
 use actix_web::http::header;
 use actix_web::{web, FromRequest, HttpRequest};
+use chrono::{DateTime, Utc};
 use rand::RngCore;
 use sha2::{Digest, Sha256};
 use sqlx::PgPool;
@@ -81,6 +93,21 @@ fn bearer_token(req: &HttpRequest) -> Result<String, ApiError> {
     Ok(token.to_owned())
 }
 
+async fn lookup(
+    pool: Option<web::Data<PgPool>>,
+    hash: &str,
+) -> Result<(AuthUser, DateTime<Utc>), ApiError> {
+    let pool = pool.ok_or_else(|| ApiError::internal("no database pool configured"))?;
+    let session = store::sessions::find_active(pool.get_ref(), hash)
+        .await?
+        .ok_or(ApiError::Unauthorized("invalid, expired or revoked token"))?;
+    let user = AuthUser {
+        account: session.account,
+        session_id: session.session_id,
+    };
+    Ok((user, session.expires_at))
+}
+
 impl FromRequest for AuthUser {
     type Error = ApiError;
     type Future = Pin<Box<dyn Future<Output = Result<Self, Self::Error>>>>;
@@ -89,15 +116,81 @@ impl FromRequest for AuthUser {
         let token = bearer_token(req);
         let pool = req.app_data::<web::Data<PgPool>>().cloned();
         Box::pin(async move {
-            let token = token?;
-            let pool = pool.ok_or_else(|| ApiError::internal("no database pool configured"))?;
-            let session = store::sessions::find_active(pool.get_ref(), &token_hash(&token))
-                .await?
-                .ok_or(ApiError::Unauthorized("invalid, expired or revoked token"))?;
-            Ok(AuthUser {
-                account: session.account,
-                session_id: session.session_id,
-            })
+            let (user, _) = lookup(pool, &token_hash(&token?)).await?;
+            Ok(user)
+        })
+    }
+}
+
+/// How long [`CachedAuthUser`] trusts a session lookup.
+pub const SESSION_CACHE_TTL: Duration = Duration::from_secs(2);
+
+/// Above this many cached sessions, the stale ones are dropped.
+const SESSION_CACHE_LIMIT: usize = 8192;
+
+struct CachedSession {
+    user: AuthUser,
+    expires_at: DateTime<Utc>,
+    looked_up: Instant,
+}
+
+/// Sessions recently looked up, by token hash (process-wide: the token
+/// hashes of several databases cannot collide).
+static SESSIONS: LazyLock<Mutex<HashMap<String, CachedSession>>> = LazyLock::new(Mutex::default);
+
+/// Forgets a session at once (it was revoked through this process).
+pub fn forget_session(session_id: Uuid) {
+    let mut sessions = SESSIONS.lock().unwrap_or_else(|p| p.into_inner());
+    sessions.retain(|_, s| s.user.session_id != session_id);
+}
+
+/// [`AuthUser`] with the session lookup reused for [`SESSION_CACHE_TTL`]
+/// (see the module documentation): the extractor of the requests a player
+/// sends many times a second.
+#[derive(Debug, Clone)]
+pub struct CachedAuthUser(pub AuthUser);
+
+impl Deref for CachedAuthUser {
+    type Target = AuthUser;
+    fn deref(&self) -> &AuthUser {
+        &self.0
+    }
+}
+
+impl FromRequest for CachedAuthUser {
+    type Error = ApiError;
+    type Future = Pin<Box<dyn Future<Output = Result<Self, Self::Error>>>>;
+
+    fn from_request(req: &HttpRequest, _: &mut actix_web::dev::Payload) -> Self::Future {
+        let hash = bearer_token(req).map(|t| token_hash(&t));
+        let cached = hash.as_ref().ok().and_then(|hash| {
+            let sessions = SESSIONS.lock().unwrap_or_else(|p| p.into_inner());
+            sessions
+                .get(hash)
+                .filter(|s| s.looked_up.elapsed() < SESSION_CACHE_TTL && s.expires_at > Utc::now())
+                .map(|s| s.user.clone())
+        });
+        let pool = req.app_data::<web::Data<PgPool>>().cloned();
+        Box::pin(async move {
+            if let Some(user) = cached {
+                return Ok(CachedAuthUser(user));
+            }
+            let hash = hash?;
+            let looked_up = Instant::now();
+            let (user, expires_at) = lookup(pool, &hash).await?;
+            let mut sessions = SESSIONS.lock().unwrap_or_else(|p| p.into_inner());
+            if sessions.len() >= SESSION_CACHE_LIMIT {
+                sessions.retain(|_, s| s.looked_up.elapsed() < SESSION_CACHE_TTL);
+            }
+            sessions.insert(
+                hash,
+                CachedSession {
+                    user: user.clone(),
+                    expires_at,
+                    looked_up,
+                },
+            );
+            Ok(CachedAuthUser(user))
         })
     }
 }

@@ -67,6 +67,7 @@ pub async fn find_active(
 }
 
 /// Revokes a session; `false` when it was already revoked or does not exist.
+/// This process's session cache forgets it at once (see [`crate::auth`]).
 #[tracing::instrument(skip(executor))]
 pub async fn revoke(executor: impl PgExecutor<'_>, session_id: Uuid) -> Result<bool, sqlx::Error> {
     let done = sqlx::query!(
@@ -75,5 +76,6 @@ pub async fn revoke(executor: impl PgExecutor<'_>, session_id: Uuid) -> Result<b
     )
     .execute(executor)
     .await?;
+    crate::auth::forget_session(session_id);
     Ok(done.rows_affected() == 1)
 }
