@@ -5,30 +5,47 @@
 //! # The cache
 //! Each process keeps the folded [`Table`] of every table it served, behind a
 //! per-table `tokio::sync::Mutex`, so commands on one table are serialized in
-//! this process. Before every use the cached table is brought up to date by
-//! reading only the events after its version (`read_after`): another process
-//! may have appended. A move therefore costs one small read, one append and
-//! one projection update, whatever the length of the log; only the first use
-//! of a table in a process folds its whole log.
+//! this process, with the hash of its last event and its last events
+//! (parsed). Only the first use of a table in a process folds its whole log
+//! (one streamed query).
+//!
+//! Before a use the cache must be current: another process may have
+//! appended. Without a [`TableEvents`] hub (`read`, `act`), the events after
+//! the cached version are read (one small query). With one (`read_with`,
+//! `act_with`, `poll_events`: the views, moves and long polls), nothing is
+//! read when the hub has heard of no version above the cached one since the
+//! log was last read, in the same listener epoch, and the caller has seen no
+//! newer version (`min_version`: an `expected_version`, an `after`, an
+//! `ETag`). Every commit notifies `'<table>:<version>'`, so a view served
+//! this way lags a commit of another process by the notification's delivery
+//! (milliseconds), never more: a lost listener connection moves the epoch
+//! and the log is read again. Moves stay exact whatever the lag: see below.
 //!
 //! # Acting
-//! [`TableService::act`]: lock, refresh, check the client's expected version
-//! (stale: 409 `version_conflict`, nothing appended), decide with a fresh
-//! OS-seeded rng (every random draw is recorded in the events), then in ONE
-//! transaction append the events at the table's version, update the
-//! projections (status, seats) and save the idempotent answer, commit, and
-//! only then let the cached table keep the new events. The events' primary
-//! key `(table_id, seq)` is the lock between processes: when another process
-//! appended first, the append fails with a conflict; without a client
-//! version the decision is refreshed and retried (a few times), with one the
-//! client gets 409. A refused command appends nothing.
+//! [`TableService::act_with`]: lock, refresh, check the client's expected
+//! version (stale: 409 `version_conflict`, nothing appended), decide with a
+//! fresh OS-seeded rng (every random draw is recorded in the events), then
+//! append the events at the table's version, chained to the cached head
+//! hash, in ONE statement that also moves `game_tables` (version, status) and
+//! notifies ([`store::events::append_chained`]). A plain move without an
+//! `Idempotency-Key` is that statement alone, committed by itself; lobby
+//! events (seats to project) and idempotent answers go with it in one
+//! transaction. The cached table folds the new events before the append
+//! (the status to project depends on them) and is dropped, to be read again
+//! from the log, when they are not committed. The statement writes only when `game_tables.version` is the
+//! version decided on, and the events' primary key `(table_id, seq)` refuses
+//! any duplicate: when another process appended first (or the cache was
+//! stale), the append fails with a conflict and nothing is written; without
+//! a client version the log is read and the command decided again (a few
+//! times), with one the client gets 409. A refused command appends nothing.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex as StdMutex};
 
 use actix_web::http::StatusCode;
 use chrono::{DateTime, Utc};
 use domain::{Status, Table, TableCommand, TableError, TableEvent, EVENT_VERSION};
+use futures_util::TryStreamExt;
 use rand::SeedableRng;
 use serde_json::{Map, Value};
 use sqlx::{PgConnection, PgPool};
@@ -36,18 +53,25 @@ use tokio::sync::Mutex;
 use tokio::time::Instant;
 use uuid::Uuid;
 
+use crate::chain::GENESIS_PREV_HASH;
 use crate::error::ApiError;
 use crate::notify::TableEvents;
 use crate::store;
-use crate::store::events::{NewEvent, StoredEvent};
+use crate::store::events::{CopyRows, EventData, NewEvent, StoredEvent};
 use crate::store::idempotency::StoredResponse;
 
 /// How many times a command without an expected version is decided again
 /// after another process appended first.
 pub const MAX_ATTEMPTS: usize = 5;
 
-/// Events read per query when a table is brought up to date.
-const REFRESH_PAGE: i64 = 5000;
+/// Events read per query when a cached table is brought up to date.
+const REFRESH_PAGE: i64 = 500;
+
+/// Rows handed at once to the parsing thread of a cold load.
+const LOAD_BATCH: usize = 1024;
+
+/// Recent events kept per cached table, for the long polls.
+const TAIL_LEN: usize = 256;
 
 /// Above this many cached tables, idle entries are dropped (they are
 /// reloaded from their log on their next use).
@@ -71,8 +95,6 @@ impl Loaded {
         self.table.seat_of(&account_id.to_string())
     }
 }
-
-type Slot = Arc<Mutex<Option<Loaded>>>;
 
 /// An `Idempotency-Key` and the hash of the request it came with.
 #[derive(Debug, Clone)]
@@ -192,9 +214,88 @@ pub fn parse_event(e: &StoredEvent) -> Result<TableEvent, ApiError> {
 /// as the public `{seq, type, v, at, data, prev_hash, hash}`; the hashes stay
 /// those of the full data.
 pub fn redact(e: &StoredEvent, viewer: Option<usize>) -> Result<StoredEvent, ApiError> {
-    let mut out = e.clone();
-    out.data = parse_event(e)?.redacted_json(viewer)["data"].take();
-    Ok(out)
+    Ok(redact_parsed(e, &parse_event(e)?, viewer))
+}
+
+/// [`redact`] of an event already parsed.
+pub fn redact_parsed(e: &StoredEvent, event: &TableEvent, viewer: Option<usize>) -> StoredEvent {
+    StoredEvent {
+        seq: e.seq,
+        kind: e.kind.clone(),
+        v: e.v,
+        at: e.at,
+        data: event.redacted_json(viewer)["data"].take(),
+        prev_hash: e.prev_hash.clone(),
+        hash: e.hash.clone(),
+    }
+}
+
+/// A recent event as stored, with its parsed form (to redact it without
+/// parsing it again).
+#[derive(Debug)]
+struct Recent {
+    stored: StoredEvent,
+    event: TableEvent,
+}
+
+/// A cached table and what this process knows of the end of its log.
+#[derive(Debug)]
+struct Entry {
+    loaded: Loaded,
+    /// The hash of the event at the table's version, when known (the chain
+    /// head the next append links to).
+    head_hash: Option<String>,
+    /// The last events (at most [`TAIL_LEN`]) up to the table's version,
+    /// in order and without gaps: the long polls are answered from here.
+    tail: VecDeque<Arc<Recent>>,
+    /// The [`TableEvents`] epoch in which the log was last read; `None`
+    /// when the next use must read it.
+    synced: Option<u64>,
+}
+
+impl Entry {
+    fn version(&self) -> i64 {
+        self.loaded.version()
+    }
+
+    fn push(&mut self, stored: StoredEvent, event: TableEvent) {
+        if self.tail.len() == TAIL_LEN {
+            self.tail.pop_front();
+        }
+        self.head_hash = Some(stored.hash.clone());
+        self.tail.push_back(Arc::new(Recent { stored, event }));
+    }
+}
+
+type Slot = Arc<Mutex<Option<Entry>>>;
+
+/// Parses and folds a log's rows, batch after batch (see
+/// [`TableService::load`]); `None` for no event at all.
+fn fold_batches(
+    batches: &mut tokio::sync::mpsc::Receiver<Vec<EventData>>,
+) -> Result<Option<Table>, ApiError> {
+    let mut table: Option<Table> = None;
+    let mut expected = 1;
+    while let Some(batch) = batches.blocking_recv() {
+        for e in batch {
+            if e.seq != expected {
+                return Err(corrupt(format!("seq {} after {}", e.seq, expected - 1)));
+            }
+            expected += 1;
+            let event = TableEvent::parse(&e.kind, &e.data)
+                .map_err(|err| corrupt(format!("event {} ({}): {err}", e.seq, e.kind)))?;
+            match table.as_mut() {
+                Some(t) => t.evolve(&event),
+                None => {
+                    table = Some(
+                        Table::from_events([&event])
+                            .ok_or_else(|| corrupt("the log does not begin with table_created"))?,
+                    )
+                }
+            }
+        }
+    }
+    Ok(table)
 }
 
 impl TableService {
@@ -213,54 +314,139 @@ impl TableService {
         cache.entry(table_id).or_default().clone()
     }
 
-    /// Brings a cached table up to date: reads only the events after its
-    /// version (all of them on its first use in this process).
-    async fn refresh(&self, table_id: Uuid, slot: &mut Option<Loaded>) -> Result<(), ApiError> {
-        if slot.is_none() {
-            let row = store::tables::get(&self.pool, table_id)
-                .await?
-                .ok_or_else(not_found)?;
-            let first = store::events::read_after(&self.pool, table_id, 0, 1).await?;
-            let Some(first) = first.first() else {
-                return Err(not_found());
-            };
-            let table = Table::from_events([&parse_event(first)?])
-                .ok_or_else(|| corrupt("the log does not begin with table_created"))?;
-            *slot = Some(Loaded {
+    /// Brings a cached table up to date (see the module documentation):
+    /// nothing to read when `hub` has heard of no newer version since the
+    /// last read and the cache is at `min_version` at least (a version the
+    /// caller has seen elsewhere); else the events after the cached version
+    /// (all of them on the table's first use in this process).
+    async fn refresh<'s>(
+        &self,
+        table_id: Uuid,
+        slot: &'s mut Option<Entry>,
+        hub: Option<&TableEvents>,
+        min_version: i64,
+    ) -> Result<&'s mut Entry, ApiError> {
+        // Taken before reading: a commit heard after this moves `heard`.
+        let heard = hub.and_then(|h| h.heard(table_id));
+        let current = match (slot.as_ref(), heard) {
+            (Some(entry), Some((epoch, version))) => {
+                entry.synced == Some(epoch)
+                    && version <= entry.version()
+                    && min_version <= entry.version()
+            }
+            _ => false,
+        };
+        if !current {
+            match slot.as_mut() {
+                None => *slot = Some(self.load(table_id).await?),
+                Some(entry) => self.catch_up(table_id, entry).await?,
+            }
+        }
+        let entry = slot.as_mut().expect("loaded above");
+        if !current {
+            entry.synced = heard.map(|(epoch, _)| epoch);
+        }
+        Ok(entry)
+    }
+
+    /// Folds a table's whole log (its first use in this process): one
+    /// binary `COPY` of seq, type and data text, its rows handed in batches
+    /// to a blocking thread that parses and folds them, so that PostgreSQL
+    /// producing the rows, this task receiving them and the parsing overlap.
+    async fn load(&self, table_id: Uuid) -> Result<Entry, ApiError> {
+        let row = store::tables::get(&self.pool, table_id)
+            .await?
+            .ok_or_else(not_found)?;
+        let (batches, mut received) = tokio::sync::mpsc::channel::<Vec<EventData>>(4);
+        let folder = tokio::task::spawn_blocking(move || fold_batches(&mut received));
+        let read = async {
+            let mut conn = self.pool.acquire().await?;
+            let mut chunks = store::events::copy_data_after(&mut conn, table_id, 0).await?;
+            let mut rows = CopyRows::default();
+            let mut batch = Vec::with_capacity(LOAD_BATCH);
+            let mut folding = true;
+            while let Some(chunk) = chunks.try_next().await? {
+                rows.feed(&chunk, &mut batch).map_err(corrupt)?;
+                if batch.len() >= LOAD_BATCH && folding {
+                    let full = std::mem::replace(&mut batch, Vec::with_capacity(LOAD_BATCH));
+                    // Once the folder stopped on a bad event (its error
+                    // tells), the copy is read to its end all the same.
+                    folding = batches.send(full).await.is_ok();
+                }
+                if !folding {
+                    batch.clear();
+                }
+            }
+            if !rows.ended() {
+                return Err(corrupt("the copied log is cut short"));
+            }
+            if !batch.is_empty() && folding {
+                let _ = batches.send(batch).await;
+            }
+            Ok::<_, ApiError>(())
+        }
+        .await;
+        drop(batches);
+        let folded = folder.await.map_err(ApiError::internal)?;
+        read?;
+        let table = folded?.ok_or_else(not_found)?;
+        Ok(Entry {
+            loaded: Loaded {
                 table,
                 created_by: row.created_by,
                 created_at: row.created_at,
-            });
-        }
-        let loaded = slot.as_mut().expect("loaded above");
+            },
+            head_hash: None,
+            tail: VecDeque::new(),
+            synced: None,
+        })
+    }
+
+    /// Reads and folds the events after the cached version (whole, with
+    /// their hashes: they join the tail).
+    async fn catch_up(&self, table_id: Uuid, entry: &mut Entry) -> Result<(), ApiError> {
         loop {
-            let after = loaded.version();
-            let page =
-                store::events::read_data_after(&self.pool, table_id, after, REFRESH_PAGE).await?;
-            for (i, e) in page.iter().enumerate() {
+            let after = entry.version();
+            let page = store::events::read_after(&self.pool, table_id, after, REFRESH_PAGE).await?;
+            let count = page.len() as i64;
+            for (i, e) in page.into_iter().enumerate() {
                 if e.seq != after + 1 + i as i64 {
                     return Err(corrupt(format!("seq {} after {}", e.seq, after + i as i64)));
                 }
-                let event = TableEvent::parse(&e.kind, &e.data)
-                    .map_err(|err| corrupt(format!("event {} ({}): {err}", e.seq, e.kind)))?;
-                loaded.table.evolve(&event);
+                let event = parse_event(&e)?;
+                entry.loaded.table.evolve(&event);
+                entry.push(e, event);
             }
-            if (page.len() as i64) < REFRESH_PAGE {
+            if count < REFRESH_PAGE {
                 return Ok(());
             }
         }
     }
 
-    /// Runs `f` on the up-to-date table (404 when there is none).
+    /// Runs `f` on the up-to-date table (404 when there is none), read from
+    /// the log.
     pub async fn read<R>(
         &self,
         table_id: Uuid,
         f: impl FnOnce(&Loaded) -> R,
     ) -> Result<R, ApiError> {
+        self.read_with(None, table_id, 0, f).await
+    }
+
+    /// Like [`TableService::read`]; with `hub`, without reading the log when
+    /// nothing newer than the cache was heard of, and the cache is at
+    /// `min_version` at least.
+    pub async fn read_with<R>(
+        &self,
+        hub: Option<&TableEvents>,
+        table_id: Uuid,
+        min_version: i64,
+        f: impl FnOnce(&Loaded) -> R,
+    ) -> Result<R, ApiError> {
         let slot = self.slot(table_id);
         let mut guard = slot.lock().await;
-        self.refresh(table_id, &mut guard).await?;
-        Ok(f(guard.as_ref().expect("refreshed")))
+        let entry = self.refresh(table_id, &mut guard, hub, min_version).await?;
+        Ok(f(&entry.loaded))
     }
 
     /// Opens a table: its projection row, `table_created` and the creator's
@@ -281,16 +467,16 @@ impl TableService {
         let seats = i32::try_from(seats).map_err(ApiError::internal)?;
         let mut tx = self.pool.begin().await?;
         store::tables::insert_with_seats(&mut *tx, id, &table.ruleset, seats, creator).await?;
-        store::events::append(&mut tx, id, 0, &new_events(&events)).await?;
-        project_players(&mut tx, id, &events).await?;
-        store::tables::update_projection(
-            &mut *tx,
+        let stored = store::events::append_chained(
+            &mut tx,
             id,
-            table.version as i64,
-            status_str(table.status()),
-            None,
+            0,
+            GENESIS_PREV_HASH,
+            &new_events(&events),
+            Some(status_str(table.status())),
         )
         .await?;
+        project_players(&mut tx, id, &events).await?;
         tx.commit().await?;
         let row = store::tables::get(&self.pool, id)
             .await?
@@ -300,7 +486,16 @@ impl TableService {
             created_by: row.created_by,
             created_at: row.created_at,
         };
-        *self.slot(id).lock().await = Some(loaded.clone());
+        let mut entry = Entry {
+            loaded: loaded.clone(),
+            head_hash: None,
+            tail: VecDeque::new(),
+            synced: None,
+        };
+        for (s, e) in stored.into_iter().zip(events) {
+            entry.push(s, e);
+        }
+        *self.slot(id).lock().await = Some(entry);
         tracing::info!(table_id = %id, "table created");
         Ok((id, loaded))
     }
@@ -319,13 +514,38 @@ impl TableService {
             .transpose()
     }
 
+    /// [`TableService::act_with`] without a hub: the log is read before
+    /// deciding.
+    pub async fn act<R: serde::Serialize>(
+        &self,
+        table_id: Uuid,
+        command: &TableCommand,
+        expected_version: Option<i64>,
+        idempotency: Option<(Uuid, &Idempotency)>,
+        answer: impl Fn(&Loaded, &[StoredEvent]) -> Result<R, ApiError>,
+    ) -> Result<Acted<R>, ApiError> {
+        self.act_with(
+            None,
+            table_id,
+            command,
+            expected_version,
+            idempotency,
+            answer,
+        )
+        .await
+    }
+
     /// Decides `command` on the up-to-date table and appends its events (see
     /// the module documentation). `answer` builds the response from the table
     /// after the events and the stored events; with an idempotency key, it is
-    /// saved (as a 200) in the same transaction.
-    #[tracing::instrument(skip(self, command, idempotency, answer), fields(command = ?command))]
-    pub async fn act<R: serde::Serialize>(
+    /// saved (as a 200) in the same transaction. With `hub`, the log is not
+    /// read first when nothing newer than the cache was heard of (a stale
+    /// cache then fails the append, which reads the log and decides again),
+    /// and the long polls of this process are woken at once.
+    #[tracing::instrument(skip(self, hub, command, idempotency, answer), fields(command = ?command))]
+    pub async fn act_with<R: serde::Serialize>(
         &self,
+        hub: Option<&TableEvents>,
         table_id: Uuid,
         command: &TableCommand,
         expected_version: Option<i64>,
@@ -337,80 +557,126 @@ impl TableService {
         let mut attempt = 0;
         loop {
             attempt += 1;
-            self.refresh(table_id, &mut guard).await?;
-            let loaded = guard.as_mut().expect("refreshed");
-            let version = loaded.version();
+            let entry = self
+                .refresh(table_id, &mut guard, hub, expected_version.unwrap_or(0))
+                .await?;
+            let version = entry.version();
             if let Some(expected) = expected_version {
                 if expected != version {
                     return Err(ApiError::VersionConflict { expected });
                 }
             }
             let mut rng = rand::rngs::StdRng::from_entropy();
-            let events = loaded
+            let events = entry
+                .loaded
                 .table
                 .decide(command, &mut rng)
                 .map_err(table_error)?;
-
-            let mut tx = self.pool.begin().await?;
-            let stored =
-                match store::events::append(&mut tx, table_id, version, &new_events(&events)).await
-                {
-                    Ok(stored) => stored,
-                    Err(ApiError::VersionConflict { .. })
-                        if expected_version.is_none() && attempt < MAX_ATTEMPTS =>
-                    {
+            let prev_hash = match (&entry.head_hash, version) {
+                (Some(hash), _) => Some(hash.clone()),
+                (None, 0) => Some(GENESIS_PREV_HASH.to_owned()),
+                (None, _) => store::events::head_hash(&self.pool, table_id, version).await?,
+            };
+            // Plain moves without a key are one statement, committed on its
+            // own; the lobby's seats and the idempotent answers go with the
+            // events in one transaction.
+            let lobby = events.iter().any(|e| !matches!(e, TableEvent::Game(_)));
+            let mut tx = if idempotency.is_some() || lobby {
+                Some(self.pool.begin().await?)
+            } else {
+                None
+            };
+            // The cached table takes the events now, for the status to
+            // project; should they not be stored, it is read again from
+            // the log (a clone to fall back on would cost a copy of the
+            // whole game, its past rounds included, on every move).
+            let before = entry.loaded.table.status();
+            for e in &events {
+                entry.loaded.table.evolve(e);
+            }
+            let after = entry.loaded.table.status();
+            let status = (after != before).then(|| status_str(after));
+            let appended = match (prev_hash, tx.as_mut()) {
+                (None, _) => Err(ApiError::VersionConflict { expected: version }),
+                (Some(prev), Some(tx)) => {
+                    store::events::append_chained(
+                        tx,
+                        table_id,
+                        version,
+                        &prev,
+                        &new_events(&events),
+                        status,
+                    )
+                    .await
+                }
+                (Some(prev), None) => match self.pool.acquire().await {
+                    Ok(mut conn) => {
+                        store::events::append_chained(
+                            &mut conn,
+                            table_id,
+                            version,
+                            &prev,
+                            &new_events(&events),
+                            status,
+                        )
+                        .await
+                    }
+                    Err(e) => Err(e.into()),
+                },
+            };
+            let stored = match appended {
+                Ok(stored) => stored,
+                Err(ApiError::VersionConflict { .. }) => {
+                    // Another process appended first: read the log again.
+                    *guard = None;
+                    if expected_version.is_none() && attempt < MAX_ATTEMPTS {
                         tracing::info!(attempt, "another writer appended first; deciding again");
                         continue;
                     }
-                    Err(ApiError::VersionConflict { .. }) => {
-                        return Err(ApiError::VersionConflict {
-                            expected: expected_version.unwrap_or(version),
-                        })
-                    }
-                    Err(e) => return Err(e),
-                };
-            // From here the cached table holds the new events; should the
-            // transaction not commit, it is dropped and reloaded on next use.
-            for e in &events {
-                loaded.table.evolve(e);
-            }
+                    return Err(ApiError::VersionConflict {
+                        expected: expected_version.unwrap_or(version),
+                    });
+                }
+                Err(e) => {
+                    // Perhaps stored, perhaps not: read the log next time.
+                    *guard = None;
+                    return Err(e);
+                }
+            };
             let result = async {
-                project_players(&mut tx, table_id, &events).await?;
-                let new_version = loaded.version();
-                let moved = store::tables::update_projection(
-                    &mut *tx,
-                    table_id,
-                    new_version,
-                    status_str(loaded.table.status()),
-                    None,
-                )
-                .await?;
-                if !moved {
-                    return Err(ApiError::internal(
-                        "the projection is not at the new version",
-                    ));
+                let answer = answer(&entry.loaded, &stored)?;
+                if let Some(mut tx) = tx {
+                    project_players(&mut tx, table_id, &events).await?;
+                    if let Some((account_id, idem)) = idempotency {
+                        let body = serde_json::to_value(&answer).map_err(ApiError::internal)?;
+                        store::idempotency::save(
+                            &mut *tx,
+                            table_id,
+                            account_id,
+                            &idem.key,
+                            &idem.request_hash,
+                            200,
+                            &body,
+                        )
+                        .await?;
+                    }
+                    tx.commit().await?;
                 }
-                let answer = answer(loaded, &stored)?;
-                if let Some((account_id, idem)) = idempotency {
-                    let body = serde_json::to_value(&answer).map_err(ApiError::internal)?;
-                    store::idempotency::save(
-                        &mut *tx,
-                        table_id,
-                        account_id,
-                        &idem.key,
-                        &idem.request_hash,
-                        200,
-                        &body,
-                    )
-                    .await?;
-                }
-                tx.commit().await?;
                 Ok(answer)
             }
             .await;
             return match result {
-                Ok(answer) => Ok(Acted { stored, answer }),
+                Ok(answer) => {
+                    for (s, e) in stored.iter().cloned().zip(events) {
+                        entry.push(s, e);
+                    }
+                    if let Some(hub) = hub {
+                        hub.wake(table_id);
+                    }
+                    Ok(Acted { stored, answer })
+                }
                 Err(e) => {
+                    // Not committed (or unknown): read the log next time.
                     *guard = None;
                     Err(e)
                 }
@@ -422,6 +688,7 @@ impl TableService {
     /// them. With none yet, waits until `deadline` for one to be committed
     /// (by any process: `hub` hears PostgreSQL's notifications), without
     /// polling the database in between. 404 when the table does not exist.
+    /// Recent events come from the cache, older ones from the log.
     #[tracing::instrument(skip(self, hub))]
     pub async fn poll_events(
         &self,
@@ -434,20 +701,51 @@ impl TableService {
     ) -> Result<Vec<StoredEvent>, ApiError> {
         // Subscribe before reading, so a commit in between is not missed.
         let mut rx = hub.subscribe(table_id);
-        self.read(table_id, |_| ()).await?;
-        let mut page = store::events::read_after(&self.pool, table_id, after, limit).await?;
-        if let Some(deadline) = deadline {
-            while page.is_empty() {
-                let woken = hub.wait(&mut rx, deadline).await;
-                page = store::events::read_after(&self.pool, table_id, after, limit).await?;
-                if !woken {
-                    break;
-                }
+        loop {
+            let page = self
+                .events_after(hub, table_id, account_id, after, limit)
+                .await?;
+            let Some(deadline) = deadline.filter(|_| page.is_empty()) else {
+                return Ok(page);
+            };
+            if !hub.wait(&mut rx, deadline).await {
+                return self
+                    .events_after(hub, table_id, account_id, after, limit)
+                    .await;
             }
         }
-        // The cache is now at least as recent as the page: the caller's seat
-        // is the one the page's game events use.
-        let seat = self.read(table_id, |l| l.seat_of(account_id)).await?;
+    }
+
+    async fn events_after(
+        &self,
+        hub: &TableEvents,
+        table_id: Uuid,
+        account_id: Uuid,
+        after: i64,
+        limit: i64,
+    ) -> Result<Vec<StoredEvent>, ApiError> {
+        let slot = self.slot(table_id);
+        let mut guard = slot.lock().await;
+        let entry = self.refresh(table_id, &mut guard, Some(hub), after).await?;
+        // The cache is at least as recent as the page: the caller's seat is
+        // the one the page's game events use.
+        let seat = entry.loaded.seat_of(account_id);
+        let version = entry.version();
+        let cached_from = version - entry.tail.len() as i64;
+        if after >= version {
+            return Ok(Vec::new());
+        }
+        if after >= cached_from {
+            return Ok(entry
+                .tail
+                .iter()
+                .skip((after - cached_from) as usize)
+                .take(usize::try_from(limit).unwrap_or(0))
+                .map(|r| redact_parsed(&r.stored, &r.event, seat))
+                .collect());
+        }
+        drop(guard);
+        let page = store::events::read_after(&self.pool, table_id, after, limit).await?;
         page.iter().map(|e| redact(e, seat)).collect()
     }
 

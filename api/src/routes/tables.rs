@@ -15,7 +15,7 @@ use serde_json::{Map, Value};
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
-use crate::auth::AuthUser;
+use crate::auth::{AuthUser, CachedAuthUser};
 use crate::chain::canonical_json;
 use crate::error::{ApiError, Problem};
 use crate::notify::TableEvents;
@@ -833,14 +833,20 @@ pub async fn start_table(
 pub async fn get_view(
     req: HttpRequest,
     tables: web::Data<TableService>,
-    user: AuthUser,
+    hub: web::Data<TableEvents>,
+    user: CachedAuthUser,
     path: web::Path<Uuid>,
 ) -> Result<HttpResponse, ApiError> {
     let id = path.into_inner();
     let if_none_match = header_str(&req, "if-none-match")?.map(str::to_owned);
     let account_id = user.account.id;
+    // A version the caller has seen: the view is not older.
+    let seen = if_none_match
+        .as_deref()
+        .and_then(|raw| raw.split(',').filter_map(parse_etag).max())
+        .unwrap_or(0);
     let (version, view) = tables
-        .read(id, |l| {
+        .read_with(Some(&hub), id, seen, |l| {
             let fresh = if_none_match.as_deref().is_some_and(|raw| {
                 raw.trim() == "*" || raw.split(',').any(|t| parse_etag(t) == Some(l.version()))
             });
@@ -895,7 +901,8 @@ pub async fn get_view(
 pub async fn post_move(
     req: HttpRequest,
     tables: web::Data<TableService>,
-    user: AuthUser,
+    hub: web::Data<TableEvents>,
+    user: CachedAuthUser,
     path: web::Path<Uuid>,
     body: web::Json<MoveRequest>,
 ) -> Result<HttpResponse, ApiError> {
@@ -947,7 +954,8 @@ pub async fn post_move(
         mv,
     };
     let acted = tables
-        .act(
+        .act_with(
+            Some(&hub),
             id,
             &command,
             expected,
@@ -990,7 +998,7 @@ pub async fn post_move(
 pub async fn get_events(
     tables: web::Data<TableService>,
     hub: web::Data<TableEvents>,
-    user: AuthUser,
+    user: CachedAuthUser,
     path: web::Path<Uuid>,
     query: web::Query<EventsQuery>,
 ) -> Result<HttpResponse, ApiError> {
