@@ -329,8 +329,12 @@ async fn play(
                 }
             }
         } else {
+            // A long poll, at most until the end of the run (so that the
+            // run ends on time and the rate is over the time played).
             let after = view["version"].as_i64().unwrap_or(0);
-            let url = format!("{base}/v1/tables/{table}/events?after={after}&wait=5");
+            let left = deadline.saturating_duration_since(Instant::now());
+            let wait = left.as_secs_f64().ceil().clamp(1.0, 5.0) as u64;
+            let url = format!("{base}/v1/tables/{table}/events?after={after}&wait={wait}");
             if let Ok(res) = client.get(url).bearer_auth(token).send().await {
                 t.note(res.status());
             }
