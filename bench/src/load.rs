@@ -278,7 +278,7 @@ async fn setup(client: &reqwest::Client, args: &RunArgs) -> Result<Vec<(String, 
 }
 
 /// One player: on turn, a random legal move (never a challenge); otherwise a
-/// long poll on the table's events, then a fresh view.
+/// long poll on the table's events, and a fresh view when they concern it.
 async fn play(
     client: &reqwest::Client,
     base: &str,
@@ -296,6 +296,7 @@ async fn play(
         Some(v) => v,
         None => return t,
     };
+    let mut after = view["version"].as_i64().unwrap_or(0);
     while Instant::now() < deadline {
         if view["status"] == "finished" {
             t.finished_games += u64::from(view["my_seat"] == 0);
@@ -325,26 +326,52 @@ async fn play(
                 t.latencies_ms.push(t0.elapsed().as_secs_f64() * 1000.0);
                 if let Ok(body) = res.json::<Value>().await {
                     view = body["view"].clone();
+                    after = view["version"].as_i64().unwrap_or(after);
                     continue;
                 }
             }
         } else {
             // A long poll, at most until the end of the run (so that the
-            // run ends on time and the rate is over the time played).
-            let after = view["version"].as_i64().unwrap_or(0);
+            // run ends on time and the rate is over the time played). Like
+            // an app, a waiting player follows the game from the events and
+            // fetches its view only when they concern it: its turn, a new
+            // round, the end; or when the poll failed.
             let left = deadline.saturating_duration_since(Instant::now());
             let wait = left.as_secs_f64().ceil().clamp(1.0, 5.0) as u64;
             let url = format!("{base}/v1/tables/{table}/events?after={after}&wait={wait}");
+            let mut concerned = true;
             if let Ok(res) = client.get(url).bearer_auth(token).send().await {
                 t.note(res.status());
+                if res.status().is_success() {
+                    if let Ok(page) = res.json::<Value>().await {
+                        after = page["next"].as_i64().unwrap_or(after);
+                        concerned = page["events"].as_array().is_some_and(|events| {
+                            events.iter().any(|e| concerns(e, &view["my_seat"]))
+                        });
+                    }
+                }
+            }
+            if !concerned {
+                continue;
             }
         }
         match get_view(client, &view_url, token, &mut t).await {
             Some(v) => view = v,
             None => break,
         }
+        after = view["version"].as_i64().unwrap_or(after);
     }
     t
+}
+
+/// Whether an event makes a waiting player look at its view again: its turn
+/// starts, or a round or the game begins or ends.
+fn concerns(event: &Value, my_seat: &Value) -> bool {
+    match event["type"].as_str() {
+        Some("turn_started") => event["data"]["seat"] == *my_seat,
+        Some("round_started" | "round_ended" | "game_ended") => true,
+        _ => false,
+    }
 }
 
 async fn get_view(
