@@ -210,6 +210,43 @@ async fn log_in_then_me_then_log_out() {
 }
 
 #[tokio::test]
+async fn a_token_revoked_here_is_refused_at_once_on_the_cached_game_routes() {
+    // /view, /moves and /events reuse a session lookup for 2 s; a log-out
+    // through the same process must drop it at once.
+    let app = spawn_app().await;
+    app.register("erin", "correct horse").await;
+    let token = app.login("erin", "correct horse").await["token"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let view = app.url(&format!("/v1/tables/{}/view", uuid::Uuid::new_v4()));
+    let res = app
+        .client
+        .get(&view)
+        .bearer_auth(&token)
+        .send()
+        .await
+        .unwrap();
+    assert_problem(res, 404, "not_found").await;
+    let out = app
+        .client
+        .delete(app.url("/v1/sessions/current"))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(out.status(), 204);
+    let res = app
+        .client
+        .get(&view)
+        .bearer_auth(&token)
+        .send()
+        .await
+        .unwrap();
+    assert_problem(res, 401, "unauthorized").await;
+}
+
+#[tokio::test]
 async fn sessions_are_independent() {
     let app = spawn_app().await;
     app.register("dave", "correct horse").await;
