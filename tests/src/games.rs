@@ -184,7 +184,7 @@ pub mod tamper {
         field: &str,
         value: serde_json::Value,
     ) {
-        sqlx::query("UPDATE events SET data = jsonb_set(data, ARRAY[$3], $4) WHERE table_id = $1 AND seq = $2")
+        sqlx::query("UPDATE events SET data = jsonb_set(data::jsonb, ARRAY[$3], $4)::json WHERE table_id = $1 AND seq = $2")
             .bind(table)
             .bind(seq)
             .bind(field)

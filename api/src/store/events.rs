@@ -216,7 +216,7 @@ pub async fn append_chained(
                RETURNING id
            ), inserted AS (
                INSERT INTO events (table_id, seq, type, v, at, data, prev_hash, hash)
-               SELECT $1, e.seq, e.type, e.v, $5, e.data::jsonb, e.prev_hash, e.hash
+               SELECT $1, e.seq, e.type, e.v, $5, e.data::json, e.prev_hash, e.hash
                FROM UNNEST($6::bigint[], $7::text[], $8::int[], $9::text[], $10::text[],
                            $11::text[]) AS e(seq, type, v, data, prev_hash, hash)
                WHERE EXISTS (SELECT 1 FROM moved)
