@@ -16,10 +16,13 @@
 //! read when the hub has heard of no version above the cached one since the
 //! log was last read, in the same listener epoch, and the caller has seen no
 //! newer version (`min_version`: an `expected_version`, an `after`, an
-//! `ETag`). Every commit notifies `'<table>:<version>'`, so a view served
-//! this way lags a commit of another process by the notification's delivery
-//! (milliseconds), never more: a lost listener connection moves the epoch
-//! and the log is read again. Moves stay exact whatever the lag: see below.
+//! `ETag`). Every commit notifies `'<table>:<version>'`, so a long poll
+//! served this way lags a commit of another process by the notification's
+//! delivery (milliseconds), never more: a lost listener connection moves the
+//! epoch and the log is read again. A view ([`TableService::read_with`])
+//! also reads the table's version (one indexed row), so it is never older
+//! than the last commit of any process. Moves stay exact whatever the lag:
+//! see below.
 //!
 //! # Acting
 //! [`TableService::act_with`]: lock, refresh, check the client's expected
@@ -434,8 +437,8 @@ impl TableService {
     }
 
     /// Like [`TableService::read`]; with `hub`, without reading the log when
-    /// nothing newer than the cache was heard of, and the cache is at
-    /// `min_version` at least.
+    /// nothing newer than the cache was heard of and the cache is at
+    /// `min_version` and at the table's stored version at least.
     pub async fn read_with<R>(
         &self,
         hub: Option<&TableEvents>,
@@ -443,6 +446,16 @@ impl TableService {
         min_version: i64,
         f: impl FnOnce(&Loaded) -> R,
     ) -> Result<R, ApiError> {
+        // A read is never older than the last commit, whichever process made
+        // it (a client moving through one process and reading through
+        // another sees its move): one indexed read of the table's version,
+        // and the log only when the cache is behind it.
+        let min_version = match hub {
+            Some(_) => store::events::current_version(&self.pool, table_id)
+                .await?
+                .map_or(min_version, |v| v.max(min_version)),
+            None => min_version,
+        };
         let slot = self.slot(table_id);
         let mut guard = slot.lock().await;
         let entry = self.refresh(table_id, &mut guard, hub, min_version).await?;
