@@ -172,16 +172,19 @@ where
     }
 }
 
-/// Asserts a problem+json answer with this status and code; returns the body.
-pub async fn assert_problem(res: reqwest::Response, status: u16, code: &str) -> Value {
-    assert_eq!(res.status().as_u16(), status, "status");
-    let content_type = res
-        .headers()
+/// The `Content-Type` of an answer, empty when it has none.
+pub fn content_type(res: &reqwest::Response) -> String {
+    res.headers()
         .get("content-type")
         .and_then(|v| v.to_str().ok())
         .unwrap_or_default()
-        .to_owned();
-    assert_eq!(content_type, "application/problem+json");
+        .to_owned()
+}
+
+/// Asserts a problem+json answer with this status and code; returns the body.
+pub async fn assert_problem(res: reqwest::Response, status: u16, code: &str) -> Value {
+    assert_eq!(res.status().as_u16(), status, "status");
+    assert_eq!(content_type(&res), "application/problem+json");
     let body: Value = res.json().await.expect("a JSON problem");
     assert_eq!(body["code"], code, "{body}");
     assert_eq!(body["status"], status);

@@ -214,11 +214,7 @@ async fn a_token_revoked_here_is_refused_at_once_on_the_cached_game_routes() {
     // /view, /moves and /events reuse a session lookup for 2 s; a log-out
     // through the same process must drop it at once.
     let app = spawn_app().await;
-    app.register("erin", "correct horse").await;
-    let token = app.login("erin", "correct horse").await["token"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let token = app.player_token("erin").await;
     let view = app.url(&format!("/v1/tables/{}/view", uuid::Uuid::new_v4()));
     let res = app
         .client

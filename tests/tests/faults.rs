@@ -241,12 +241,7 @@ impl Player {
             }
         };
         let status = res.status().as_u16();
-        let content_type = res
-            .headers()
-            .get("content-type")
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or_default()
-            .to_owned();
+        let content_type = e2e::content_type(&res);
         let retry_after = res.headers().contains_key("retry-after");
         let body = res.text().await;
         let (json, unavailable) = self.record(kind, status, &content_type, retry_after, body);
