@@ -105,7 +105,15 @@ impl Rank {
     }
 
     fn from_code(s: &str) -> Option<Rank> {
-        Rank::ALL.into_iter().find(|r| r.code() == s)
+        Some(match s.as_bytes() {
+            [d @ b'2'..=b'9'] => Rank::ALL[(d - b'2') as usize],
+            b"10" => Rank::Ten,
+            b"J" => Rank::Jack,
+            b"Q" => Rank::Queen,
+            b"K" => Rank::King,
+            b"A" => Rank::Ace,
+            _ => return None,
+        })
     }
 }
 
@@ -362,13 +370,62 @@ impl CardSet {
 
 impl fmt::Display for Card {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.code().as_str())
+    }
+}
+
+/// A card's code (`AS`, `10H`, `JK`, `X`, `STAR`), held on the stack: events
+/// and views write thousands of cards, without the formatting machinery.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CardCode {
+    bytes: [u8; 4],
+    len: u8,
+}
+
+impl CardCode {
+    fn of(text: &str) -> CardCode {
+        let mut code = CardCode {
+            bytes: [0; 4],
+            len: 0,
+        };
+        text.bytes().for_each(|b| code.push(b));
+        code
+    }
+
+    fn push(&mut self, byte: u8) {
+        self.bytes[self.len as usize] = byte;
+        self.len += 1;
+    }
+
+    pub fn as_str(&self) -> &str {
+        std::str::from_utf8(&self.bytes[..self.len as usize]).expect("card codes are ASCII")
+    }
+}
+
+impl Card {
+    /// The card's code, as the API writes it.
+    pub fn code(self) -> CardCode {
         match self {
-            Card::French(r, s) => write!(f, "{}{}", r.code(), s.code()),
-            Card::Joker => f.write_str("JK"),
-            Card::Letter(l) => write!(f, "{l}"),
-            Card::Star => f.write_str("STAR"),
-            Card::Bang => f.write_str("BANG"),
+            Card::French(r, s) => {
+                let mut code = CardCode::of(r.code());
+                code.push(s.code() as u8);
+                code
+            }
+            Card::Joker => CardCode::of("JK"),
+            Card::Letter(l) => {
+                let mut code = CardCode::of("");
+                code.push(b'A' + l.0);
+                code
+            }
+            Card::Star => CardCode::of("STAR"),
+            Card::Bang => CardCode::of("BANG"),
         }
+    }
+}
+
+impl Serialize for Card {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.code().as_str())
     }
 }
 
@@ -409,11 +466,14 @@ impl FromStr for Card {
 
 macro_rules! serde_via_str {
     ($t:ty, $what:literal) => {
+        serde_via_str!(deserialize $t, $what);
         impl Serialize for $t {
             fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
                 s.collect_str(self)
             }
         }
+    };
+    (deserialize $t:ty, $what:literal) => {
         impl<'de> Deserialize<'de> for $t {
             fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
                 struct V;
@@ -432,7 +492,7 @@ macro_rules! serde_via_str {
     };
 }
 
-serde_via_str!(Card, "a card code such as AS, 10H, JK, A, STAR or BANG");
+serde_via_str!(deserialize Card, "a card code such as AS, 10H, JK, A, STAR or BANG");
 serde_via_str!(Suit, "a suit code: C, D, H or S");
 serde_via_str!(Letter, "a letter A…Z");
 
