@@ -92,7 +92,7 @@ pub enum Target {
 }
 
 /// What constrains the seat on turn (RULES.md §3.3, D28).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Default)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Pending {
     #[default]
@@ -108,6 +108,96 @@ pub enum Pending {
     MayReplay,
     /// After a draw under `draw_then_may_play`: play that card or pass (D27).
     Drawn { card: Card },
+}
+
+/// Read by hand: serde's derive for an internally tagged enum buffers every
+/// value before it finds the tag, and every `turn_started` of a replay holds
+/// a `Pending`. Same shape as the derived `Serialize`: `{"kind": …, fields}`,
+/// in any order; unknown fields are ignored, as the derive would.
+impl<'de> Deserialize<'de> for Pending {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::{self, IgnoredAny, MapAccess, Visitor};
+
+        #[derive(Deserialize)]
+        #[serde(rename_all = "snake_case")]
+        enum Kind {
+            None,
+            Attack,
+            Draw,
+            MustReplay,
+            MayReplay,
+            Drawn,
+        }
+        #[derive(Deserialize)]
+        #[serde(field_identifier, rename_all = "snake_case")]
+        enum Field {
+            Kind,
+            Count,
+            PerCard,
+            Total,
+            Penalty,
+            Card,
+            #[serde(other)]
+            Other,
+        }
+        fn set<'de, A: MapAccess<'de>, T: Deserialize<'de>>(
+            slot: &mut Option<T>,
+            name: &'static str,
+            map: &mut A,
+        ) -> Result<(), A::Error> {
+            if slot.is_some() {
+                return Err(de::Error::duplicate_field(name));
+            }
+            *slot = Some(map.next_value()?);
+            Ok(())
+        }
+        fn get<T, E: de::Error>(slot: Option<T>, name: &'static str) -> Result<T, E> {
+            slot.ok_or_else(|| E::missing_field(name))
+        }
+
+        struct PendingVisitor;
+        impl<'de> Visitor<'de> for PendingVisitor {
+            type Value = Pending;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a pending constraint {kind, …}")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Pending, A::Error> {
+                let (mut kind, mut count, mut per_card, mut total, mut penalty, mut card) =
+                    (None, None, None, None, None, None);
+                while let Some(field) = map.next_key()? {
+                    match field {
+                        Field::Kind => set(&mut kind, "kind", &mut map)?,
+                        Field::Count => set(&mut count, "count", &mut map)?,
+                        Field::PerCard => set(&mut per_card, "per_card", &mut map)?,
+                        Field::Total => set(&mut total, "total", &mut map)?,
+                        Field::Penalty => set(&mut penalty, "penalty", &mut map)?,
+                        Field::Card => set(&mut card, "card", &mut map)?,
+                        Field::Other => {
+                            map.next_value::<IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(match get(kind, "kind")? {
+                    Kind::None => Pending::None,
+                    Kind::Attack => Pending::Attack {
+                        count: get(count, "count")?,
+                        per_card: get(per_card, "per_card")?,
+                    },
+                    Kind::Draw => Pending::Draw {
+                        total: get(total, "total")?,
+                    },
+                    Kind::MustReplay => Pending::MustReplay {
+                        penalty: get(penalty, "penalty")?,
+                    },
+                    Kind::MayReplay => Pending::MayReplay,
+                    Kind::Drawn => Pending::Drawn {
+                        card: get(card, "card")?,
+                    },
+                })
+            }
+        }
+        d.deserialize_map(PendingVisitor)
+    }
 }
 
 /// Why cards were drawn.
