@@ -5,18 +5,17 @@ use std::collections::VecDeque;
 use std::time::Duration;
 
 use bytes::Bytes;
-use domain::event::Seat;
-use domain::table::TableEvent;
 use futures_util::stream::{self, Stream};
 use sqlx::PgPool;
 use tokio::sync::watch;
 use tokio::time::Instant;
 use uuid::Uuid;
 
-use crate::history::{self, PAGE};
+use crate::history::PAGE;
 use crate::notify::TableEvents;
 use crate::store;
 use crate::store::events::StoredEvent;
+use crate::tables::TableService;
 
 /// The whole log of a table as NDJSON, one public event per line, read from
 /// the database one page at a time as the client consumes it.
@@ -49,44 +48,34 @@ pub fn ndjson_log(
 /// A subscriber's place in a table's event stream.
 #[derive(Debug)]
 pub struct EventStream {
-    pub pool: PgPool,
+    pub tables: TableService,
     pub hub: TableEvents,
     pub table_id: Uuid,
     /// The last seq sent.
     pub after: i64,
-    /// Whose redaction applies (`None`: a spectator).
-    pub viewer: Option<Seat>,
-    /// The caller's account, to find its seat when the game starts.
-    pub account_id: String,
+    /// The caller's account: the redaction is its seat's (or a spectator's).
+    pub account_id: Uuid,
     /// Subscribed before the first read.
     pub rx: watch::Receiver<u64>,
     pub keepalive: Duration,
 }
 
-/// One SSE frame: `id: <seq>` and the public event with the data redacted
-/// for `viewer` (`hash` stays the hash of the full data).
-fn frame(e: &StoredEvent, parsed: Option<&TableEvent>, viewer: Option<Seat>) -> Bytes {
-    let data = parsed.map_or_else(
-        || serde_json::json!({}),
-        |p| p.redacted_json(viewer)["data"].take(),
-    );
-    let item = serde_json::json!({
-        "seq": e.seq,
-        "type": e.kind,
-        "v": e.v,
-        "at": crate::chain::format_at(e.at),
-        "data": data,
-        "prev_hash": e.prev_hash,
-        "hash": e.hash,
-    });
-    Bytes::from(format!("id: {}\ndata: {item}\n\n", e.seq))
+/// One SSE frame: `id: <seq>` and the public event (its data already
+/// redacted for the subscriber; `hash` stays the hash of the full data).
+fn frame(e: &StoredEvent) -> Bytes {
+    let mut out = format!("id: {}\ndata: ", e.seq).into_bytes();
+    serde_json::to_writer(&mut out, e).expect("stored events serialise");
+    out.extend_from_slice(b"\n\n");
+    Bytes::from(out)
 }
 
 /// The server-sent events of a table: a comment first, then every event
 /// after `after`, then each new one as it is committed (woken through
 /// [`TableEvents`], never by polling the database), with a keep-alive
-/// comment after each `keepalive` of silence. The stream ends when it is
-/// dropped (the client went away) or the database fails.
+/// comment after each `keepalive` of silence. Events come from the table
+/// cache like long polls' (the log is read only for old events or when
+/// another process committed), so a wake-up costs no query. The stream
+/// ends when it is dropped (the client went away) or the database fails.
 pub fn table_events(s: EventStream) -> impl Stream<Item = Result<Bytes, sqlx::Error>> + 'static {
     let mut pending = VecDeque::new();
     pending.push_back(Bytes::from(format!(
@@ -98,21 +87,18 @@ pub fn table_events(s: EventStream) -> impl Stream<Item = Result<Bytes, sqlx::Er
             if let Some(b) = pending.pop_front() {
                 return Some((Ok(b), (s, pending)));
             }
-            match store::events::read_after(&s.pool, s.table_id, s.after, PAGE).await {
+            let page = s
+                .tables
+                .events_after(&s.hub, s.table_id, s.account_id, s.after, PAGE)
+                .await;
+            match page {
                 Err(e) => {
-                    tracing::warn!(error = %e, "event stream stops: database error");
+                    tracing::warn!(error = %e, "event stream stops");
                     return None;
                 }
                 Ok(page) if !page.is_empty() => {
                     for e in &page {
-                        let parsed = history::parse(e).ok();
-                        if let Some(TableEvent::GameStarted { players }) = &parsed {
-                            s.viewer = players
-                                .iter()
-                                .find(|p| p.account_id == s.account_id)
-                                .map(|p| p.seat);
-                        }
-                        pending.push_back(frame(e, parsed.as_ref(), s.viewer));
+                        pending.push_back(frame(e));
                         s.after = e.seq;
                     }
                     continue;

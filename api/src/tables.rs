@@ -729,7 +729,10 @@ impl TableService {
         }
     }
 
-    async fn events_after(
+    /// The events after `after` (at most `limit`) as `account_id` may see
+    /// them now, without waiting: from the cache when it holds them and is
+    /// current, else from the log.
+    pub async fn events_after(
         &self,
         hub: &TableEvents,
         table_id: Uuid,

@@ -617,6 +617,25 @@ async fn event_stream_sends_redacted_events_wakes_on_commits_resumes_and_keeps_a
         .collect();
     assert_eq!(resumed, [total as i64 - 1, total as i64]);
 
+    // A spectator's stream (the cache now holds the table) shows no hand.
+    let mut res = app
+        .client
+        .get(&url)
+        .bearer_auth(&cast.outsider)
+        .send()
+        .await
+        .unwrap();
+    let mut text = String::new();
+    read_until(&mut res, &mut text, |t| frames(t).len() == total).await;
+    let seen = frames(&text);
+    let deal = seen.iter().find(|e| e["type"] == "round_started").unwrap();
+    assert_eq!(deal["data"]["hands"], json!({}), "no hand for a spectator");
+    assert!(seen
+        .iter()
+        .filter(|e| e["type"] == "cards_drawn")
+        .all(|e| e["data"].get("cards").is_none()));
+    drop(res);
+
     let res = app
         .client
         .get(&url)

@@ -30,6 +30,7 @@ use crate::sse;
 use crate::store;
 use crate::store::accounts::Role;
 use crate::store::events::StoredEvent;
+use crate::tables::TableService;
 
 fn is_admin(user: &AuthUser) -> bool {
     user.account.role == Role::Admin
@@ -239,6 +240,7 @@ pub async fn stream_events(
     user: AuthUser,
     req: HttpRequest,
     pool: web::Data<PgPool>,
+    tables: web::Data<TableService>,
     hub: web::Data<TableEvents>,
     settings: web::Data<Settings>,
     path: web::Path<Uuid>,
@@ -264,14 +266,12 @@ pub async fn stream_events(
     store::events::current_version(pool, table_id)
         .await?
         .ok_or_else(|| ApiError::NotFound("no such table".into()))?;
-    let viewer = seat_in_game(pool, table_id, user.account.id).await?;
     let body = sse::table_events(sse::EventStream {
-        pool: pool.clone(),
+        tables: tables.get_ref().clone(),
         hub: hub.get_ref().clone(),
         table_id,
         after,
-        viewer,
-        account_id: user.account.id.to_string(),
+        account_id: user.account.id,
         rx,
         keepalive: settings.sse_keepalive(),
     });
