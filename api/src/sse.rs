@@ -71,8 +71,9 @@ fn frame(e: &StoredEvent) -> Bytes {
 
 /// The server-sent events of a table: a comment first, then every event
 /// after `after`, then each new one as it is committed (woken through
-/// [`TableEvents`], never by polling the database), with a keep-alive
-/// comment after each `keepalive` of silence. Events come from the table
+/// [`TableEvents`], not by polling the database), with a keep-alive
+/// comment after each `keepalive` of silence, after which the table's
+/// stored version is checked too (a notification can be lost). Events come from the table
 /// cache like long polls' (the log is read only for old events or when
 /// another process committed), so a wake-up costs no query. The stream
 /// ends when it is dropped (the client went away) or the database fails.
@@ -82,38 +83,46 @@ pub fn table_events(s: EventStream) -> impl Stream<Item = Result<Bytes, sqlx::Er
         ": events of table {}\nretry: 2000\n\n",
         s.table_id
     )));
-    stream::unfold((s, pending), |(mut s, mut pending)| async move {
-        loop {
-            if let Some(b) = pending.pop_front() {
-                return Some((Ok(b), (s, pending)));
-            }
-            let page = s
-                .tables
-                .events_after(&s.hub, s.table_id, s.account_id, s.after, PAGE)
-                .await;
-            match page {
-                Err(e) => {
-                    tracing::warn!(error = %e, "event stream stops");
-                    return None;
+    // `verify`: read the table's stored version at the next read.
+    stream::unfold(
+        (s, pending, false),
+        |(mut s, mut pending, mut verify)| async move {
+            loop {
+                if let Some(b) = pending.pop_front() {
+                    return Some((Ok(b), (s, pending, verify)));
                 }
-                Ok(page) if !page.is_empty() => {
-                    for e in &page {
-                        pending.push_back(frame(e));
-                        s.after = e.seq;
+                let page = s
+                    .tables
+                    .events_after(&s.hub, s.table_id, s.account_id, s.after, PAGE, verify)
+                    .await;
+                verify = false;
+                match page {
+                    Err(e) => {
+                        tracing::warn!(error = %e, "event stream stops");
+                        return None;
                     }
-                    continue;
+                    Ok(page) if !page.is_empty() => {
+                        for e in &page {
+                            pending.push_back(frame(e));
+                            s.after = e.seq;
+                        }
+                        continue;
+                    }
+                    Ok(_) => {}
                 }
-                Ok(_) => {}
-            }
-            let deadline = Instant::now() + s.keepalive;
-            if !s.hub.wait(&mut s.rx, deadline).await {
-                if Instant::now() < deadline {
-                    // The wake-up channel closed: subscribe again, re-read.
-                    s.rx = s.hub.subscribe(s.table_id);
-                    continue;
+                let deadline = Instant::now() + s.keepalive;
+                if !s.hub.wait(&mut s.rx, deadline).await {
+                    if Instant::now() < deadline {
+                        // The wake-up channel closed: subscribe again, re-read.
+                        s.rx = s.hub.subscribe(s.table_id);
+                        continue;
+                    }
+                    pending.push_back(Bytes::from_static(b": keep-alive\n\n"));
+                    // Nothing heard for a while: check the log's version all
+                    // the same (a notification can be lost).
+                    verify = true;
                 }
-                pending.push_back(Bytes::from_static(b": keep-alive\n\n"));
             }
-        }
-    })
+        },
+    )
 }

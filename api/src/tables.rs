@@ -29,8 +29,10 @@
 //! version (stale: 409 `version_conflict`, nothing appended), decide with a
 //! fresh OS-seeded rng (every random draw is recorded in the events), then
 //! append the events at the table's version, chained to the cached head
-//! hash, in ONE statement that also moves `game_tables` (version, status) and
-//! notifies ([`store::events::append_chained`]). A plain move without an
+//! hash, in ONE statement that also moves `game_tables` (version, status)
+//! ([`store::events::append_chained`]); once committed, the new version is
+//! announced to every process ([`store::events::announce`], a NOTIFY of its
+//! own so that moves of different tables still commit together). A plain move without an
 //! `Idempotency-Key` is that statement alone, committed by itself; lobby
 //! events (seats to project) and idempotent answers go with it in one
 //! transaction. The cached table folds the new events before the append
@@ -301,6 +303,16 @@ fn fold_batches(
     Ok(table)
 }
 
+/// [`store::events::announce`] after a commit. The events are stored
+/// whatever happens here: a failure only makes other processes' waiters
+/// late (they check the table's version when their wait ends), so it is
+/// logged, not answered.
+async fn announce(pool: &PgPool, table_id: Uuid, version: i64) {
+    if let Err(e) = store::events::announce(pool, table_id, version).await {
+        tracing::warn!(error = %e, %table_id, version, "the new version was not announced");
+    }
+}
+
 impl TableService {
     pub fn new(pool: PgPool) -> Self {
         Self {
@@ -491,6 +503,7 @@ impl TableService {
         .await?;
         project_players(&mut tx, id, &events).await?;
         tx.commit().await?;
+        announce(&self.pool, id, stored.len() as i64).await;
         let row = store::tables::get(&self.pool, id)
             .await?
             .ok_or_else(not_found)?;
@@ -683,6 +696,7 @@ impl TableService {
                     for (s, e) in stored.iter().cloned().zip(events) {
                         entry.push(s, e);
                     }
+                    announce(&self.pool, table_id, entry.version()).await;
                     if let Some(hub) = hub {
                         hub.wake(table_id);
                     }
@@ -716,14 +730,16 @@ impl TableService {
         let mut rx = hub.subscribe(table_id);
         loop {
             let page = self
-                .events_after(hub, table_id, account_id, after, limit)
+                .events_after(hub, table_id, account_id, after, limit, false)
                 .await?;
             let Some(deadline) = deadline.filter(|_| page.is_empty()) else {
                 return Ok(page);
             };
             if !hub.wait(&mut rx, deadline).await {
+                // Nothing heard: check the log's version all the same (a
+                // notification can be lost).
                 return self
-                    .events_after(hub, table_id, account_id, after, limit)
+                    .events_after(hub, table_id, account_id, after, limit, true)
                     .await;
             }
         }
@@ -731,7 +747,8 @@ impl TableService {
 
     /// The events after `after` (at most `limit`) as `account_id` may see
     /// them now, without waiting: from the cache when it holds them and is
-    /// current, else from the log.
+    /// current (by what `hub` heard; with `verify`, also by the table's
+    /// stored version, one indexed read), else from the log.
     pub async fn events_after(
         &self,
         hub: &TableEvents,
@@ -739,10 +756,19 @@ impl TableService {
         account_id: Uuid,
         after: i64,
         limit: i64,
+        verify: bool,
     ) -> Result<Vec<StoredEvent>, ApiError> {
+        let min_version = match verify {
+            true => store::events::current_version(&self.pool, table_id)
+                .await?
+                .map_or(after, |v| v.max(after)),
+            false => after,
+        };
         let slot = self.slot(table_id);
         let mut guard = slot.lock().await;
-        let entry = self.refresh(table_id, &mut guard, Some(hub), after).await?;
+        let entry = self
+            .refresh(table_id, &mut guard, Some(hub), min_version)
+            .await?;
         // The cache is at least as recent as the page: the caller's seat is
         // the one the page's game events use.
         let seat = entry.loaded.seat_of(account_id);

@@ -131,8 +131,24 @@ pub async fn store_table(pool: &PgPool, creator: Uuid, batches: &[Vec<TableEvent
     id
 }
 
-/// Appends `batches` after `version`; returns the new version.
-pub async fn append(pool: &PgPool, id: Uuid, mut version: i64, batches: &[Vec<TableEvent>]) -> i64 {
+/// Appends `batches` after `version` and announces the new version to
+/// every server process, as the server does; returns the new version.
+pub async fn append(pool: &PgPool, id: Uuid, version: i64, batches: &[Vec<TableEvent>]) -> i64 {
+    let version = append_unannounced(pool, id, version, batches).await;
+    events::announce(pool, id, version)
+        .await
+        .expect("the new version is announced");
+    version
+}
+
+/// Appends `batches` after `version`, one transaction each, without telling
+/// anyone (a notification lost); returns the new version.
+pub async fn append_unannounced(
+    pool: &PgPool,
+    id: Uuid,
+    mut version: i64,
+    batches: &[Vec<TableEvent>],
+) -> i64 {
     for batch in batches {
         let new: Vec<NewEvent> = batch
             .iter()

@@ -549,6 +549,57 @@ fn frames(text: &str) -> Vec<Value> {
 }
 
 #[tokio::test]
+async fn waiters_see_a_commit_whose_announcement_was_lost_when_their_wait_ends() {
+    let app = spawn_app_with(|s| s.sse_keepalive_ms = 300).await;
+    let cast = cast(&app).await;
+    let game = moderne(&cast, 2, 16);
+    let first = game.partway_into_round(1, 2);
+    let table = games::store_table(&app.pool, cast.players[0].0, &first).await;
+    let version: usize = first.iter().map(Vec::len).sum();
+    // This process caches the table at its version.
+    let view = get_json(&app, &format!("/v1/tables/{table}/view"), &cast.tokens[1]).await;
+    assert_eq!(view["version"], version);
+
+    // Another process commits and dies before announcing it: this one has
+    // heard nothing newer. A long poll finds the events when its wait ends.
+    let mut batches = game.batches[first.len()..].iter();
+    let more: Vec<_> = batches.by_ref().take(2).cloned().collect();
+    let polled = games::append_unannounced(&app.pool, table, version as i64, &more).await;
+    let page = get_json(
+        &app,
+        &format!("/v1/tables/{table}/events?after={version}&wait=1"),
+        &cast.tokens[1],
+    )
+    .await;
+    let seqs: Vec<i64> = page["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["seq"].as_i64().unwrap())
+        .collect();
+    assert_eq!(seqs, (version as i64 + 1..=polled).collect::<Vec<_>>());
+
+    // The same for an event stream, at its next keep-alive.
+    let mut stream = app
+        .client
+        .get(app.url(&format!("/v1/tables/{table}/events/stream")))
+        .bearer_auth(&cast.tokens[1])
+        .header("Last-Event-ID", polled.to_string())
+        .send()
+        .await
+        .unwrap();
+    let mut text = String::new();
+    read_until(&mut stream, &mut text, |t| t.contains(": events of table")).await;
+    let more: Vec<_> = batches.take(2).cloned().collect();
+    let streamed = games::append_unannounced(&app.pool, table, polled, &more).await;
+    read_until(&mut stream, &mut text, |t| {
+        frames(t).last().and_then(|e| e["seq"].as_i64()) == Some(streamed)
+    })
+    .await;
+    assert_eq!(frames(&text)[0]["seq"], polled + 1);
+}
+
+#[tokio::test]
 async fn event_stream_sends_redacted_events_wakes_on_commits_resumes_and_keeps_alive() {
     let app = spawn_app_with(|s| s.sse_keepalive_ms = 200).await;
     let cast = cast(&app).await;

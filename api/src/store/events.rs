@@ -89,9 +89,9 @@ impl ChainedEvent for StoredEvent {
 }
 
 /// Appends `events` to a table whose last event is `expected_version` (0 for
-/// none), chaining their hashes, moving `game_tables.version` and sending
-/// `pg_notify('table_events', '<table_id>:<new version>')`, all on `conn`:
-/// call it inside a transaction, and commit after.
+/// none), chaining their hashes and moving `game_tables.version`, all on
+/// `conn`: call it inside a transaction, commit, then [`announce`] the new
+/// version.
 ///
 /// Errors: [`ApiError::VersionConflict`] when the table is not at
 /// `expected_version` (nothing is written; the transaction is then aborted
@@ -143,14 +143,15 @@ pub async fn head_hash(
 /// Like [`append`] when the caller knows the hash of event
 /// `expected_version` (`prev_hash`, [`GENESIS_PREV_HASH`] for 0), and with
 /// the new `status` of the table when it changes: ONE statement moves
-/// `game_tables` (version, status, `snapshot` cleared), inserts every event
-/// and notifies. Being one statement, it is atomic on its own: outside a
-/// transaction it commits by itself (the fast path of a move).
+/// `game_tables` (version, status, `snapshot` cleared) and inserts every
+/// event. Being one statement, it is atomic on its own: outside a
+/// transaction it commits by itself (the fast path of a move). Once it is
+/// committed, [`announce`] it.
 ///
 /// The `UPDATE … WHERE version = expected_version` comes first and the
 /// inserts only happen when it moved the row, so a stale version (or a wrong
 /// `prev_hash` from a stale cache, which goes with a stale version) writes
-/// nothing and notifies nobody; two writers at one version serialize on the
+/// nothing; two writers at one version serialize on the
 /// row, and the second finds the version moved. The primary key
 /// `(table_id, seq)` still refuses any duplicate seq.
 #[tracing::instrument(skip(conn, prev_hash, events), fields(count = events.len()))]
@@ -206,7 +207,6 @@ pub async fn append_chained(
         });
     }
     let new_version = expected_version + n as i64;
-    let payload = format!("{table_id}:{new_version}");
     let done = sqlx::query!(
         r#"WITH moved AS (
                UPDATE game_tables
@@ -223,8 +223,7 @@ pub async fn append_chained(
                RETURNING seq
            )
            SELECT (SELECT count(*) FROM inserted) AS "inserted!",
-                  (SELECT count(*) FROM moved, LATERAL (SELECT pg_notify($12, $13)) n)
-                      AS "moved!""#,
+                  (SELECT count(*) FROM moved) AS "moved!""#,
         table_id,
         expected_version,
         new_version,
@@ -236,8 +235,6 @@ pub async fn append_chained(
         &datas,
         &prevs,
         &hashes,
-        CHANNEL,
-        payload,
     )
     .fetch_one(&mut *conn)
     .await;
@@ -254,6 +251,34 @@ pub async fn append_chained(
         Err(sqlx::Error::Database(db)) if db.constraint() == Some("events_pkey") => Err(conflict()),
         Err(other) => Err(other.into()),
     }
+}
+
+/// Tells every server process (their `LISTEN table_events`, see
+/// [`crate::notify`]) that `table_id` is at `version`: call it once an
+/// append is committed.
+///
+/// A transaction of its own, committed without waiting for the disk
+/// (`synchronous_commit` off for it alone): PostgreSQL serialises the
+/// commits of transactions that NOTIFY (a lock held until their commit
+/// record is flushed), so a NOTIFY inside the appending transaction made the
+/// moves of all tables commit one flush at a time, with no group commit.
+/// A notification lost in a crash between the commit and this only makes
+/// other processes' waiters late: they check the table's version when
+/// their wait ends.
+#[tracing::instrument(skip(executor))]
+pub async fn announce(
+    executor: impl PgExecutor<'_>,
+    table_id: Uuid,
+    version: i64,
+) -> Result<(), sqlx::Error> {
+    sqlx::query!(
+        "SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, $2)",
+        CHANNEL,
+        format!("{table_id}:{version}"),
+    )
+    .fetch_one(executor)
+    .await?;
+    Ok(())
 }
 
 /// Events of a table with `seq > after`, in order, at most `limit`.
