@@ -214,7 +214,7 @@ async fn an_announced_commit_wakes_listeners_of_that_table_in_another_process() 
         .unwrap();
     let (hub, _task) = TableEvents::start(listener_pool).await;
     let mut rx = hub.subscribe(table);
-    let mut rx_other = hub.subscribe(other);
+    let rx_other = hub.subscribe(other);
 
     let mut tx = pool.begin().await.unwrap();
     events::append(&mut tx, table, 0, &batch(&["a"]))

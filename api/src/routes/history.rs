@@ -239,7 +239,6 @@ pub struct StreamQuery {
 pub async fn stream_events(
     user: AuthUser,
     req: HttpRequest,
-    pool: web::Data<PgPool>,
     tables: web::Data<TableService>,
     hub: web::Data<TableEvents>,
     settings: web::Data<Settings>,
@@ -260,12 +259,13 @@ pub async fn stream_events(
             })?,
         None => query.after.unwrap_or(0).max(0),
     };
-    // Subscribe before the first read, so no commit is missed.
+    // Subscribe before the first read, so no commit is missed. An empty
+    // read first: 404 when there is no such table (and the table cached
+    // for the stream).
     let rx = hub.subscribe(table_id);
-    let pool = pool.get_ref();
-    store::events::current_version(pool, table_id)
-        .await?
-        .ok_or_else(|| ApiError::NotFound("no such table".into()))?;
+    tables
+        .events_after(&hub, table_id, user.account.id, after, 0, true)
+        .await?;
     let body = sse::table_events(sse::EventStream {
         tables: tables.get_ref().clone(),
         hub: hub.get_ref().clone(),
