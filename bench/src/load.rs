@@ -30,6 +30,16 @@ pub struct RunArgs {
     ruleset: String,
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// How a waiting player follows its table: `poll` (long polls of
+    /// `/events`) or `stream` (one `/events/stream` for the whole run).
+    #[arg(long, value_enum, default_value_t = Follow::Poll)]
+    follow: Follow,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Follow {
+    Poll,
+    Stream,
 }
 
 /// What one client saw.
@@ -88,30 +98,18 @@ async fn run_inner(args: RunArgs) -> Result<(), Error> {
         .build()?;
     let concurrency = args.tables * args.players;
 
-    let (baseline_per_sec, baseline) = match &args.baseline_url {
-        Some(url) => {
-            let t = baseline_load(&client, url, concurrency, args.baseline_seconds).await;
-            let per_sec = t.0;
-            (per_sec, Some(t.1))
-        }
-        None => (0.0, None),
+    // The baseline is measured half before the games and half after, so
+    // that a drift of the machine (this VM's disk and CPU vary by ×4 within
+    // minutes) weighs on both figures alike.
+    let half = Duration::from_secs_f64(args.baseline_seconds as f64 / 2.0);
+    let mut baseline = match &args.baseline_url {
+        Some(url) => Some(baseline_load(&client, url, concurrency, half).await),
+        None => None,
     };
-    if let Some(b) = &baseline {
-        let mut l = b.latencies_ms.clone();
-        l.sort_by(f64::total_cmp);
-        println!(
-            "baseline: clients={concurrency} requests={} per_sec={baseline_per_sec:.0} p50_ms={:.2} p99_ms={:.2} non_2xx={:?}",
-            b.requests,
-            percentile(&l, 0.5),
-            percentile(&l, 0.99),
-            b.refused
-        );
-    }
-
     let seats = setup(&client, &args).await?;
     eprintln!(
-        "loadgen: {} tables × {} players started; playing for {} s",
-        args.tables, args.players, args.seconds
+        "loadgen: {} tables × {} players started; playing for {} s, following by {:?}",
+        args.tables, args.players, args.seconds, args.follow
     );
     let started = Instant::now();
     let deadline = started + Duration::from_secs(args.seconds);
@@ -120,8 +118,9 @@ async fn run_inner(args: RunArgs) -> Result<(), Error> {
         let client = client.clone();
         let base = args.base_url.clone();
         let seed = args.seed * 1_000_003 + i as u64;
+        let follow = args.follow;
         tasks.push(tokio::spawn(async move {
-            play(&client, &base, &table, &token, deadline, seed).await
+            play(&client, &base, &table, &token, deadline, seed, follow).await
         }));
     }
     let mut tally = Tally::default();
@@ -137,14 +136,42 @@ async fn run_inner(args: RunArgs) -> Result<(), Error> {
         percentile(&l, 0.95),
         percentile(&l, 0.99),
     );
+    if let (Some(url), Some((before, rows_before, secs_before))) =
+        (&args.baseline_url, &mut baseline)
+    {
+        let (after, rows_after, secs_after) = baseline_load(&client, url, concurrency, half).await;
+        eprintln!(
+            "loadgen: baseline before the games {:.0} rows/s, after {:.0} rows/s",
+            *rows_before as f64 / *secs_before,
+            rows_after as f64 / secs_after
+        );
+        before.merge(after);
+        *rows_before += rows_after;
+        *secs_before += secs_after;
+    }
+    let baseline_per_sec = baseline
+        .as_ref()
+        .map_or(0.0, |(_, rows, secs)| *rows as f64 / secs);
+    if let Some((b, _, _)) = &baseline {
+        let mut l = b.latencies_ms.clone();
+        l.sort_by(f64::total_cmp);
+        println!(
+            "baseline: clients={concurrency} requests={} per_sec={baseline_per_sec:.0} p50_ms={:.2} p99_ms={:.2} non_2xx={:?}",
+            b.requests,
+            percentile(&l, 0.5),
+            percentile(&l, 0.99),
+            b.refused
+        );
+    }
     println!(
-        "moves: players={concurrency} moves={} seconds={secs:.1} per_sec={moves_per_sec:.0} p50_ms={p50:.2} p95_ms={p95:.2} p99_ms={p99:.2} requests={} games_finished={} non_2xx={:?}",
+        "moves: players={concurrency} follow={:?} moves={} seconds={secs:.1} per_sec={moves_per_sec:.0} p50_ms={p50:.2} p95_ms={p95:.2} p99_ms={p99:.2} requests={} games_finished={} non_2xx={:?}",
+        args.follow,
         l.len(),
         tally.requests,
         tally.finished_games,
         tally.refused
     );
-    let errors = tally.errors() + baseline.as_ref().map_or(0, Tally::errors);
+    let errors = tally.errors() + baseline.as_ref().map_or(0, |(b, _, _)| b.errors());
     let ratio = if baseline_per_sec > 0.0 {
         moves_per_sec / baseline_per_sec
     } else {
@@ -156,15 +183,17 @@ async fn run_inner(args: RunArgs) -> Result<(), Error> {
     Ok(())
 }
 
+/// `clients` clients inserting rows through the baseline server for
+/// `length`: (what they saw, rows inserted, seconds taken).
 async fn baseline_load(
     client: &reqwest::Client,
     url: &str,
     clients: usize,
-    seconds: u64,
-) -> (f64, Tally) {
+    length: Duration,
+) -> (Tally, u64, f64) {
     let url = format!("{}/baseline", url.trim_end_matches('/'));
     let started = Instant::now();
-    let deadline = started + Duration::from_secs(seconds);
+    let deadline = started + length;
     let mut tasks = Vec::new();
     for c in 0..clients {
         let client = client.clone();
@@ -199,8 +228,8 @@ async fn baseline_load(
             tally.merge(t);
         }
     }
-    let per_sec = tally.latencies_ms.len() as f64 / started.elapsed().as_secs_f64();
-    (per_sec, tally)
+    let rows = tally.latencies_ms.len() as u64;
+    (tally, rows, started.elapsed().as_secs_f64())
 }
 
 async fn expect_json(res: reqwest::Response, what: &str) -> Result<Value, Error> {
@@ -248,10 +277,16 @@ async fn setup(client: &reqwest::Client, args: &RunArgs) -> Result<Vec<(String, 
     let mut seats = Vec::new();
     for t in 0..args.tables {
         let table_tokens = &tokens[t * args.players..(t + 1) * args.players];
+        // Games long enough to outlast the run: every table plays until
+        // the end (rounds still end and start).
         let res = client
             .post(format!("{base}/v1/tables"))
             .bearer_auth(&table_tokens[0])
-            .json(&json!({"ruleset": args.ruleset, "seats": args.players}))
+            .json(&json!({
+                "ruleset": args.ruleset,
+                "seats": args.players,
+                "options": {"rounds": 1000, "target": 100000},
+            }))
             .send()
             .await?;
         let table = expect_json(res, "create a table").await?;
@@ -277,8 +312,9 @@ async fn setup(client: &reqwest::Client, args: &RunArgs) -> Result<Vec<(String, 
     Ok(seats)
 }
 
-/// One player: on turn, a random legal move (never a challenge); otherwise a
-/// long poll on the table's events, and a fresh view when they concern it.
+/// One player: on turn, a random legal move (never a challenge); otherwise
+/// it waits for the table's events (long polls, or its event stream) and
+/// fetches a fresh view when they concern it.
 async fn play(
     client: &reqwest::Client,
     base: &str,
@@ -286,6 +322,7 @@ async fn play(
     token: &str,
     deadline: Instant,
     seed: u64,
+    follow: Follow,
 ) -> Tally {
     let base = base.trim_end_matches('/');
     let mut rng = StdRng::seed_from_u64(seed);
@@ -297,6 +334,31 @@ async fn play(
         None => return t,
     };
     let mut after = view["version"].as_i64().unwrap_or(0);
+    let mut stream = match follow {
+        Follow::Poll => None,
+        Follow::Stream => {
+            let url = format!("{base}/v1/tables/{table}/events/stream");
+            let res = client
+                .get(url)
+                .bearer_auth(token)
+                .header("Last-Event-ID", after.to_string())
+                .timeout(
+                    deadline.saturating_duration_since(Instant::now()) + Duration::from_secs(5),
+                )
+                .send()
+                .await;
+            match res {
+                Ok(res) => {
+                    t.note(res.status());
+                    Some(EventStream::new(res))
+                }
+                Err(_) => {
+                    *t.refused.entry(0).or_default() += 1;
+                    return t;
+                }
+            }
+        }
+    };
     while Instant::now() < deadline {
         if view["status"] == "finished" {
             t.finished_games += u64::from(view["my_seat"] == 0);
@@ -330,17 +392,35 @@ async fn play(
                     continue;
                 }
             }
+        } else if let Some(stream) = stream.as_mut() {
+            // The stream: read events until one after the view concerns
+            // this player (or the run ends, or the stream fails).
+            let seen = view["version"].as_i64().unwrap_or(0);
+            match stream.wait_for(seen, &view["my_seat"], deadline).await {
+                Wait::Concerned => {}
+                Wait::Deadline => break,
+                Wait::Failed => {
+                    *t.refused.entry(0).or_default() += 1;
+                    break;
+                }
+            }
         } else {
             // A long poll, at most until the end of the run (so that the
             // run ends on time and the rate is over the time played). Like
             // an app, a waiting player follows the game from the events and
             // fetches its view only when they concern it: its turn, a new
             // round, the end; or when the poll failed.
+            // The poll is given up at the deadline (the server's `wait` is
+            // in whole seconds).
             let left = deadline.saturating_duration_since(Instant::now());
             let wait = left.as_secs_f64().ceil().clamp(1.0, 5.0) as u64;
             let url = format!("{base}/v1/tables/{table}/events?after={after}&wait={wait}");
             let mut concerned = true;
-            if let Ok(res) = client.get(url).bearer_auth(token).send().await {
+            let polled =
+                tokio::time::timeout_at(deadline.into(), client.get(url).bearer_auth(token).send())
+                    .await;
+            let Ok(polled) = polled else { break };
+            if let Ok(res) = polled {
                 t.note(res.status());
                 if res.status().is_success() {
                     if let Ok(page) = res.json::<Value>().await {
@@ -362,6 +442,50 @@ async fn play(
         after = view["version"].as_i64().unwrap_or(after);
     }
     t
+}
+
+/// A player's server-sent event stream, read frame by frame.
+struct EventStream {
+    res: reqwest::Response,
+    buf: Vec<u8>,
+}
+
+enum Wait {
+    Concerned,
+    Deadline,
+    Failed,
+}
+
+impl EventStream {
+    fn new(res: reqwest::Response) -> Self {
+        Self {
+            res,
+            buf: Vec::new(),
+        }
+    }
+
+    /// Reads until an event after seq `seen` concerns `my_seat`.
+    async fn wait_for(&mut self, seen: i64, my_seat: &Value, deadline: Instant) -> Wait {
+        loop {
+            while let Some(end) = self.buf.windows(2).position(|w| w == b"\n\n") {
+                let frame: Vec<u8> = self.buf.drain(..end + 2).collect();
+                let data = frame
+                    .split(|b| *b == b'\n')
+                    .find_map(|line| line.strip_prefix(b"data: "));
+                let Some(event) = data.and_then(|d| serde_json::from_slice::<Value>(d).ok()) else {
+                    continue; // a comment (keep-alive)
+                };
+                if event["seq"].as_i64().unwrap_or(0) > seen && concerns(&event, my_seat) {
+                    return Wait::Concerned;
+                }
+            }
+            match tokio::time::timeout_at(deadline.into(), self.res.chunk()).await {
+                Err(_) => return Wait::Deadline,
+                Ok(Ok(Some(chunk))) => self.buf.extend_from_slice(&chunk),
+                Ok(_) => return Wait::Failed,
+            }
+        }
+    }
 }
 
 /// Whether an event makes a waiting player look at its view again: its turn

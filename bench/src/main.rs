@@ -4,11 +4,13 @@
 //! - `loadgen baseline-server`: an actix-web + sqlx + PostgreSQL server (the
 //!   product's stack) whose one endpoint inserts one row per request in its
 //!   own transaction. Built for the benchmark only; not in the product.
-//! - `loadgen run`: hammers the baseline for a while, then registers players,
-//!   opens tables and plays them over HTTP from `legal_moves` like real
-//!   clients (each player long-polls `/events` while not on turn), and prints
-//!   moves per second, move latency percentiles and every non-2xx answer,
-//!   ending with one line:
+//! - `loadgen run`: hammers the baseline for half its time, registers
+//!   players, opens tables (games long enough to outlast the run) and plays
+//!   them over HTTP from `legal_moves` like real clients (each player
+//!   long-polls `/events` while not on turn, or with `--follow stream` reads
+//!   its `/events/stream`), hammers the baseline for the other half, and
+//!   prints moves per second, move latency percentiles and every non-2xx
+//!   answer, ending with one line:
 //!   `moves_per_sec=<x> baseline_per_sec=<y> ratio=<x/y> p50_ms=<a> p99_ms=<b> errors=<n>`.
 
 mod baseline;
