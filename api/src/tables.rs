@@ -32,7 +32,8 @@
 //! hash, in ONE statement that also moves `game_tables` (version, status)
 //! ([`store::events::append_chained`]); once committed, the new version is
 //! announced to every process ([`store::events::announce`], a NOTIFY of its
-//! own so that moves of different tables still commit together). A plain move without an
+//! own so that moves of different tables still commit together, sent by a
+//! task that nobody waits for). A plain move without an
 //! `Idempotency-Key` is that statement alone, committed by itself; lobby
 //! events (seats to project) and idempotent answers go with it in one
 //! transaction. The cached table folds the new events before the append
@@ -122,6 +123,15 @@ pub struct Acted<R> {
 pub struct TableService {
     pool: PgPool,
     cache: Arc<StdMutex<HashMap<Uuid, Slot>>>,
+    announcing: Arc<StdMutex<Announcing>>,
+}
+
+/// The new versions committed here and not announced yet.
+#[derive(Debug, Default)]
+struct Announcing {
+    versions: HashMap<Uuid, i64>,
+    /// Is a task sending them?
+    sending: bool,
 }
 
 /// `waiting`, `playing` or `finished`.
@@ -303,22 +313,47 @@ fn fold_batches(
     Ok(table)
 }
 
-/// [`store::events::announce`] after a commit. The events are stored
-/// whatever happens here: a failure only makes other processes' waiters
-/// late (they check the table's version when their wait ends), so it is
-/// logged, not answered.
-async fn announce(pool: &PgPool, table_id: Uuid, version: i64) {
-    if let Err(e) = store::events::announce(pool, table_id, version).await {
-        tracing::warn!(error = %e, %table_id, version, "the new version was not announced");
-    }
-}
-
 impl TableService {
     pub fn new(pool: PgPool) -> Self {
         Self {
             pool,
             cache: Arc::default(),
+            announcing: Arc::default(),
         }
+    }
+
+    /// Has [`store::events::announce`] tell every process that `table_id`
+    /// is at `version`, once committed. Nobody waits for it: a task sends
+    /// what has been committed meanwhile, every table at its last version
+    /// in one statement, until nothing is left (under load, many moves
+    /// share one notifying transaction). A failure is logged: the events
+    /// are stored, and other processes' waiters check the table's version
+    /// when their wait ends.
+    fn announce(&self, table_id: Uuid, version: i64) {
+        {
+            let mut a = self.announcing.lock().unwrap_or_else(|p| p.into_inner());
+            let v = a.versions.entry(table_id).or_insert(version);
+            *v = (*v).max(version);
+            if std::mem::replace(&mut a.sending, true) {
+                return;
+            }
+        }
+        let (pool, announcing) = (self.pool.clone(), self.announcing.clone());
+        tokio::spawn(async move {
+            loop {
+                let versions: Vec<(Uuid, i64)> = {
+                    let mut a = announcing.lock().unwrap_or_else(|p| p.into_inner());
+                    if a.versions.is_empty() {
+                        a.sending = false;
+                        return;
+                    }
+                    a.versions.drain().collect()
+                };
+                if let Err(e) = store::events::announce(&pool, &versions).await {
+                    tracing::warn!(error = %e, tables = versions.len(), "new versions not announced");
+                }
+            }
+        });
     }
 
     fn slot(&self, table_id: Uuid) -> Slot {
@@ -503,7 +538,7 @@ impl TableService {
         .await?;
         project_players(&mut tx, id, &events).await?;
         tx.commit().await?;
-        announce(&self.pool, id, stored.len() as i64).await;
+        self.announce(id, stored.len() as i64);
         let row = store::tables::get(&self.pool, id)
             .await?
             .ok_or_else(not_found)?;
@@ -696,7 +731,7 @@ impl TableService {
                     for (s, e) in stored.iter().cloned().zip(events) {
                         entry.push(s, e);
                     }
-                    announce(&self.pool, table_id, entry.version()).await;
+                    self.announce(table_id, entry.version());
                     if let Some(hub) = hub {
                         hub.wake(table_id);
                     }

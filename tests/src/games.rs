@@ -135,7 +135,7 @@ pub async fn store_table(pool: &PgPool, creator: Uuid, batches: &[Vec<TableEvent
 /// every server process, as the server does; returns the new version.
 pub async fn append(pool: &PgPool, id: Uuid, version: i64, batches: &[Vec<TableEvent>]) -> i64 {
     let version = append_unannounced(pool, id, version, batches).await;
-    events::announce(pool, id, version)
+    events::announce(pool, &[(id, version)])
         .await
         .expect("the new version is announced");
     version

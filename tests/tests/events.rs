@@ -225,7 +225,7 @@ async fn an_announced_commit_wakes_listeners_of_that_table_in_another_process() 
     // of all tables); its announcement does, with the version.
     let short = Instant::now() + Duration::from_millis(200);
     assert!(!hub.wait(&mut rx, short).await);
-    events::announce(&pool, table, 1).await.unwrap();
+    events::announce(&pool, &[(table, 1)]).await.unwrap();
     let deadline = Instant::now() + Duration::from_secs(10);
     assert!(
         hub.wait(&mut rx, deadline).await,

@@ -254,7 +254,7 @@ pub async fn append_chained(
 }
 
 /// Tells every server process (their `LISTEN table_events`, see
-/// [`crate::notify`]) that `table_id` is at `version`: call it once an
+/// [`crate::notify`]) that each table is at its version: call it once an
 /// append is committed.
 ///
 /// A transaction of its own, committed without waiting for the disk
@@ -265,16 +265,20 @@ pub async fn append_chained(
 /// A notification lost in a crash between the commit and this only makes
 /// other processes' waiters late: they check the table's version when
 /// their wait ends.
-#[tracing::instrument(skip(executor))]
+#[tracing::instrument(skip_all, fields(tables = versions.len()))]
 pub async fn announce(
     executor: impl PgExecutor<'_>,
-    table_id: Uuid,
-    version: i64,
+    versions: &[(Uuid, i64)],
 ) -> Result<(), sqlx::Error> {
+    let payloads: Vec<String> = versions
+        .iter()
+        .map(|(table_id, version)| format!("{table_id}:{version}"))
+        .collect();
     sqlx::query!(
-        "SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, $2)",
+        r#"SELECT set_config('synchronous_commit', 'off', true) AS "set!",
+                  (SELECT count(pg_notify($1, p)) FROM UNNEST($2::text[]) AS p) AS "sent!""#,
         CHANNEL,
-        format!("{table_id}:{version}"),
+        &payloads,
     )
     .fetch_one(executor)
     .await?;
