@@ -111,6 +111,7 @@ async fn run_inner(args: RunArgs) -> Result<(), Error> {
         "loadgen: {} tables × {} players started; playing for {} s, following by {:?}",
         args.tables, args.players, args.seconds, args.follow
     );
+    let cpu_before = CpuTimes::now();
     let started = Instant::now();
     let deadline = started + Duration::from_secs(args.seconds);
     let mut tasks = Vec::new();
@@ -128,6 +129,11 @@ async fn run_inner(args: RunArgs) -> Result<(), Error> {
         tally.merge(t.await?);
     }
     let secs = started.elapsed().as_secs_f64();
+    if let (Some(before), Some(after)) = (cpu_before, CpuTimes::now()) {
+        // What the machine did meanwhile: on a shared VM, `steal` is the
+        // time the hypervisor gave our cores to others.
+        eprintln!("loadgen: during the games {}", after.since(&before));
+    }
     let mut l = std::mem::take(&mut tally.latencies_ms);
     l.sort_by(f64::total_cmp);
     let moves_per_sec = l.len() as f64 / secs;
@@ -181,6 +187,41 @@ async fn run_inner(args: RunArgs) -> Result<(), Error> {
         "moves_per_sec={moves_per_sec:.0} baseline_per_sec={baseline_per_sec:.0} ratio={ratio:.3} p50_ms={p50:.2} p99_ms={p99:.2} errors={errors}"
     );
     Ok(())
+}
+
+/// The machine's CPU time counters (`/proc/stat`, Linux): user, nice,
+/// system, idle, iowait, irq, softirq, steal.
+struct CpuTimes([u64; 8]);
+
+impl CpuTimes {
+    fn now() -> Option<CpuTimes> {
+        let stat = std::fs::read_to_string("/proc/stat").ok()?;
+        let line = stat.lines().next()?.strip_prefix("cpu ")?;
+        let mut times = [0u64; 8];
+        for (slot, field) in times.iter_mut().zip(line.split_whitespace()) {
+            *slot = field.parse().ok()?;
+        }
+        Some(CpuTimes(times))
+    }
+
+    /// `busy=<%> iowait=<%> steal=<%> idle=<%>` of the time since `before`.
+    fn since(&self, before: &CpuTimes) -> String {
+        let d: Vec<f64> = self
+            .0
+            .iter()
+            .zip(before.0)
+            .map(|(a, b)| a.saturating_sub(b) as f64)
+            .collect();
+        let total: f64 = d.iter().sum::<f64>().max(1.0);
+        let busy = d[0] + d[1] + d[2] + d[5] + d[6];
+        format!(
+            "cpu busy={:.0}% iowait={:.0}% steal={:.0}% idle={:.0}%",
+            100.0 * busy / total,
+            100.0 * d[4] / total,
+            100.0 * d[7] / total,
+            100.0 * d[3] / total
+        )
+    }
 }
 
 /// `clients` clients inserting rows through the baseline server for
