@@ -1,9 +1,11 @@
 //! Cross-process wake-ups for long polls, through PostgreSQL `LISTEN/NOTIFY`.
 //!
-//! [`crate::store::events::append`] runs
-//! `pg_notify('table_events', '<table id>:<new version>')` in the appending
-//! transaction, so every server process connected to the database hears of a
-//! commit. Here one listener connection per process bumps a per-table counter
+//! Once an append is committed, the table service announces it
+//! ([`crate::store::events::announce`]:
+//! `pg_notify('table_events', '<table id>:<new version>')` in a transaction
+//! of its own), so every server process connected to the database hears of
+//! a commit. (Not in the appending transaction: PostgreSQL serialises the
+//! commits of notifying transactions until their commit is flushed.) Here one listener connection per process bumps a per-table counter
 //! that long-pollers watch, and remembers the highest version heard per table
 //! ([`TableEvents::heard`]), which lets the table cache skip its refresh read
 //! when nothing newer was committed elsewhere.
@@ -125,9 +127,10 @@ impl TableEvents {
     /// none)`, or `None` when no `LISTEN` connection is up. A cache that
     /// read the log at version `v` with the epoch `e` (taken *before* the
     /// read) is still current when `heard` is `Some((e, h))` with `h <= v`:
-    /// any later commit, by any process, is heard with its version (a few
-    /// milliseconds after it commits: that is the bound on how stale such a
-    /// cache may be).
+    /// any later commit, by any process, is heard with its version a few
+    /// milliseconds after it commits (unless its process dies before
+    /// announcing it: views and moves check the stored version anyway, long
+    /// polls and event streams when their wait ends).
     pub fn heard(&self, table_id: Uuid) -> Option<(u64, i64)> {
         let heard = self.heard.lock().unwrap_or_else(|p| p.into_inner());
         heard.listening.then(|| {
