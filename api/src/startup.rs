@@ -2,12 +2,13 @@
 
 use std::net::TcpListener;
 use std::str::FromStr;
+use std::time::Duration;
 
 use actix_web::dev::{Server, Service};
 use actix_web::http::header::{HeaderName, HeaderValue};
 use actix_web::{web, App, HttpMessage, HttpResponse, HttpServer};
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
-use sqlx::PgPool;
+use sqlx::{Connection, PgPool};
 use tracing_actix_web::{RequestId, TracingLogger};
 use utoipa::OpenApi;
 use utoipa_actix_web::AppExt;
@@ -29,9 +30,32 @@ pub fn connect_lazy(settings: &Settings) -> Result<PgPool, sqlx::Error> {
 }
 
 pub fn pool_options(settings: &Settings) -> PgPoolOptions {
-    PgPoolOptions::new()
-        .max_connections(settings.db_max_connections)
-        .acquire_timeout(settings.db_acquire_timeout())
+    ping_when_idle(
+        PgPoolOptions::new()
+            .max_connections(settings.db_max_connections)
+            .acquire_timeout(settings.db_acquire_timeout()),
+    )
+}
+
+/// A pooled connection idle for this long is pinged before it is handed
+/// out (and replaced when dead).
+const PING_AFTER_IDLE: Duration = Duration::from_secs(1);
+
+/// sqlx pings every connection it hands out, by default: a round trip to
+/// PostgreSQL more for every query. Only connections idle for
+/// [`PING_AFTER_IDLE`] are pinged here; a busy connection that died fails
+/// its query (503), and sqlx closes it when it comes back to the pool.
+pub fn ping_when_idle(options: PgPoolOptions) -> PgPoolOptions {
+    options
+        .test_before_acquire(false)
+        .before_acquire(|conn, meta| {
+            Box::pin(async move {
+                if meta.idle_for >= PING_AFTER_IDLE {
+                    conn.ping().await?;
+                }
+                Ok(true)
+            })
+        })
 }
 
 /// Applies the pending migrations.

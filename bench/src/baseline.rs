@@ -25,8 +25,8 @@ async fn insert(pool: web::Data<PgPool>, body: web::Bytes) -> HttpResponse {
 
 /// Serves `POST /baseline` on `bind`; prints `listening on <port>` once bound.
 pub async fn serve(bind: &str, database_url: &str, workers: usize) -> std::io::Result<()> {
-    let pool = PgPoolOptions::new()
-        .max_connections(10)
+    // The product's connection policy (pinged only after being idle).
+    let pool = api::startup::ping_when_idle(PgPoolOptions::new().max_connections(10))
         .connect(database_url)
         .await
         .map_err(std::io::Error::other)?;
