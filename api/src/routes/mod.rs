@@ -16,10 +16,15 @@ pub mod me;
 pub mod sessions;
 pub mod tables;
 
-/// Every documented route.
+/// Every documented route. A request's path is tried against the routes
+/// in this order (a pattern with `{id}` costs a regex match), so the routes
+/// of a game in play come first. The OpenAPI document sorts its paths.
 pub fn configure(cfg: &mut ServiceConfig<'_>) {
     cfg.service(health::healthz).service(
         utoipa_actix_web::scope("/v1")
+            .service(tables::get_view)
+            .service(tables::post_move)
+            .service(tables::get_events)
             .service(accounts::create_account)
             .service(sessions::create_session)
             .service(sessions::delete_current_session)
@@ -35,10 +40,7 @@ pub fn configure(cfg: &mut ServiceConfig<'_>) {
             .service(tables::get_table)
             .service(tables::join_table)
             .service(tables::leave_table)
-            .service(tables::start_table)
-            .service(tables::get_view)
-            .service(tables::post_move)
-            .service(tables::get_events),
+            .service(tables::start_table),
     );
 }
 
