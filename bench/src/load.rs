@@ -5,6 +5,8 @@ use std::time::{Duration, Instant};
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
 #[derive(clap::Args)]
@@ -374,7 +376,7 @@ async fn play(
         Some(v) => v,
         None => return t,
     };
-    let mut after = view["version"].as_i64().unwrap_or(0);
+    let mut after = view.version;
     let mut stream = match follow {
         Follow::Poll => None,
         Follow::Stream => {
@@ -401,22 +403,27 @@ async fn play(
         }
     };
     while Instant::now() < deadline {
-        if view["status"] == "finished" {
-            t.finished_games += u64::from(view["my_seat"] == 0);
+        if view.status == "finished" {
+            t.finished_games += u64::from(view.my_seat == Some(0));
             break;
         }
-        let on_turn = !view["current_seat"].is_null() && view["current_seat"] == view["my_seat"];
-        let plays: Vec<&Value> = view["legal_moves"]
-            .as_array()
-            .map(|m| m.iter().filter(|m| m["type"] != "challenge").collect())
-            .unwrap_or_default();
+        let on_turn = view.current_seat.is_some() && view.current_seat == view.my_seat;
+        let plays: Vec<&RawValue> = view
+            .legal_moves
+            .iter()
+            .map(|m| &**m)
+            .filter(|m| !m.get().contains(r#""type":"challenge""#))
+            .collect();
         if on_turn && !plays.is_empty() {
-            let mv = plays[rng.gen_range(0..plays.len())].clone();
+            let post = Post {
+                mv: plays[rng.gen_range(0..plays.len())],
+                expected_version: view.version,
+            };
             let t0 = Instant::now();
             let sent = client
                 .post(&moves_url)
                 .bearer_auth(token)
-                .json(&json!({"move": mv, "expected_version": view["version"]}))
+                .json(&post)
                 .send()
                 .await;
             let Ok(res) = sent else {
@@ -427,17 +434,16 @@ async fn play(
             t.note(status);
             if status.is_success() {
                 t.latencies_ms.push(t0.elapsed().as_secs_f64() * 1000.0);
-                if let Ok(body) = res.json::<Value>().await {
-                    view = body["view"].clone();
-                    after = view["version"].as_i64().unwrap_or(after);
+                if let Ok(body) = res.json::<Moved>().await {
+                    view = body.view;
+                    after = view.version;
                     continue;
                 }
             }
         } else if let Some(stream) = stream.as_mut() {
             // The stream: read events until one after the view concerns
             // this player (or the run ends, or the stream fails).
-            let seen = view["version"].as_i64().unwrap_or(0);
-            match stream.wait_for(seen, &view["my_seat"], deadline).await {
+            match stream.wait_for(view.version, view.my_seat, deadline).await {
                 Wait::Concerned => {}
                 Wait::Deadline => break,
                 Wait::Failed => {
@@ -464,11 +470,9 @@ async fn play(
             if let Ok(res) = polled {
                 t.note(res.status());
                 if res.status().is_success() {
-                    if let Ok(page) = res.json::<Value>().await {
-                        after = page["next"].as_i64().unwrap_or(after);
-                        concerned = page["events"].as_array().is_some_and(|events| {
-                            events.iter().any(|e| concerns(e, &view["my_seat"]))
-                        });
+                    if let Ok(page) = res.json::<Page>().await {
+                        after = page.next;
+                        concerned = page.events.iter().any(|e| e.concerns(view.my_seat));
                     }
                 }
             }
@@ -480,7 +484,7 @@ async fn play(
             Some(v) => view = v,
             None => break,
         }
-        after = view["version"].as_i64().unwrap_or(after);
+        after = view.version;
     }
     t
 }
@@ -506,17 +510,17 @@ impl EventStream {
     }
 
     /// Reads until an event after seq `seen` concerns `my_seat`.
-    async fn wait_for(&mut self, seen: i64, my_seat: &Value, deadline: Instant) -> Wait {
+    async fn wait_for(&mut self, seen: i64, my_seat: Option<u64>, deadline: Instant) -> Wait {
         loop {
             while let Some(end) = self.buf.windows(2).position(|w| w == b"\n\n") {
                 let frame: Vec<u8> = self.buf.drain(..end + 2).collect();
                 let data = frame
                     .split(|b| *b == b'\n')
                     .find_map(|line| line.strip_prefix(b"data: "));
-                let Some(event) = data.and_then(|d| serde_json::from_slice::<Value>(d).ok()) else {
+                let Some(event) = data.and_then(|d| serde_json::from_slice::<Head>(d).ok()) else {
                     continue; // a comment (keep-alive)
                 };
-                if event["seq"].as_i64().unwrap_or(0) > seen && concerns(&event, my_seat) {
+                if event.seq > seen && event.concerns(my_seat) {
                     return Wait::Concerned;
                 }
             }
@@ -529,23 +533,72 @@ impl EventStream {
     }
 }
 
-/// Whether an event makes a waiting player look at its view again: its turn
-/// starts, or a round or the game begins or ends.
-fn concerns(event: &Value, my_seat: &Value) -> bool {
-    match event["type"].as_str() {
-        Some("turn_started") => event["data"]["seat"] == *my_seat,
-        Some("round_started" | "round_ended" | "game_ended") => true,
-        _ => false,
+// What a player reads of the answers: typed, the rest skipped, the legal
+// moves kept as their JSON text to post one back as it is (the load
+// generator shares the machine with the server: it should cost little).
+
+/// A player's view.
+#[derive(Deserialize)]
+struct View {
+    version: i64,
+    status: String,
+    my_seat: Option<u64>,
+    current_seat: Option<u64>,
+    #[serde(default)]
+    legal_moves: Vec<Box<RawValue>>,
+}
+
+/// The answer to a move.
+#[derive(Deserialize)]
+struct Moved {
+    view: View,
+}
+
+/// A long poll's page.
+#[derive(Deserialize)]
+struct Page {
+    next: i64,
+    events: Vec<Head>,
+}
+
+/// An event's seq, type and seat.
+#[derive(Deserialize)]
+struct Head {
+    #[serde(default)]
+    seq: i64,
+    #[serde(rename = "type")]
+    kind: String,
+    #[serde(default)]
+    data: HeadData,
+}
+
+#[derive(Deserialize, Default)]
+struct HeadData {
+    seat: Option<u64>,
+}
+
+impl Head {
+    /// Whether the event makes a waiting player look at its view again: its
+    /// turn starts, or a round or the game begins or ends.
+    fn concerns(&self, my_seat: Option<u64>) -> bool {
+        match self.kind.as_str() {
+            "turn_started" => self.data.seat.is_some() && self.data.seat == my_seat,
+            "round_started" | "round_ended" | "game_ended" => true,
+            _ => false,
+        }
     }
 }
 
-async fn get_view(
-    client: &reqwest::Client,
-    url: &str,
-    token: &str,
-    t: &mut Tally,
-) -> Option<Value> {
+/// A move posted.
+#[derive(Serialize)]
+struct Post<'a> {
+    #[serde(rename = "move")]
+    mv: &'a RawValue,
+    expected_version: i64,
+}
+
+async fn get_view(client: &reqwest::Client, url: &str, token: &str, t: &mut Tally) -> Option<View> {
     let res = client.get(url).bearer_auth(token).send().await.ok()?;
     t.note(res.status());
-    res.json::<Value>().await.ok()
+    res.json::<View>().await.ok()
 }
