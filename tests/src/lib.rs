@@ -172,6 +172,15 @@ where
     }
 }
 
+/// The `seq` of each public event of a list (a page's `events`, stream
+/// frames).
+pub fn seqs<'a>(events: impl IntoIterator<Item = &'a Value>) -> Vec<i64> {
+    events
+        .into_iter()
+        .map(|e| e["seq"].as_i64().expect("an event has a seq"))
+        .collect()
+}
+
 /// The `Content-Type` of an answer, empty when it has none.
 pub fn content_type(res: &reqwest::Response) -> String {
     res.headers()

@@ -8,7 +8,7 @@ use api::chain::{event_hash, GENESIS_PREV_HASH};
 use api::store::accounts::Role;
 use domain::table::{Table, TableEvent};
 use e2e::games::{self, tamper, PlayedGame};
-use e2e::{assert_problem, eventually, spawn_app, spawn_app_with, TestApp};
+use e2e::{assert_problem, eventually, seqs, spawn_app, spawn_app_with, TestApp};
 use serde_json::{json, Value};
 use uuid::Uuid;
 
@@ -571,13 +571,11 @@ async fn waiters_see_a_commit_whose_announcement_was_lost_when_their_wait_ends()
         &cast.tokens[1],
     )
     .await;
-    let seqs: Vec<i64> = page["events"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["seq"].as_i64().unwrap())
-        .collect();
-    assert_eq!(seqs, (version as i64 + 1..=polled).collect::<Vec<_>>());
+    let polled_seqs = seqs(page["events"].as_array().unwrap());
+    assert_eq!(
+        polled_seqs,
+        (version as i64 + 1..=polled).collect::<Vec<_>>()
+    );
 
     // The same for an event stream, at its next keep-alive.
     let mut stream = app
@@ -637,11 +635,7 @@ async fn event_stream_sends_redacted_events_wakes_on_commits_resumes_and_keeps_a
     let more = &game.batches[first.len()..first.len() + 3];
     let total = games::append(&app.pool, table, version as i64, more).await as usize;
     read_until(&mut res, &mut text, |t| frames(t).len() == total).await;
-    let seqs: Vec<i64> = frames(&text)
-        .iter()
-        .map(|e| e["seq"].as_i64().unwrap())
-        .collect();
-    assert_eq!(seqs, (1..=total as i64).collect::<Vec<_>>());
+    assert_eq!(seqs(&frames(&text)), (1..=total as i64).collect::<Vec<_>>());
 
     // The client goes away: the server drops its subscription.
     drop(res);
@@ -662,11 +656,7 @@ async fn event_stream_sends_redacted_events_wakes_on_commits_resumes_and_keeps_a
         .unwrap();
     let mut text = String::new();
     read_until(&mut res, &mut text, |t| frames(t).len() == 2).await;
-    let resumed: Vec<i64> = frames(&text)
-        .iter()
-        .map(|e| e["seq"].as_i64().unwrap())
-        .collect();
-    assert_eq!(resumed, [total as i64 - 1, total as i64]);
+    assert_eq!(seqs(&frames(&text)), [total as i64 - 1, total as i64]);
 
     // A spectator's stream (the cache now holds the table) shows no hand.
     let mut res = app

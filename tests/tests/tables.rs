@@ -638,13 +638,7 @@ async fn event_feeds_are_redacted_per_caller_and_long_polls_wake_on_a_move() {
         200,
     )
     .await;
-    let seqs: Vec<i64> = page["events"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["seq"].as_i64().unwrap())
-        .collect();
-    assert_eq!(seqs, [2, 3]);
+    assert_eq!(e2e::seqs(page["events"].as_array().unwrap()), [2, 3]);
     assert_eq!(page["next"], 3);
     for q in ["wait=31", "after=-1", "limit=0", "limit=501", "wait=x"] {
         assert_problem(
