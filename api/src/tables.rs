@@ -793,11 +793,12 @@ impl TableService {
         limit: i64,
         verify: bool,
     ) -> Result<Vec<StoredEvent>, ApiError> {
-        let min_version = match verify {
-            true => store::events::current_version(&self.pool, table_id)
+        let min_version = if verify {
+            store::events::current_version(&self.pool, table_id)
                 .await?
-                .map_or(after, |v| v.max(after)),
-            false => after,
+                .map_or(after, |v| v.max(after))
+        } else {
+            after
         };
         let slot = self.slot(table_id);
         let mut guard = slot.lock().await;
