@@ -54,7 +54,8 @@ use domain::{Status, Table, TableCommand, TableError, TableEvent, EVENT_VERSION}
 use futures_util::TryStreamExt;
 use rand::SeedableRng;
 use serde_json::{Map, Value};
-use sqlx::{PgConnection, PgPool};
+use sqlx::pool::PoolConnection;
+use sqlx::{PgConnection, PgPool, Postgres};
 use tokio::sync::Mutex;
 use tokio::time::Instant;
 use uuid::Uuid;
@@ -657,34 +658,20 @@ impl TableService {
             }
             let after = entry.loaded.table.status();
             let status = (after != before).then(|| status_str(after));
-            let appended = match (prev_hash, tx.as_mut()) {
-                (None, _) => Err(ApiError::VersionConflict { expected: version }),
-                (Some(prev), Some(tx)) => {
-                    store::events::append_chained(
-                        tx,
-                        table_id,
-                        version,
-                        &prev,
-                        &new_events(&events),
-                        status,
-                    )
-                    .await
-                }
-                (Some(prev), None) => match self.pool.acquire().await {
-                    Ok(mut conn) => {
-                        store::events::append_chained(
-                            &mut conn,
-                            table_id,
-                            version,
-                            &prev,
-                            &new_events(&events),
-                            status,
-                        )
-                        .await
-                    }
-                    Err(e) => Err(e.into()),
-                },
-            };
+            // In the transaction, or on a connection of its own; every
+            // failure (even to get a connection) goes through the match
+            // below, which drops the cache that took the events.
+            let appended = async {
+                let prev = prev_hash.ok_or(ApiError::VersionConflict { expected: version })?;
+                let mut own: Option<PoolConnection<Postgres>> = None;
+                let conn: &mut PgConnection = match tx.as_mut() {
+                    Some(tx) => tx,
+                    None => own.insert(self.pool.acquire().await?),
+                };
+                let new = new_events(&events);
+                store::events::append_chained(conn, table_id, version, &prev, &new, status).await
+            }
+            .await;
             let stored = match appended {
                 Ok(stored) => stored,
                 Err(ApiError::VersionConflict { .. }) => {

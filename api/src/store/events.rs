@@ -104,15 +104,12 @@ pub async fn append(
     expected_version: i64,
     events: &[NewEvent],
 ) -> Result<Vec<StoredEvent>, ApiError> {
+    if let Some(answer) = answered_without_query(expected_version, events) {
+        return answer;
+    }
     let conflict = || ApiError::VersionConflict {
         expected: expected_version,
     };
-    if expected_version < 0 {
-        return Err(conflict());
-    }
-    if events.is_empty() {
-        return Ok(Vec::new());
-    }
     let prev_hash = if expected_version == 0 {
         GENESIS_PREV_HASH.to_owned()
     } else {
@@ -121,6 +118,20 @@ pub async fn append(
             .ok_or_else(conflict)?
     };
     append_chained(conn, table_id, expected_version, &prev_hash, events, None).await
+}
+
+/// The appends answered before any query: a negative version conflicts,
+/// no events append nothing.
+fn answered_without_query(
+    expected_version: i64,
+    events: &[NewEvent],
+) -> Option<Result<Vec<StoredEvent>, ApiError>> {
+    if expected_version < 0 {
+        return Some(Err(ApiError::VersionConflict {
+            expected: expected_version,
+        }));
+    }
+    events.is_empty().then(|| Ok(Vec::new()))
 }
 
 /// The hash of event `seq` of a table (the head of the chain when `seq` is
@@ -163,15 +174,12 @@ pub async fn append_chained(
     events: &[NewEvent],
     status: Option<&str>,
 ) -> Result<Vec<StoredEvent>, ApiError> {
+    if let Some(answer) = answered_without_query(expected_version, events) {
+        return answer;
+    }
     let conflict = || ApiError::VersionConflict {
         expected: expected_version,
     };
-    if expected_version < 0 {
-        return Err(conflict());
-    }
-    if events.is_empty() {
-        return Ok(Vec::new());
-    }
     let at = chain::truncate_at(Utc::now());
     let at_text = chain::format_at(at);
     let n = events.len();
