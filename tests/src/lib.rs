@@ -91,11 +91,7 @@ async fn start(settings: Settings, app_pool: PgPool, pool: PgPool, database: Str
     let address = format!("http://127.0.0.1:{}", app.port());
     let table_events = app.table_events();
     tokio::spawn(app.run_until_stopped());
-    let client = reqwest::Client::builder()
-        .no_proxy()
-        .timeout(Duration::from_secs(30))
-        .build()
-        .expect("client builds");
+    let client = http_client(Duration::from_secs(30));
     TestApp {
         address,
         client,
@@ -114,6 +110,26 @@ impl TestApp {
         self.client
             .post(self.url(path))
             .json(body)
+            .send()
+            .await
+            .expect("request sent")
+    }
+
+    /// `GET path` with `token` as the bearer.
+    pub async fn get_as(&self, path: &str, token: &str) -> reqwest::Response {
+        self.client
+            .get(self.url(path))
+            .bearer_auth(token)
+            .send()
+            .await
+            .expect("request sent")
+    }
+
+    /// Logs `token` out (`DELETE /v1/sessions/current`).
+    pub async fn log_out(&self, token: &str) -> reqwest::Response {
+        self.client
+            .delete(self.url("/v1/sessions/current"))
+            .bearer_auth(token)
             .send()
             .await
             .expect("request sent")
@@ -149,6 +165,20 @@ impl TestApp {
         let session = self.login(username, "correct horse battery").await;
         session["token"].as_str().expect("token").to_owned()
     }
+}
+
+/// The tests' HTTP client: no proxy, requests given up after `timeout`,
+/// and idle connections dropped after 2 s, before the server's keep-alive
+/// (actix-web's 5 s) closes them: reusing a connection the server is
+/// closing fails the request (`IncompleteMessage`), a race seen once in
+/// the fault tests after a long load.
+pub fn http_client(timeout: Duration) -> reqwest::Client {
+    reqwest::Client::builder()
+        .no_proxy()
+        .timeout(timeout)
+        .pool_idle_timeout(Duration::from_secs(2))
+        .build()
+        .expect("client builds")
 }
 
 /// Polls `check` until it returns `Some` or `timeout` passes (no fixed

@@ -171,41 +171,17 @@ async fn log_in_then_me_then_log_out() {
     assert_ne!(stored, token);
     assert_eq!(stored, api::auth::token_hash(token));
 
-    let me = app
-        .client
-        .get(app.url("/v1/me"))
-        .bearer_auth(token)
-        .send()
-        .await
-        .unwrap();
+    let me = app.get_as("/v1/me", token).await;
     assert_eq!(me.status(), 200);
     assert_eq!(me.json::<Value>().await.unwrap(), account);
 
-    let out = app
-        .client
-        .delete(app.url("/v1/sessions/current"))
-        .bearer_auth(token)
-        .send()
-        .await
-        .unwrap();
+    let out = app.log_out(token).await;
     assert_eq!(out.status(), 204);
 
     // A revoked token no longer works, for /me or for logging out again.
-    let me = app
-        .client
-        .get(app.url("/v1/me"))
-        .bearer_auth(token)
-        .send()
-        .await
-        .unwrap();
+    let me = app.get_as("/v1/me", token).await;
     assert_problem(me, 401, "unauthorized").await;
-    let out = app
-        .client
-        .delete(app.url("/v1/sessions/current"))
-        .bearer_auth(token)
-        .send()
-        .await
-        .unwrap();
+    let out = app.log_out(token).await;
     assert_problem(out, 401, "unauthorized").await;
 }
 
@@ -215,30 +191,12 @@ async fn a_token_revoked_here_is_refused_at_once_on_the_cached_game_routes() {
     // through the same process must drop it at once.
     let app = spawn_app().await;
     let token = app.player_token("erin").await;
-    let view = app.url(&format!("/v1/tables/{}/view", uuid::Uuid::new_v4()));
-    let res = app
-        .client
-        .get(&view)
-        .bearer_auth(&token)
-        .send()
-        .await
-        .unwrap();
+    let view = format!("/v1/tables/{}/view", uuid::Uuid::new_v4());
+    let res = app.get_as(&view, &token).await;
     assert_problem(res, 404, "not_found").await;
-    let out = app
-        .client
-        .delete(app.url("/v1/sessions/current"))
-        .bearer_auth(&token)
-        .send()
-        .await
-        .unwrap();
+    let out = app.log_out(&token).await;
     assert_eq!(out.status(), 204);
-    let res = app
-        .client
-        .get(&view)
-        .bearer_auth(&token)
-        .send()
-        .await
-        .unwrap();
+    let res = app.get_as(&view, &token).await;
     assert_problem(res, 401, "unauthorized").await;
 }
 
@@ -255,21 +213,9 @@ async fn sessions_are_independent() {
         .unwrap()
         .to_owned();
     assert_ne!(a, b);
-    let out = app
-        .client
-        .delete(app.url("/v1/sessions/current"))
-        .bearer_auth(&a)
-        .send()
-        .await
-        .unwrap();
+    let out = app.log_out(&a).await;
     assert_eq!(out.status(), 204);
-    let me = app
-        .client
-        .get(app.url("/v1/me"))
-        .bearer_auth(&b)
-        .send()
-        .await
-        .unwrap();
+    let me = app.get_as("/v1/me", &b).await;
     assert_eq!(me.status(), 200);
 }
 
@@ -329,25 +275,13 @@ async fn missing_or_bad_tokens_are_401_with_www_authenticate() {
 async fn an_expired_token_is_401() {
     let app = spawn_app().await;
     let token = app.player_token("frank").await;
-    let me = app
-        .client
-        .get(app.url("/v1/me"))
-        .bearer_auth(&token)
-        .send()
-        .await
-        .unwrap();
+    let me = app.get_as("/v1/me", &token).await;
     assert_eq!(me.status(), 200);
     sqlx::query("UPDATE sessions SET expires_at = now() - interval '1 second'")
         .execute(&app.pool)
         .await
         .unwrap();
-    let me = app
-        .client
-        .get(app.url("/v1/me"))
-        .bearer_auth(&token)
-        .send()
-        .await
-        .unwrap();
+    let me = app.get_as("/v1/me", &token).await;
     assert_problem(me, 401, "unauthorized").await;
 }
 

@@ -109,12 +109,8 @@ impl Load {
         clients_per_player: usize,
         seed: u64,
     ) -> Self {
-        let client = reqwest::Client::builder()
-            .no_proxy()
-            // A request that hangs this long counts as a transport error.
-            .timeout(Duration::from_secs(20))
-            .build()
-            .expect("client builds");
+        // A request that hangs this long counts as a transport error.
+        let client = e2e::http_client(Duration::from_secs(20));
         let stop = Arc::new(AtomicBool::new(false));
         let tally = Arc::new(Mutex::new(Tally::default()));
         let mut tasks = Vec::new();
@@ -305,11 +301,7 @@ fn database_url(name: &str) -> String {
 fn app_of(server: &Server, pool: &PgPool) -> TestApp {
     TestApp {
         address: server.address.clone(),
-        client: reqwest::Client::builder()
-            .no_proxy()
-            .timeout(Duration::from_secs(20))
-            .build()
-            .expect("client builds"),
+        client: e2e::http_client(Duration::from_secs(20)),
         pool: pool.clone(),
         database: String::new(),
         table_events: api::notify::TableEvents::new(),

@@ -48,12 +48,7 @@ async fn cast(app: &TestApp) -> Cast {
 }
 
 async fn get(app: &TestApp, path: &str, token: &str) -> reqwest::Response {
-    app.client
-        .get(app.url(path))
-        .bearer_auth(token)
-        .send()
-        .await
-        .unwrap()
+    app.get_as(path, token).await
 }
 
 async fn get_json(app: &TestApp, path: &str, token: &str) -> Value {

@@ -10,12 +10,7 @@ use serde_json::{json, Value};
 
 /// A request with the bearer token.
 pub async fn get(app: &TestApp, token: &str, path: &str) -> reqwest::Response {
-    app.client
-        .get(app.url(path))
-        .bearer_auth(token)
-        .send()
-        .await
-        .expect("request sent")
+    app.get_as(path, token).await
 }
 
 pub async fn post(app: &TestApp, token: &str, path: &str, body: &Value) -> reqwest::Response {
@@ -162,11 +157,7 @@ pub async fn spawn_second_process(app: &TestApp) -> TestApp {
     tokio::spawn(server.run_until_stopped());
     TestApp {
         address,
-        client: reqwest::Client::builder()
-            .no_proxy()
-            .timeout(Duration::from_secs(30))
-            .build()
-            .expect("client builds"),
+        client: e2e::http_client(Duration::from_secs(30)),
         pool: app.pool.clone(),
         database: app.database.clone(),
         table_events,
