@@ -201,6 +201,50 @@ async fn events_are_append_only() {
     );
 }
 
+/// The log's own check on hashes (migration 5 respells it): exactly 64
+/// lowercase hexadecimal digits, for `hash` and `prev_hash` alike.
+#[tokio::test]
+async fn the_log_refuses_a_hash_that_is_not_64_lowercase_hex_digits() {
+    let (_, _, pool) = fresh_database().await;
+    let table = new_table(&pool).await;
+    let good = "0123456789abcdef".repeat(4);
+    let insert = |seq: i64, prev_hash: String, hash: String| {
+        let pool = pool.clone();
+        async move {
+            sqlx::query(
+                "INSERT INTO events (table_id, seq, type, v, at, data, prev_hash, hash)
+                 VALUES ($1, $2, 'x', 1, now(), '{}', $3, $4)",
+            )
+            .bind(table)
+            .bind(seq)
+            .bind(prev_hash)
+            .bind(hash)
+            .execute(&pool)
+            .await
+        }
+    };
+    let bad = [
+        "0123456789ABCDEF".repeat(4), // upper case
+        good[..63].to_owned(),        // too short
+        format!("{good}0"),           // too long
+        format!("{}g", &good[..63]),  // not hex
+        format!("{} ", &good[..63]),  // a blank
+        format!("{}é", &good[..62]),  // 64 bytes, 63 characters
+        format!("{}\n", &good[..63]), // a line break
+        String::new(),
+    ];
+    for (i, b) in bad.iter().enumerate() {
+        for (column, prev_hash, hash) in [
+            ("events_prev_hash_hex", b.clone(), good.clone()),
+            ("events_hash_hex", good.clone(), b.clone()),
+        ] {
+            let err = insert(1 + i as i64, prev_hash, hash).await.unwrap_err();
+            let db = err.as_database_error().expect("a database error");
+            assert_eq!(db.constraint(), Some(column), "{b:?}: {err}");
+        }
+    }
+    insert(1, good.clone(), good.clone()).await.unwrap();
+}
 #[tokio::test]
 async fn an_announced_commit_wakes_listeners_of_that_table_in_another_process() {
     let (_, _, pool) = fresh_database().await;
