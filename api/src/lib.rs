@@ -12,6 +12,7 @@ pub mod chain;
 pub mod config;
 pub mod error;
 pub mod history;
+pub mod log_writer;
 pub mod notify;
 pub mod openapi;
 pub mod password;

@@ -30,13 +30,14 @@
 //! fresh OS-seeded rng (every random draw is recorded in the events), then
 //! append the events at the table's version, chained to the cached head
 //! hash, in ONE statement that also moves `game_tables` (version, status)
-//! ([`store::events::append_chained`]); once committed, the new version is
+//! ([`store::events::append_batch`]); once committed, the new version is
 //! announced to every process ([`store::events::announce`], a NOTIFY of its
 //! own so that moves of different tables still commit together, sent by a
 //! task that nobody waits for). A plain move without an
-//! `Idempotency-Key` is that statement alone, committed by itself; lobby
-//! events (seats to project) and idempotent answers go with it in one
-//! transaction. The cached table folds the new events before the append
+//! `Idempotency-Key` is that statement alone, committed by itself, written
+//! by the [`LogWriter`] with the plain moves of other tables queued
+//! meanwhile; lobby events (seats to project) and idempotent answers go
+//! with it in one transaction ([`store::events::append_chained`]). The cached table folds the new events before the append
 //! (the status to project depends on them) and is dropped, to be read again
 //! from the log, when they are not committed. The statement writes only when `game_tables.version` is the
 //! version decided on, and the events' primary key `(table_id, seq)` refuses
@@ -54,17 +55,17 @@ use domain::{Status, Table, TableCommand, TableError, TableEvent, EVENT_VERSION}
 use futures_util::TryStreamExt;
 use rand::SeedableRng;
 use serde_json::{Map, Value};
-use sqlx::pool::PoolConnection;
-use sqlx::{PgConnection, PgPool, Postgres};
+use sqlx::{PgConnection, PgPool};
 use tokio::sync::Mutex;
 use tokio::time::Instant;
 use uuid::Uuid;
 
 use crate::chain::GENESIS_PREV_HASH;
 use crate::error::ApiError;
+use crate::log_writer::LogWriter;
 use crate::notify::TableEvents;
 use crate::store;
-use crate::store::events::{CopyRows, EventData, NewEvent, StoredEvent};
+use crate::store::events::{Chained, CopyRows, EventData, NewEvent, StoredEvent};
 use crate::store::idempotency::StoredResponse;
 
 /// How many times a command without an expected version is decided again
@@ -125,6 +126,7 @@ pub struct TableService {
     pool: PgPool,
     cache: Arc<StdMutex<HashMap<Uuid, Slot>>>,
     announcing: Arc<StdMutex<Announcing>>,
+    writer: LogWriter,
 }
 
 /// The new versions committed here and not announced yet.
@@ -317,6 +319,7 @@ fn fold_batches(
 impl TableService {
     pub fn new(pool: PgPool) -> Self {
         Self {
+            writer: LogWriter::new(&pool),
             pool,
             cache: Arc::default(),
             announcing: Arc::default(),
@@ -658,18 +661,23 @@ impl TableService {
             }
             let after = entry.loaded.table.status();
             let status = (after != before).then(|| status_str(after));
-            // In the transaction, or on a connection of its own; every
-            // failure (even to get a connection) goes through the match
-            // below, which drops the cache that took the events.
+            // In the transaction, or by the log writer with the moves of
+            // other tables; every failure (even to get a connection) goes
+            // through the match below, which drops the cache that took the
+            // events.
             let appended = async {
                 let prev = prev_hash.ok_or(ApiError::VersionConflict { expected: version })?;
-                let mut own: Option<PoolConnection<Postgres>> = None;
-                let conn: &mut PgConnection = match tx.as_mut() {
-                    Some(tx) => tx,
-                    None => own.insert(self.pool.acquire().await?),
-                };
                 let new = new_events(&events);
-                store::events::append_chained(conn, table_id, version, &prev, &new, status).await
+                match tx.as_mut() {
+                    Some(tx) => {
+                        store::events::append_chained(tx, table_id, version, &prev, &new, status)
+                            .await
+                    }
+                    None => {
+                        let chained = Chained::new(table_id, version, &prev, &new, status);
+                        self.writer.append(chained).await
+                    }
+                }
             }
             .await;
             let stored = match appended {

@@ -5,10 +5,12 @@ use std::time::Duration;
 
 use api::chain::{verify_chain, GENESIS_PREV_HASH};
 use api::error::ApiError;
+use api::log_writer::LogWriter;
 use api::notify::TableEvents;
-use api::store::events::{self, NewEvent};
+use api::store::events::{self, Appended, Chained, NewEvent};
 use api::store::{self, accounts::Role};
 use e2e::fresh_database;
+use futures_util::future::join_all;
 use serde_json::json;
 use sqlx::PgPool;
 use tokio::time::Instant;
@@ -245,6 +247,184 @@ async fn the_log_refuses_a_hash_that_is_not_64_lowercase_hex_digits() {
     }
     insert(1, good.clone(), good.clone()).await.unwrap();
 }
+fn stored_seqs(events: &[events::StoredEvent]) -> Vec<i64> {
+    events.iter().map(|e| e.seq).collect()
+}
+
+/// An event at seq 1 written behind `game_tables`' back (its version stays
+/// 0): an append at version 0 collides with it on the primary key.
+async fn plant_seq_1(pool: &PgPool, table: Uuid) {
+    let hash = "ab".repeat(32);
+    sqlx::query(
+        "INSERT INTO events (table_id, seq, type, v, at, data, prev_hash, hash)
+         VALUES ($1, 1, 'planted', 1, now(), '{}', $2, $3)",
+    )
+    .bind(table)
+    .bind(GENESIS_PREV_HASH)
+    .bind(hash)
+    .execute(pool)
+    .await
+    .unwrap();
+}
+
+/// How many transactions wrote the events of `tables` after `after`.
+async fn writing_transactions(pool: &PgPool, tables: &[Uuid], after: i64) -> i64 {
+    sqlx::query_scalar(
+        "SELECT count(DISTINCT xmin::text) FROM events WHERE table_id = ANY($1) AND seq > $2",
+    )
+    .bind(tables)
+    .bind(after)
+    .fetch_one(pool)
+    .await
+    .unwrap()
+}
+
+#[tokio::test]
+async fn one_statement_appends_the_events_of_several_tables_and_leaves_a_stale_one_alone() {
+    let (_, _, pool) = fresh_database().await;
+    let mut tables = Vec::new();
+    for _ in 0..3 {
+        tables.push(new_table(&pool).await);
+    }
+    let mut conn = pool.acquire().await.unwrap();
+    events::append(&mut conn, tables[2], 0, &batch(&["first"]))
+        .await
+        .unwrap();
+    let statuses = [Some("finished"), None, None];
+    let chained: Vec<Chained> = tables
+        .iter()
+        .zip(statuses)
+        .map(|(t, status)| Chained::new(*t, 0, GENESIS_PREV_HASH, &batch(&["a", "b"]), status))
+        .collect();
+    let refs: Vec<&Chained> = chained.iter().collect();
+    let done = events::append_batch(&mut conn, &refs).await.unwrap();
+    assert_eq!(
+        done,
+        [Appended::Stored, Appended::Stored, Appended::NotAtVersion]
+    );
+    for (table, chained) in tables.iter().zip(&chained).take(2) {
+        let log = events::read_after(&pool, *table, 0, 10).await.unwrap();
+        assert_eq!(log, chained.events, "stored as chained");
+        verify_chain(&log).unwrap();
+        assert_eq!(
+            events::current_version(&pool, *table).await.unwrap(),
+            Some(2)
+        );
+    }
+    let status = |t: Uuid| {
+        sqlx::query_scalar::<_, String>("SELECT status FROM game_tables WHERE id = $1")
+            .bind(t)
+            .fetch_one(&pool)
+    };
+    assert_eq!(status(tables[0]).await.unwrap(), "finished");
+    assert_eq!(status(tables[1]).await.unwrap(), "waiting");
+    // The stale table: only its own first event, at version 1.
+    let log = events::read_after(&pool, tables[2], 0, 10).await.unwrap();
+    assert_eq!(stored_seqs(&log), [1]);
+    assert_eq!(log[0].kind, "first");
+    assert_eq!(
+        events::current_version(&pool, tables[2]).await.unwrap(),
+        Some(1)
+    );
+    // One statement, one transaction.
+    assert_eq!(writing_transactions(&pool, &tables[..2], 0).await, 1);
+}
+
+#[tokio::test]
+async fn a_batch_that_postgresql_refuses_writes_nothing_of_any_table() {
+    let (_, _, pool) = fresh_database().await;
+    let (fine, trapped) = (new_table(&pool).await, new_table(&pool).await);
+    plant_seq_1(&pool, trapped).await;
+    let chained: Vec<Chained> = [fine, trapped]
+        .iter()
+        .map(|t| Chained::new(*t, 0, GENESIS_PREV_HASH, &batch(&["a"]), None))
+        .collect();
+    let refs: Vec<&Chained> = chained.iter().collect();
+    let mut conn = pool.acquire().await.unwrap();
+    let err = events::append_batch(&mut conn, &refs).await.unwrap_err();
+    let db = err.as_database_error().expect("refused by PostgreSQL");
+    assert_eq!(db.constraint(), Some("events_pkey"));
+    assert!(events::read_after(&pool, fine, 0, 10)
+        .await
+        .unwrap()
+        .is_empty());
+    assert_eq!(events::current_version(&pool, fine).await.unwrap(), Some(0));
+    assert_eq!(
+        events::current_version(&pool, trapped).await.unwrap(),
+        Some(0)
+    );
+}
+
+#[tokio::test]
+async fn the_log_writer_appends_moves_of_many_tables_together_and_answers_each() {
+    let (_, _, pool) = fresh_database().await;
+    let writer = LogWriter::new(&pool);
+    let mut tables = Vec::new();
+    for _ in 0..10 {
+        tables.push(new_table(&pool).await);
+    }
+    // Moves of ten tables at once: one statement for all.
+    let appends = tables.iter().map(|t| {
+        let chained = Chained::new(*t, 0, GENESIS_PREV_HASH, &batch(&["a", "b"]), None);
+        writer.append(chained)
+    });
+    for (table, answer) in tables.iter().zip(join_all(appends).await) {
+        let stored = answer.unwrap();
+        assert_eq!(stored_seqs(&stored), [1, 2]);
+        assert_eq!(
+            events::read_after(&pool, *table, 0, 10).await.unwrap(),
+            stored
+        );
+    }
+    assert_eq!(writing_transactions(&pool, &tables, 0).await, 1);
+
+    // With a stale move and one whose seq is taken (the statement is
+    // refused, so each move goes again alone): those two get their
+    // conflict, the others are stored.
+    let (stale, trapped) = (new_table(&pool).await, new_table(&pool).await);
+    plant_seq_1(&pool, trapped).await;
+    let mut moves: Vec<Chained> = Vec::new();
+    for t in &tables {
+        let log = events::read_after(&pool, *t, 0, 10).await.unwrap();
+        moves.push(Chained::new(*t, 2, &log[1].hash, &batch(&["c"]), None));
+    }
+    moves.push(Chained::new(
+        stale,
+        5,
+        &"cd".repeat(32),
+        &batch(&["c"]),
+        None,
+    ));
+    moves.push(Chained::new(
+        trapped,
+        0,
+        GENESIS_PREV_HASH,
+        &batch(&["c"]),
+        None,
+    ));
+    let answers = join_all(moves.into_iter().map(|c| writer.append(c))).await;
+    for answer in &answers[..10] {
+        assert_eq!(stored_seqs(answer.as_ref().unwrap()), [3]);
+    }
+    for answer in &answers[10..] {
+        assert!(
+            matches!(answer, Err(ApiError::VersionConflict { .. })),
+            "{answer:?}"
+        );
+    }
+    for t in &tables {
+        assert_eq!(events::current_version(&pool, *t).await.unwrap(), Some(3));
+    }
+    assert_eq!(
+        events::current_version(&pool, stale).await.unwrap(),
+        Some(0)
+    );
+    assert_eq!(
+        stored_seqs(&events::read_after(&pool, trapped, 0, 10).await.unwrap()),
+        [1]
+    );
+}
+
 #[tokio::test]
 async fn an_announced_commit_wakes_listeners_of_that_table_in_another_process() {
     let (_, _, pool) = fresh_database().await;

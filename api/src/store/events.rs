@@ -155,8 +155,8 @@ pub async fn head_hash(
 /// `expected_version` (`prev_hash`, [`GENESIS_PREV_HASH`] for 0), and with
 /// the new `status` of the table when it changes: ONE statement moves
 /// `game_tables` (version, status, `snapshot` cleared) and inserts every
-/// event. Being one statement, it is atomic on its own: outside a
-/// transaction it commits by itself (the fast path of a move). Once it is
+/// event ([`append_batch`] for one table). Being one statement, it is atomic
+/// on its own: outside a transaction it commits by itself. Once it is
 /// committed, [`announce`] it.
 ///
 /// The `UPDATE … WHERE version = expected_version` comes first and the
@@ -172,92 +172,249 @@ pub async fn append_chained(
     expected_version: i64,
     prev_hash: &str,
     events: &[NewEvent],
-    status: Option<&str>,
+    status: Option<&'static str>,
 ) -> Result<Vec<StoredEvent>, ApiError> {
     if let Some(answer) = answered_without_query(expected_version, events) {
         return answer;
     }
-    let conflict = || ApiError::VersionConflict {
-        expected: expected_version,
-    };
-    let at = chain::truncate_at(Utc::now());
-    let at_text = chain::format_at(at);
-    let n = events.len();
-    let mut stored = Vec::with_capacity(n);
-    let (mut seqs, mut kinds, mut vs) = (
-        Vec::with_capacity(n),
-        Vec::with_capacity(n),
-        Vec::with_capacity(n),
-    );
-    let (mut datas, mut prevs, mut hashes) = (
-        Vec::with_capacity(n),
-        Vec::with_capacity(n),
-        Vec::with_capacity(n),
-    );
-    let mut prev_hash = prev_hash.to_owned();
-    for (i, e) in events.iter().enumerate() {
-        let seq = expected_version + 1 + i as i64;
-        let hash = chain::event_hash(&prev_hash, seq, &e.kind, e.v, &at_text, &e.data);
-        seqs.push(seq);
-        kinds.push(e.kind.clone());
-        vs.push(e.v);
-        datas.push(e.data.to_string());
-        prevs.push(prev_hash.clone());
-        hashes.push(hash.clone());
-        stored.push(StoredEvent {
-            seq,
-            kind: e.kind.clone(),
-            v: e.v,
-            at,
-            data: e.data.clone(),
-            prev_hash: std::mem::replace(&mut prev_hash, hash.clone()),
-            hash,
-        });
+    let chained = Chained::new(table_id, expected_version, prev_hash, events, status);
+    append_one(conn, chained).await
+}
+
+/// [`append_batch`] for one table, as an answer: its events as stored, or
+/// why they were not (404 when there is no such table, 409 when it is not
+/// at the expected version or another writer took the seq first).
+pub async fn append_one(
+    conn: &mut PgConnection,
+    chained: Chained,
+) -> Result<Vec<StoredEvent>, ApiError> {
+    match append_batch(&mut *conn, &[&chained]).await {
+        Ok(done) if done == [Appended::Stored] => Ok(chained.events),
+        Ok(_) => Err(not_appended(&mut *conn, chained.table_id, chained.expected_version).await),
+        Err(e) => Err(append_error(e, chained.expected_version)),
     }
-    let new_version = expected_version + n as i64;
+}
+
+/// A table's new events chained to its log, stamped and hashed, ready for
+/// [`append_batch`].
+#[derive(Debug, Clone)]
+pub struct Chained {
+    pub table_id: Uuid,
+    /// The seq of the table's last event (0: none), the events follow it.
+    pub expected_version: i64,
+    /// The table's new status, when the events change it.
+    pub status: Option<&'static str>,
+    pub events: Vec<StoredEvent>,
+}
+
+impl Chained {
+    /// `events` after event `expected_version`, whose hash is `prev_hash`
+    /// ([`GENESIS_PREV_HASH`] for 0), all stamped now.
+    pub fn new(
+        table_id: Uuid,
+        expected_version: i64,
+        prev_hash: &str,
+        events: &[NewEvent],
+        status: Option<&'static str>,
+    ) -> Self {
+        let at = chain::truncate_at(Utc::now());
+        let at_text = chain::format_at(at);
+        let mut prev_hash = prev_hash.to_owned();
+        let events = events
+            .iter()
+            .enumerate()
+            .map(|(i, e)| {
+                let seq = expected_version + 1 + i as i64;
+                let hash = chain::event_hash(&prev_hash, seq, &e.kind, e.v, &at_text, &e.data);
+                StoredEvent {
+                    seq,
+                    kind: e.kind.clone(),
+                    v: e.v,
+                    at,
+                    data: e.data.clone(),
+                    prev_hash: std::mem::replace(&mut prev_hash, hash.clone()),
+                    hash,
+                }
+            })
+            .collect();
+        Self {
+            table_id,
+            expected_version,
+            status,
+            events,
+        }
+    }
+
+    /// The table's version once the events are stored.
+    pub fn new_version(&self) -> i64 {
+        self.expected_version + self.events.len() as i64
+    }
+}
+
+/// What [`append_batch`] did with one table's events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Appended {
+    Stored,
+    /// The table is not at the expected version (or does not exist):
+    /// nothing was written for it.
+    NotAtVersion,
+}
+
+/// Appends the events of several tables (distinct) in ONE statement: for
+/// each table at its expected version, `game_tables` moves (version, status,
+/// `snapshot` cleared) and its events are inserted; a table at another
+/// version is left alone ([`Appended::NotAtVersion`]) and does not stop the
+/// others. Outside a transaction the statement is its own transaction: the
+/// moves of many tables share one commit, one flush to disk. Answers in the
+/// order of `batch`.
+///
+/// The `game_tables` rows are locked in table id order whatever the order
+/// of `batch`, so that two batches (of two processes) that share tables
+/// wait for one another rather than deadlock. Any error fails the whole
+/// statement: nothing of the batch is written.
+#[tracing::instrument(skip_all, fields(tables = batch.len()))]
+pub async fn append_batch(
+    conn: &mut PgConnection,
+    batch: &[&Chained],
+) -> Result<Vec<Appended>, sqlx::Error> {
+    let mut order: Vec<&Chained> = batch.to_vec();
+    order.sort_by_key(|c| c.table_id);
+    let (mut ids, mut expected, mut versions, mut statuses) = (
+        Vec::with_capacity(order.len()),
+        Vec::with_capacity(order.len()),
+        Vec::with_capacity(order.len()),
+        Vec::with_capacity(order.len()),
+    );
+    let n: usize = order.iter().map(|c| c.events.len()).sum();
+    let mut rows = EventColumns::with_capacity(n);
+    for c in &order {
+        ids.push(c.table_id);
+        expected.push(c.expected_version);
+        versions.push(c.new_version());
+        statuses.push(c.status);
+        for e in &c.events {
+            rows.push(c.table_id, e);
+        }
+    }
     let done = sqlx::query!(
         r#"WITH moved AS (
-               UPDATE game_tables
-               SET version = $3, status = COALESCE($4, status), snapshot = NULL,
-                   updated_at = now()
-               WHERE id = $1 AND version = $2
-               RETURNING id
+               UPDATE game_tables g
+               SET version = r.version, status = COALESCE(r.status, g.status),
+                   snapshot = NULL, updated_at = now()
+               FROM UNNEST($1::uuid[], $2::bigint[], $3::bigint[], $4::text[])
+                    AS r(id, expected, version, status)
+               WHERE g.id = r.id AND g.version = r.expected
+               RETURNING g.id
            ), inserted AS (
                INSERT INTO events (table_id, seq, type, v, at, data, prev_hash, hash)
-               SELECT $1, e.seq, e.type, e.v, $5, e.data::json, e.prev_hash, e.hash
-               FROM UNNEST($6::bigint[], $7::text[], $8::int[], $9::text[], $10::text[],
-                           $11::text[]) AS e(seq, type, v, data, prev_hash, hash)
-               WHERE EXISTS (SELECT 1 FROM moved)
-               RETURNING seq
+               SELECT e.table_id, e.seq, e.type, e.v, e.at, e.data::json, e.prev_hash, e.hash
+               FROM UNNEST($5::uuid[], $6::bigint[], $7::text[], $8::int[],
+                           $9::timestamptz[], $10::text[], $11::text[], $12::text[])
+                    AS e(table_id, seq, type, v, at, data, prev_hash, hash)
+               WHERE e.table_id IN (SELECT id FROM moved)
+               RETURNING table_id
            )
-           SELECT (SELECT count(*) FROM inserted) AS "inserted!",
-                  (SELECT count(*) FROM moved) AS "moved!""#,
-        table_id,
-        expected_version,
-        new_version,
-        status,
-        at,
-        &seqs,
-        &kinds,
-        &vs,
-        &datas,
-        &prevs,
-        &hashes,
+           SELECT m.id AS "table_id!",
+                  (SELECT count(*) FROM inserted i WHERE i.table_id = m.id) AS "inserted!"
+           FROM moved m"#,
+        &ids,
+        &expected,
+        &versions,
+        &statuses as &[Option<&str>],
+        &rows.table_ids,
+        &rows.seqs,
+        &rows.kinds,
+        &rows.vs,
+        &rows.ats,
+        &rows.datas,
+        &rows.prevs,
+        &rows.hashes,
     )
-    .fetch_one(&mut *conn)
-    .await;
-    match done {
-        Ok(r) if r.moved == 1 && r.inserted == n as i64 => Ok(stored),
-        Ok(r) if r.moved == 1 => Err(ApiError::internal(format!(
-            "appended {} of {n} events",
-            r.inserted
-        ))),
-        Ok(_) => match current_version(&mut *conn, table_id).await? {
-            None => Err(ApiError::NotFound("no such table".into())),
-            Some(_) => Err(conflict()),
+    .fetch_all(&mut *conn)
+    .await?;
+    let mut answers = Vec::with_capacity(batch.len());
+    for c in batch {
+        answers.push(match done.iter().find(|r| r.table_id == c.table_id) {
+            None => Appended::NotAtVersion,
+            Some(r) if r.inserted == c.events.len() as i64 => Appended::Stored,
+            Some(r) => {
+                return Err(sqlx::Error::Protocol(format!(
+                    "appended {} of the {} events of table {}",
+                    r.inserted,
+                    c.events.len(),
+                    c.table_id
+                )))
+            }
+        });
+    }
+    Ok(answers)
+}
+
+/// The events of a batch, column by column (what `UNNEST` takes).
+#[derive(Default)]
+struct EventColumns {
+    table_ids: Vec<Uuid>,
+    seqs: Vec<i64>,
+    kinds: Vec<String>,
+    vs: Vec<i32>,
+    ats: Vec<DateTime<Utc>>,
+    datas: Vec<String>,
+    prevs: Vec<String>,
+    hashes: Vec<String>,
+}
+
+impl EventColumns {
+    fn with_capacity(n: usize) -> Self {
+        Self {
+            table_ids: Vec::with_capacity(n),
+            seqs: Vec::with_capacity(n),
+            kinds: Vec::with_capacity(n),
+            vs: Vec::with_capacity(n),
+            ats: Vec::with_capacity(n),
+            datas: Vec::with_capacity(n),
+            prevs: Vec::with_capacity(n),
+            hashes: Vec::with_capacity(n),
+        }
+    }
+
+    fn push(&mut self, table_id: Uuid, e: &StoredEvent) {
+        self.table_ids.push(table_id);
+        self.seqs.push(e.seq);
+        self.kinds.push(e.kind.clone());
+        self.vs.push(e.v);
+        self.ats.push(e.at);
+        self.datas.push(e.data.to_string());
+        self.prevs.push(e.prev_hash.clone());
+        self.hashes.push(e.hash.clone());
+    }
+}
+
+/// Why a table's events were not appended ([`Appended::NotAtVersion`]):
+/// 404 when there is no such table, else a version conflict.
+pub async fn not_appended(
+    executor: impl PgExecutor<'_>,
+    table_id: Uuid,
+    expected_version: i64,
+) -> ApiError {
+    match current_version(executor, table_id).await {
+        Ok(None) => ApiError::NotFound("no such table".into()),
+        Ok(Some(_)) => ApiError::VersionConflict {
+            expected: expected_version,
         },
-        Err(sqlx::Error::Database(db)) if db.constraint() == Some("events_pkey") => Err(conflict()),
-        Err(other) => Err(other.into()),
+        Err(e) => e.into(),
+    }
+}
+
+/// A failed append statement as an answer: a duplicate seq is a version
+/// conflict (another writer appended first).
+fn append_error(err: sqlx::Error, expected_version: i64) -> ApiError {
+    match &err {
+        sqlx::Error::Database(db) if db.constraint() == Some("events_pkey") => {
+            ApiError::VersionConflict {
+                expected: expected_version,
+            }
+        }
+        _ => err.into(),
     }
 }
 
