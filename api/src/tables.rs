@@ -631,53 +631,41 @@ impl TableService {
                     return Err(ApiError::VersionConflict { expected });
                 }
             }
-            let mut rng = rand::rngs::StdRng::from_entropy();
-            let events = entry
-                .loaded
-                .table
-                .decide(command, &mut rng)
-                .map_err(table_error)?;
             let prev_hash = match (&entry.head_hash, version) {
                 (Some(hash), _) => Some(hash.clone()),
                 (None, 0) => Some(GENESIS_PREV_HASH.to_owned()),
                 (None, _) => store::events::head_hash(&self.pool, table_id, version).await?,
             };
-            // Plain moves without a key are one statement, committed on its
-            // own; the lobby's seats and the idempotent answers go with the
-            // events in one transaction.
-            let lobby = events.iter().any(|e| !matches!(e, TableEvent::Game(_)));
-            let mut tx = if idempotency.is_some() || lobby {
-                Some(self.pool.begin().await?)
-            } else {
-                None
-            };
-            // The cached table takes the events now, for the status to
-            // project; should they not be stored, it is read again from
-            // the log (a clone to fall back on would cost a copy of the
-            // whole game, its past rounds included, on every move).
+            // The cached table decides and takes the events at once (a
+            // refused command changes nothing), without a copy of the whole
+            // game, its past rounds included; should the events not be
+            // stored, the table is read again from the log.
+            let mut rng = rand::rngs::StdRng::from_entropy();
             let before = entry.loaded.table.status();
-            for e in &events {
-                entry.loaded.table.evolve(e);
-            }
+            let events = entry
+                .loaded
+                .table
+                .execute(command, &mut rng)
+                .map_err(table_error)?;
             let after = entry.loaded.table.status();
             let status = (after != before).then(|| status_str(after));
-            // In the transaction, or by the log writer with the moves of
-            // other tables; every failure (even to get a connection) goes
+            // Plain moves without a key are one statement, committed on its
+            // own, by the log writer with the moves of other tables; the
+            // lobby's seats and the idempotent answers go with the events in
+            // one transaction. Every failure (even to get a connection) goes
             // through the match below, which drops the cache that took the
             // events.
+            let lobby = events.iter().any(|e| !matches!(e, TableEvent::Game(_)));
+            let mut tx = None;
             let appended = async {
                 let prev = prev_hash.ok_or(ApiError::VersionConflict { expected: version })?;
                 let new = new_events(&events);
-                match tx.as_mut() {
-                    Some(tx) => {
-                        store::events::append_chained(tx, table_id, version, &prev, &new, status)
-                            .await
-                    }
-                    None => {
-                        let chained = Chained::new(table_id, version, &prev, &new, status);
-                        self.writer.append(chained).await
-                    }
+                if idempotency.is_none() && !lobby {
+                    let chained = Chained::new(table_id, version, &prev, &new, status);
+                    return self.writer.append(chained).await;
                 }
+                let tx = tx.insert(self.pool.begin().await?);
+                store::events::append_chained(tx, table_id, version, &prev, &new, status).await
             }
             .await;
             let stored = match appended {
