@@ -34,12 +34,14 @@
 //! announced to every process ([`store::events::announce`], a NOTIFY of its
 //! own so that moves of different tables still commit together, sent by a
 //! task that nobody waits for). A plain move without an
-//! `Idempotency-Key` is that statement alone, committed by itself, written
-//! by the [`LogWriter`] with the plain moves of other tables queued
-//! meanwhile; lobby events (seats to project) and idempotent answers go
-//! with it in one transaction ([`store::events::append_chained`]). The cached table folds the new events before the append
-//! (the status to project depends on them) and is dropped, to be read again
-//! from the log, when they are not committed. The statement writes only when `game_tables.version` is the
+//! `Idempotency-Key` is written by the [`LogWriter`]: a statement committed
+//! by itself, shared with the plain moves of other tables queued meanwhile;
+//! lobby events (seats to project) and idempotent answers go
+//! with it in one transaction ([`store::events::append_chained`]). The
+//! command is decided on the cached table, which takes its events at once
+//! (`Table::execute`: no copy of the game; the status to project depends on
+//! them) and is dropped, to be read again from the log, when they are not
+//! committed. The statement writes only when `game_tables.version` is the
 //! version decided on, and the events' primary key `(table_id, seq)` refuses
 //! any duplicate: when another process appended first (or the cache was
 //! stale), the append fails with a conflict and nothing is written; without
