@@ -43,7 +43,7 @@ const PING_AFTER_IDLE: Duration = Duration::from_secs(1);
 
 /// sqlx pings every connection it hands out, by default: a round trip to
 /// PostgreSQL more for every query. Only connections idle for
-/// [`PING_AFTER_IDLE`] are pinged here; a busy connection that died fails
+/// `PING_AFTER_IDLE` (1 s) are pinged here; a busy connection that died fails
 /// its query (503), and sqlx closes it when it comes back to the pool.
 pub fn ping_when_idle(options: PgPoolOptions) -> PgPoolOptions {
     options
