@@ -21,6 +21,7 @@ use std::sync::{Arc, Mutex};
 
 use sqlx::postgres::PgPoolOptions;
 use sqlx::PgPool;
+use tokio::runtime::Handle;
 use tokio::sync::oneshot;
 
 use crate::error::ApiError;
@@ -40,6 +41,10 @@ type Answer = Result<Vec<StoredEvent>, ApiError>;
 pub struct LogWriter {
     pool: PgPool,
     queue: Arc<Mutex<Queue>>,
+    /// Where the writer tasks run: the runtime that made the writer (the
+    /// process's main one), not the actix worker of the move that starts
+    /// a task (a worker's tasks stop with it, and wait while it computes).
+    runtime: Handle,
 }
 
 #[derive(Debug, Default)]
@@ -69,7 +74,7 @@ impl Queue {
 
 impl LogWriter {
     /// A writer with connections of its own ([`WRITERS`]), to the database
-    /// of `pool`, with its settings.
+    /// of `pool`, with its settings; its tasks run on the current runtime.
     ///
     /// They use generic plans only: the append statement takes its rows as
     /// arrays whose lengths vary from batch to batch, and PostgreSQL, whose
@@ -89,6 +94,7 @@ impl LogWriter {
         Self {
             pool,
             queue: Arc::default(),
+            runtime: Handle::current(),
         }
     }
 
@@ -109,7 +115,7 @@ impl LogWriter {
             }
         };
         if start {
-            tokio::spawn(self.clone().write());
+            self.runtime.spawn(self.clone().write());
         }
         answer
             .await
@@ -118,11 +124,16 @@ impl LogWriter {
 
     /// A writer task: batches until none is waiting.
     async fn write(self) {
+        let mut shift = Shift {
+            queue: &self.queue,
+            over: false,
+        };
         loop {
             let batch = {
                 let mut q = self.queue.lock().unwrap_or_else(|p| p.into_inner());
                 if q.waiting.is_empty() {
                     q.writers -= 1;
+                    shift.over = true;
                     return;
                 }
                 q.take_batch()
@@ -193,5 +204,22 @@ impl LogWriter {
     async fn store_alone(&self, chained: Chained) -> Answer {
         let mut conn = self.pool.acquire().await?;
         store::events::append_one(&mut conn, chained).await
+    }
+}
+
+/// A writer task's place among the [`WRITERS`]: given back when the task
+/// ends otherwise than by finding the queue empty (a panic, its runtime
+/// stopping), so that the next move starts a writer again.
+struct Shift<'a> {
+    queue: &'a Mutex<Queue>,
+    over: bool,
+}
+
+impl Drop for Shift<'_> {
+    fn drop(&mut self) {
+        if !self.over {
+            let mut q = self.queue.lock().unwrap_or_else(|p| p.into_inner());
+            q.writers -= 1;
+        }
     }
 }

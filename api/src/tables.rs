@@ -129,6 +129,10 @@ pub struct TableService {
     cache: Arc<StdMutex<HashMap<Uuid, Slot>>>,
     announcing: Arc<StdMutex<Announcing>>,
     writer: LogWriter,
+    /// Where the announcing task runs: the runtime that made the service
+    /// (the process's main one), not an actix worker (a worker's tasks stop
+    /// with it).
+    runtime: tokio::runtime::Handle,
 }
 
 /// The new versions committed here and not announced yet.
@@ -325,6 +329,7 @@ impl TableService {
             pool,
             cache: Arc::default(),
             announcing: Arc::default(),
+            runtime: tokio::runtime::Handle::current(),
         }
     }
 
@@ -345,7 +350,7 @@ impl TableService {
             }
         }
         let (pool, announcing) = (self.pool.clone(), self.announcing.clone());
-        tokio::spawn(async move {
+        self.runtime.spawn(async move {
             loop {
                 let versions: Vec<(Uuid, i64)> = {
                     let mut a = announcing.lock().unwrap_or_else(|p| p.into_inner());

@@ -425,6 +425,48 @@ async fn the_log_writer_appends_moves_of_many_tables_together_and_answers_each()
     );
 }
 
+/// An actix worker is a runtime on one thread: a task spawned there only
+/// runs when the worker is not computing (a password hash takes tens of
+/// milliseconds). The writer tasks run on the runtime that made the writer,
+/// so a move is written while the worker that asked for it is busy.
+#[tokio::test]
+async fn a_move_is_written_while_the_worker_that_asked_for_it_computes() {
+    let (_, _, pool) = fresh_database().await;
+    let writer = LogWriter::new(&pool);
+    let table = new_table(&pool).await;
+    let asking = writer.clone();
+    let (asked, busy) = std::sync::mpsc::channel();
+    let worker = std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let chained = Chained::new(table, 0, GENESIS_PREV_HASH, &batch(&["a"]), None);
+            let append = asking.append(chained);
+            tokio::pin!(append);
+            // Queued (and a writer started) on the first poll.
+            let first = tokio::time::timeout(Duration::from_millis(1), &mut append).await;
+            assert!(first.is_err(), "not written within a millisecond");
+            asked.send(()).unwrap();
+            // The worker computes for 3 s, its thread never yielding.
+            std::thread::sleep(Duration::from_secs(3));
+            append.await
+        })
+    });
+    busy.recv().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while events::current_version(&pool, table).await.unwrap() != Some(1) {
+        assert!(
+            Instant::now() < deadline,
+            "the move waited for the busy worker"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let stored = worker.join().unwrap().unwrap();
+    assert_eq!(stored_seqs(&stored), [1]);
+}
+
 #[tokio::test]
 async fn an_announced_commit_wakes_listeners_of_that_table_in_another_process() {
     let (_, _, pool) = fresh_database().await;
