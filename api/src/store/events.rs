@@ -1,8 +1,9 @@
 //! `events`: the append-only, hash-chained log of every table.
 //!
-//! The primary key `(table_id, seq)` is the optimistic lock: an append at a
-//! stale version collides with the event another writer appended, and becomes
-//! [`ApiError::VersionConflict`]. No counter row is locked first.
+//! An append moves the table's `game_tables.version` from the version it
+//! expects, in the same statement as its inserts: at a stale version it
+//! writes nothing and becomes [`ApiError::VersionConflict`]. The primary key
+//! `(table_id, seq)` refuses any duplicate seq all the same.
 
 use chrono::{DateTime, Utc};
 use serde::{Serialize, Serializer};
