@@ -149,13 +149,10 @@ impl LogWriter {
 
     /// One statement for the batch; its answers in the batch's order.
     async fn store(&self, batch: Vec<Chained>) -> Vec<Answer> {
-        if batch.len() == 1 {
-            let mut answers = Vec::with_capacity(1);
-            for chained in batch {
-                answers.push(self.store_alone(chained).await);
-            }
-            return answers;
-        }
+        let batch = match <[Chained; 1]>::try_from(batch) {
+            Ok([chained]) => return vec![self.store_alone(chained).await],
+            Err(batch) => batch,
+        };
         let done = async {
             let mut conn = self.pool.acquire().await?;
             let refs: Vec<&Chained> = batch.iter().collect();

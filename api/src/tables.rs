@@ -668,7 +668,7 @@ impl TableService {
                 let prev = prev_hash.ok_or(ApiError::VersionConflict { expected: version })?;
                 let new = new_events(&events);
                 if idempotency.is_none() && !lobby {
-                    let chained = Chained::new(table_id, version, &prev, &new, status);
+                    let chained = Chained::new(table_id, version, &prev, new, status);
                     return self.writer.append(chained).await;
                 }
                 let tx = tx.insert(self.pool.begin().await?);

@@ -294,7 +294,7 @@ async fn one_statement_appends_the_events_of_several_tables_and_leaves_a_stale_o
     let chained: Vec<Chained> = tables
         .iter()
         .zip(statuses)
-        .map(|(t, status)| Chained::new(*t, 0, GENESIS_PREV_HASH, &batch(&["a", "b"]), status))
+        .map(|(t, status)| Chained::new(*t, 0, GENESIS_PREV_HASH, batch(&["a", "b"]), status))
         .collect();
     let refs: Vec<&Chained> = chained.iter().collect();
     let done = events::append_batch(&mut conn, &refs).await.unwrap();
@@ -337,7 +337,7 @@ async fn a_batch_that_postgresql_refuses_writes_nothing_of_any_table() {
     plant_seq_1(&pool, trapped).await;
     let chained: Vec<Chained> = [fine, trapped]
         .iter()
-        .map(|t| Chained::new(*t, 0, GENESIS_PREV_HASH, &batch(&["a"]), None))
+        .map(|t| Chained::new(*t, 0, GENESIS_PREV_HASH, batch(&["a"]), None))
         .collect();
     let refs: Vec<&Chained> = chained.iter().collect();
     let mut conn = pool.acquire().await.unwrap();
@@ -365,7 +365,7 @@ async fn the_log_writer_appends_moves_of_many_tables_together_and_answers_each()
     }
     // Moves of ten tables at once: one statement for all.
     let appends = tables.iter().map(|t| {
-        let chained = Chained::new(*t, 0, GENESIS_PREV_HASH, &batch(&["a", "b"]), None);
+        let chained = Chained::new(*t, 0, GENESIS_PREV_HASH, batch(&["a", "b"]), None);
         writer.append(chained)
     });
     for (table, answer) in tables.iter().zip(join_all(appends).await) {
@@ -386,20 +386,20 @@ async fn the_log_writer_appends_moves_of_many_tables_together_and_answers_each()
     let mut moves: Vec<Chained> = Vec::new();
     for t in &tables {
         let log = events::read_after(&pool, *t, 0, 10).await.unwrap();
-        moves.push(Chained::new(*t, 2, &log[1].hash, &batch(&["c"]), None));
+        moves.push(Chained::new(*t, 2, &log[1].hash, batch(&["c"]), None));
     }
     moves.push(Chained::new(
         stale,
         5,
         &"cd".repeat(32),
-        &batch(&["c"]),
+        batch(&["c"]),
         None,
     ));
     moves.push(Chained::new(
         trapped,
         0,
         GENESIS_PREV_HASH,
-        &batch(&["c"]),
+        batch(&["c"]),
         None,
     ));
     let answers = join_all(moves.into_iter().map(|c| writer.append(c))).await;
@@ -442,7 +442,7 @@ async fn a_move_is_written_while_the_worker_that_asked_for_it_computes() {
             .build()
             .unwrap();
         runtime.block_on(async {
-            let chained = Chained::new(table, 0, GENESIS_PREV_HASH, &batch(&["a"]), None);
+            let chained = Chained::new(table, 0, GENESIS_PREV_HASH, batch(&["a"]), None);
             let append = asking.append(chained);
             tokio::pin!(append);
             // Queued (and a writer started) on the first poll.

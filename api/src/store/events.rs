@@ -178,7 +178,13 @@ pub async fn append_chained(
     if let Some(answer) = answered_without_query(expected_version, events) {
         return answer;
     }
-    let chained = Chained::new(table_id, expected_version, prev_hash, events, status);
+    let chained = Chained::new(
+        table_id,
+        expected_version,
+        prev_hash,
+        events.to_vec(),
+        status,
+    );
     append_one(conn, chained).await
 }
 
@@ -215,24 +221,24 @@ impl Chained {
         table_id: Uuid,
         expected_version: i64,
         prev_hash: &str,
-        events: &[NewEvent],
+        events: Vec<NewEvent>,
         status: Option<&'static str>,
     ) -> Self {
         let at = chain::truncate_at(Utc::now());
         let at_text = chain::format_at(at);
         let mut prev_hash = prev_hash.to_owned();
         let events = events
-            .iter()
+            .into_iter()
             .enumerate()
             .map(|(i, e)| {
                 let seq = expected_version + 1 + i as i64;
                 let hash = chain::event_hash(&prev_hash, seq, &e.kind, e.v, &at_text, &e.data);
                 StoredEvent {
                     seq,
-                    kind: e.kind.clone(),
+                    kind: e.kind,
                     v: e.v,
                     at,
-                    data: e.data.clone(),
+                    data: e.data,
                     prev_hash: std::mem::replace(&mut prev_hash, hash.clone()),
                     hash,
                 }
