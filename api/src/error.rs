@@ -213,6 +213,24 @@ pub fn cause_chain(err: &dyn StdError) -> String {
     out
 }
 
+impl ApiError {
+    /// The answers of `n` requests served together whose statement failed
+    /// with `err`: a 503 each when the database is away (the error is
+    /// logged once, by the caller), else a 500 each, saying `what` failed.
+    pub fn for_each(err: sqlx::Error, n: usize, what: &'static str) -> Vec<ApiError> {
+        let unavailable = matches!(ApiError::from(err), ApiError::ServiceUnavailable(_));
+        (0..n)
+            .map(|_| {
+                if unavailable {
+                    ApiError::ServiceUnavailable(None)
+                } else {
+                    ApiError::internal(what)
+                }
+            })
+            .collect()
+    }
+}
+
 impl From<sqlx::Error> for ApiError {
     /// Named constraints become client errors; a database that cannot be
     /// reached becomes 503; anything else is a 500.

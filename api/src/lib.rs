@@ -8,6 +8,7 @@
 //! type, answered as RFC 9457 `application/problem+json`.
 
 pub mod auth;
+pub mod batcher;
 pub mod chain;
 pub mod config;
 pub mod error;
@@ -23,6 +24,7 @@ pub mod store;
 pub mod tables;
 pub mod telemetry;
 pub mod throttle;
+pub mod versions;
 
 /// The migrations of `migrations/`, embedded in the binary.
 pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../migrations");

@@ -17,17 +17,14 @@
 //! move of the batch unknown, and each is answered with that error.
 
 use std::collections::VecDeque;
-use std::sync::{Arc, Mutex};
 
-use sqlx::postgres::PgPoolOptions;
 use sqlx::PgPool;
-use tokio::runtime::Handle;
-use tokio::sync::oneshot;
 
+use crate::batcher::{Batcher, Waiting, Work};
 use crate::error::ApiError;
-use crate::startup::ping_when_idle;
 use crate::store;
 use crate::store::events::{Appended, Chained, StoredEvent};
+use crate::store::held::{self, Held};
 
 /// How many statements of one process may append at once.
 pub const WRITERS: usize = 4;
@@ -39,27 +36,24 @@ type Answer = Result<Vec<StoredEvent>, ApiError>;
 /// Appends the moves of every table of this process; cheap to clone.
 #[derive(Debug, Clone)]
 pub struct LogWriter {
-    pool: PgPool,
-    queue: Arc<Mutex<Queue>>,
-    /// Where the writer tasks run: the runtime that made the writer (the
-    /// process's main one), not the actix worker of the move that starts
-    /// a task (a worker's tasks stop with it, and wait while it computes).
-    runtime: Handle,
+    batcher: Batcher<Appends>,
 }
 
-#[derive(Debug, Default)]
-struct Queue {
-    waiting: VecDeque<(Chained, oneshot::Sender<Answer>)>,
-    /// Writer tasks running.
-    writers: usize,
+/// The writer's work: batches of moves, on connections of its own.
+#[derive(Debug)]
+struct Appends {
+    held: Held,
 }
 
-impl Queue {
+impl Work for Appends {
+    type Item = Chained;
+    type Answer = Answer;
+    const TASKS: usize = WRITERS;
+
     /// The first waiting moves, at most [`MAX_BATCH`], of distinct tables.
-    fn take_batch(&mut self) -> Vec<(Chained, oneshot::Sender<Answer>)> {
-        let mut batch: Vec<(Chained, oneshot::Sender<Answer>)> = Vec::new();
+    fn take(waiting: &mut VecDeque<Waiting<Self>>, batch: &mut Vec<Waiting<Self>>) {
         let mut later = VecDeque::new();
-        while let Some(item) = self.waiting.pop_front() {
+        while let Some(item) = waiting.pop_front() {
             let table = item.0.table_id;
             if batch.len() < MAX_BATCH && batch.iter().all(|(c, _)| c.table_id != table) {
                 batch.push(item);
@@ -67,34 +61,23 @@ impl Queue {
                 later.push_back(item);
             }
         }
-        self.waiting = later;
-        batch
+        *waiting = later;
+    }
+
+    async fn serve(&self, batch: Vec<Chained>) -> Vec<Answer> {
+        self.store(batch).await
     }
 }
 
 impl LogWriter {
-    /// A writer with connections of its own ([`WRITERS`]), to the database
-    /// of `pool`, with its settings; its tasks run on the current runtime.
-    ///
-    /// They use generic plans only: the append statement takes its rows as
-    /// arrays whose lengths vary from batch to batch, and PostgreSQL, whose
-    /// plans for a batch's own lengths always look cheaper than a generic
-    /// one, would otherwise plan it again on every execution (about 0.4 ms
-    /// of PostgreSQL's time each, measured with `pg_stat_statements`).
+    /// A writer with connections of its own ([`WRITERS`] at most, see
+    /// [`Held`]) to the database of `pool`, with its settings; its tasks
+    /// run on the current runtime.
     pub fn new(pool: &PgPool) -> Self {
-        let options = (*pool.connect_options())
-            .clone()
-            .options([("plan_cache_mode", "force_generic_plan")]);
-        let pool = ping_when_idle(
-            PgPoolOptions::new()
-                .max_connections(WRITERS as u32)
-                .acquire_timeout(pool.options().get_acquire_timeout()),
-        )
-        .connect_lazy_with(options);
         Self {
-            pool,
-            queue: Arc::default(),
-            runtime: Handle::current(),
+            batcher: Batcher::new(Appends {
+                held: Held::new(pool),
+            }),
         }
     }
 
@@ -105,60 +88,27 @@ impl LogWriter {
         if chained.events.is_empty() {
             return Ok(Vec::new());
         }
-        let (reply, answer) = oneshot::channel();
-        let start = {
-            let mut q = self.queue.lock().unwrap_or_else(|p| p.into_inner());
-            q.waiting.push_back((chained, reply));
-            q.writers < WRITERS && {
-                q.writers += 1;
-                true
-            }
-        };
-        if start {
-            self.runtime.spawn(self.clone().write());
-        }
-        answer
+        self.batcher
+            .ask(chained)
             .await
-            .unwrap_or_else(|_| Err(ApiError::internal("the log writer stopped")))
+            .unwrap_or_else(|| Err(ApiError::internal("the log writer stopped")))
     }
+}
 
-    /// A writer task: batches until none is waiting.
-    async fn write(self) {
-        let mut shift = Shift {
-            queue: &self.queue,
-            over: false,
-        };
-        loop {
-            let batch = {
-                let mut q = self.queue.lock().unwrap_or_else(|p| p.into_inner());
-                if q.waiting.is_empty() {
-                    q.writers -= 1;
-                    shift.over = true;
-                    return;
-                }
-                q.take_batch()
-            };
-            let (chained, replies): (Vec<Chained>, Vec<_>) = batch.into_iter().unzip();
-            let answers = self.store(chained).await;
-            for (reply, answer) in replies.into_iter().zip(answers) {
-                // A move whose request is gone is stored all the same.
-                let _ = reply.send(answer);
-            }
-        }
-    }
-
+impl Appends {
     /// One statement for the batch; its answers in the batch's order.
     async fn store(&self, batch: Vec<Chained>) -> Vec<Answer> {
         let batch = match <[Chained; 1]>::try_from(batch) {
             Ok([chained]) => return vec![self.store_alone(chained).await],
             Err(batch) => batch,
         };
-        let done = async {
-            let mut conn = self.pool.acquire().await?;
-            let refs: Vec<&Chained> = batch.iter().collect();
-            store::events::append_batch(&mut conn, &refs).await
-        }
-        .await;
+        let mut conn = match self.held.take().await {
+            Ok(conn) => conn,
+            Err(e) => return failed(e, batch.len()),
+        };
+        let refs: Vec<&Chained> = batch.iter().collect();
+        let done = store::events::append_batch(&mut conn, &refs).await;
+        drop(refs);
         let mut answers = Vec::with_capacity(batch.len());
         match done {
             Ok(done) => {
@@ -167,56 +117,52 @@ impl LogWriter {
                     answers.push(match done {
                         Appended::Stored => Ok(chained.events),
                         Appended::NotAtVersion => Err(store::events::not_appended(
-                            &self.pool,
+                            &mut conn,
                             chained.table_id,
                             chained.expected_version,
                         )
                         .await),
                     });
                 }
+                self.held.give_back(conn);
             }
-            Err(sqlx::Error::Database(db)) => {
-                tracing::info!(error = %db, tables = batch.len(), "a batch refused; each move alone");
+            Err(e @ sqlx::Error::Database(_)) => {
+                tracing::info!(error = %e, tables = batch.len(), "a batch refused; each move alone");
+                if held::survives(&e) {
+                    self.held.give_back(conn);
+                }
                 for chained in batch {
                     answers.push(self.store_alone(chained).await);
                 }
             }
-            Err(e) => {
-                // Stored or not: nobody knows. Every move of the batch is
-                // answered with the error (a 503 when the database is away).
-                tracing::warn!(error = %e, tables = batch.len(), "a batch of moves failed");
-                let unavailable = matches!(ApiError::from(e), ApiError::ServiceUnavailable(_));
-                for _ in &batch {
-                    answers.push(Err(if unavailable {
-                        ApiError::ServiceUnavailable(None)
-                    } else {
-                        ApiError::internal("appending a batch of moves failed")
-                    }));
-                }
-            }
+            // The connection is dropped.
+            Err(e) => return failed(e, batch.len()),
         }
         answers
     }
 
     async fn store_alone(&self, chained: Chained) -> Answer {
-        let mut conn = self.pool.acquire().await?;
-        store::events::append_one(&mut conn, chained).await
-    }
-}
-
-/// A writer task's place among the [`WRITERS`]: given back when the task
-/// ends otherwise than by finding the queue empty (a panic, its runtime
-/// stopping), so that the next move starts a writer again.
-struct Shift<'a> {
-    queue: &'a Mutex<Queue>,
-    over: bool,
-}
-
-impl Drop for Shift<'_> {
-    fn drop(&mut self) {
-        if !self.over {
-            let mut q = self.queue.lock().unwrap_or_else(|p| p.into_inner());
-            q.writers -= 1;
+        let mut conn = self.held.take().await?;
+        let stored = store::events::append_one(&mut conn, chained).await;
+        // A conflict or a refusal leaves the connection sound; a lost one
+        // is a 503 (`ApiError::from`), and the connection is dropped.
+        if !matches!(
+            stored,
+            Err(ApiError::ServiceUnavailable(_) | ApiError::Internal(_))
+        ) {
+            self.held.give_back(conn);
         }
+        stored
     }
+}
+
+/// The answers of the `n` moves of a batch whose statement failed otherwise
+/// than by PostgreSQL's refusal: stored or not, nobody knows. Each is
+/// answered with the error (a 503 when the database is away).
+fn failed(e: sqlx::Error, n: usize) -> Vec<Answer> {
+    tracing::warn!(error = %e, tables = n, "a batch of moves failed");
+    ApiError::for_each(e, n, "appending a batch of moves failed")
+        .into_iter()
+        .map(Err)
+        .collect()
 }

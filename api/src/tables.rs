@@ -69,6 +69,7 @@ use crate::notify::TableEvents;
 use crate::store;
 use crate::store::events::{Chained, CopyRows, EventData, NewEvent, StoredEvent};
 use crate::store::idempotency::StoredResponse;
+use crate::versions::{self, Announcements, Announcing, Reads, VersionReads};
 
 /// How many times a command without an expected version is decided again
 /// after another process appended first.
@@ -127,20 +128,9 @@ pub struct Acted<R> {
 pub struct TableService {
     pool: PgPool,
     cache: Arc<StdMutex<HashMap<Uuid, Slot>>>,
-    announcing: Arc<StdMutex<Announcing>>,
     writer: LogWriter,
-    /// Where the announcing task runs: the runtime that made the service
-    /// (the process's main one), not an actix worker (a worker's tasks stop
-    /// with it).
-    runtime: tokio::runtime::Handle,
-}
-
-/// The new versions committed here and not announced yet.
-#[derive(Debug, Default)]
-struct Announcing {
-    versions: HashMap<Uuid, i64>,
-    /// Is a task sending them?
-    sending: bool,
+    versions: VersionReads,
+    announcements: Announcements,
 }
 
 /// `waiting`, `playing` or `finished`.
@@ -326,45 +316,18 @@ impl TableService {
     pub fn new(pool: PgPool) -> Self {
         Self {
             writer: LogWriter::new(&pool),
+            versions: Reads::batcher(&pool),
+            announcements: Announcing::batcher(&pool),
             pool,
             cache: Arc::default(),
-            announcing: Arc::default(),
-            runtime: tokio::runtime::Handle::current(),
         }
     }
 
     /// Has [`store::events::announce`] tell every process that `table_id`
-    /// is at `version`, once committed. Nobody waits for it: a task sends
-    /// what has been committed meanwhile, every table at its last version
-    /// in one statement, until nothing is left (under load, many moves
-    /// share one notifying transaction). A failure is logged: the events
-    /// are stored, and other processes' waiters check the table's version
-    /// when their wait ends.
+    /// is at `version`, once committed (with the versions committed
+    /// meanwhile, see [`crate::versions`]); nobody waits for it.
     fn announce(&self, table_id: Uuid, version: i64) {
-        {
-            let mut a = self.announcing.lock().unwrap_or_else(|p| p.into_inner());
-            let v = a.versions.entry(table_id).or_insert(version);
-            *v = (*v).max(version);
-            if std::mem::replace(&mut a.sending, true) {
-                return;
-            }
-        }
-        let (pool, announcing) = (self.pool.clone(), self.announcing.clone());
-        self.runtime.spawn(async move {
-            loop {
-                let versions: Vec<(Uuid, i64)> = {
-                    let mut a = announcing.lock().unwrap_or_else(|p| p.into_inner());
-                    if a.versions.is_empty() {
-                        a.sending = false;
-                        return;
-                    }
-                    a.versions.drain().collect()
-                };
-                if let Err(e) = store::events::announce(&pool, &versions).await {
-                    tracing::warn!(error = %e, tables = versions.len(), "new versions not announced");
-                }
-            }
-        });
+        self.announcements.tell((table_id, version));
     }
 
     fn slot(&self, table_id: Uuid) -> Slot {
@@ -509,7 +472,7 @@ impl TableService {
         // another sees its move): one indexed read of the table's version,
         // and the log only when the cache is behind it.
         let min_version = match hub {
-            Some(_) => store::events::current_version(&self.pool, table_id)
+            Some(_) => versions::stored_version(&self.versions, table_id)
                 .await?
                 .map_or(min_version, |v| v.max(min_version)),
             None => min_version,
@@ -784,7 +747,7 @@ impl TableService {
         verify: bool,
     ) -> Result<Vec<StoredEvent>, ApiError> {
         let min_version = if verify {
-            store::events::current_version(&self.pool, table_id)
+            versions::stored_version(&self.versions, table_id)
                 .await?
                 .map_or(after, |v| v.max(after))
         } else {

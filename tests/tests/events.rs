@@ -9,6 +9,7 @@ use api::log_writer::LogWriter;
 use api::notify::TableEvents;
 use api::store::events::{self, Appended, Chained, NewEvent};
 use api::store::{self, accounts::Role};
+use api::versions::{self, Reads};
 use e2e::fresh_database;
 use futures_util::future::join_all;
 use serde_json::json;
@@ -540,4 +541,71 @@ async fn idempotency_keys_replay_or_refuse() {
             ..
         })
     ));
+}
+
+/// Version reads asked together share one query; each gets its own table's
+/// version, `None` for a table that does not exist, duplicates included.
+#[tokio::test]
+async fn version_reads_asked_together_answer_each_table() {
+    let (_, _, pool) = fresh_database().await;
+    let reads = Reads::batcher(&pool);
+    let (fresh, moved) = (new_table(&pool).await, new_table(&pool).await);
+    LogWriter::new(&pool)
+        .append(Chained::new(
+            moved,
+            0,
+            GENESIS_PREV_HASH,
+            batch(&["a", "b"]),
+            None,
+        ))
+        .await
+        .unwrap();
+    let asked = [fresh, moved, Uuid::new_v4(), moved, fresh];
+    let answers = join_all(asked.iter().map(|t| versions::stored_version(&reads, *t))).await;
+    let answers: Vec<Option<i64>> = answers.into_iter().map(Result::unwrap).collect();
+    assert_eq!(answers, [Some(0), Some(2), None, Some(2), Some(0)]);
+}
+
+/// The version reads keep their connection between reads (no pool, no ping
+/// on release). One that died while idle for a second is pinged, found
+/// dead and replaced before the read; one that died as it was being used
+/// fails that read (503) and is replaced for the next.
+#[tokio::test]
+async fn a_held_connection_that_died_is_replaced() {
+    let (_, _, pool) = fresh_database().await;
+    let reads = Reads::batcher(&pool);
+    let table = new_table(&pool).await;
+    let kill_readers = || async {
+        let killed: Vec<bool> = sqlx::query_scalar(
+            "SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity
+             WHERE datname = current_database() AND pid <> pg_backend_pid()
+               AND query LIKE '%= ANY($1::uuid[])%'
+               AND query NOT LIKE '%pg_terminate_backend%'",
+        )
+        .fetch_all(&pool)
+        .await
+        .unwrap();
+        assert_eq!(killed, [true], "the reader's one connection");
+    };
+    assert_eq!(
+        versions::stored_version(&reads, table).await.unwrap(),
+        Some(0)
+    );
+    kill_readers().await;
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    assert_eq!(
+        versions::stored_version(&reads, table).await.unwrap(),
+        Some(0)
+    );
+
+    kill_readers().await;
+    let lost = versions::stored_version(&reads, table).await;
+    assert!(
+        matches!(lost, Err(ApiError::ServiceUnavailable(_))),
+        "{lost:?}"
+    );
+    assert_eq!(
+        versions::stored_version(&reads, table).await.unwrap(),
+        Some(0)
+    );
 }

@@ -519,6 +519,20 @@ pub async fn current_version(
         .await
 }
 
+/// The stored versions of the tables of `ids` that exist: (id, version).
+pub async fn current_versions(
+    executor: impl PgExecutor<'_>,
+    ids: &[Uuid],
+) -> Result<Vec<(Uuid, i64)>, sqlx::Error> {
+    let rows = sqlx::query!(
+        "SELECT id, version FROM game_tables WHERE id = ANY($1::uuid[])",
+        ids,
+    )
+    .fetch_all(executor)
+    .await?;
+    Ok(rows.into_iter().map(|r| (r.id, r.version)).collect())
+}
+
 /// Like [`read_data_after`], every event after `after` in one query, as a
 /// stream: the rows are parsed as PostgreSQL sends them, so reading and
 /// folding overlap (a cold load of a long log).

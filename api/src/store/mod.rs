@@ -6,6 +6,7 @@
 
 pub mod accounts;
 pub mod events;
+pub mod held;
 pub mod history;
 pub mod idempotency;
 pub mod players;
