@@ -71,7 +71,11 @@ fn main() -> std::io::Result<()> {
             database_url,
             workers,
         } => actix_web::rt::System::new().block_on(baseline::serve(&bind, &database_url, workers)),
-        Command::Run(args) => tokio::runtime::Builder::new_multi_thread()
+        // One thread: the clients share the machine with the server and
+        // PostgreSQL, and spend less per request without work stealing
+        // between threads (0.26-0.31 -> 0.23-0.25 ms of loadgen CPU per
+        // move at 16 x 4, alternated runs); the baseline's clients too.
+        Command::Run(args) => tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()?
             .block_on(load::run(args)),
