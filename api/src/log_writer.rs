@@ -2,7 +2,8 @@
 //!
 //! A plain move (no transaction of its own: see [`crate::tables`]) is handed
 //! to the [`LogWriter`] once decided and chained. A few writer tasks
-//! ([`WRITERS`]) take every move queued meanwhile and append them in ONE
+//! ([`WRITERS`], a [`Batcher`]) take every move queued meanwhile, on
+//! connections of their own ([`Held`]), and append them in ONE
 //! statement ([`store::events::append_batch`]): alone, a move is written at
 //! once, by itself; under load, the moves of many tables share a statement
 //! and a commit, which is what PostgreSQL spends most of its time per move

@@ -469,8 +469,9 @@ impl TableService {
     ) -> Result<R, ApiError> {
         // A read is never older than the last commit, whichever process made
         // it (a client moving through one process and reading through
-        // another sees its move): one indexed read of the table's version,
-        // and the log only when the cache is behind it.
+        // another sees its move): one indexed read of the table's version
+        // (with the reads asked for meanwhile, see `crate::versions`), and
+        // the log only when the cache is behind it.
         let min_version = match hub {
             Some(_) => versions::stored_version(&self.versions, table_id)
                 .await?
