@@ -50,13 +50,10 @@ impl Work for Reads {
     const TASKS: usize = READERS;
 
     async fn serve(&self, ids: Vec<Uuid>) -> Vec<Self::Answer> {
-        let read = async {
-            let mut conn = self.held.take().await?;
-            let read = store::events::current_versions(&mut conn, &ids).await;
-            self.held.keep_if_sound(conn, &read);
-            read
-        }
-        .await;
+        let read = self
+            .held
+            .with(async |conn| store::events::current_versions(conn, &ids).await)
+            .await;
         match read {
             Ok(found) => {
                 let found: HashMap<Uuid, i64> = found.into_iter().collect();
@@ -114,13 +111,10 @@ impl Work for Announcing {
             *v = (*v).max(version);
         }
         let versions: Vec<(Uuid, i64)> = last.into_iter().collect();
-        let sent = async {
-            let mut conn = self.held.take().await?;
-            let sent = store::events::announce(&mut conn, &versions).await;
-            self.held.keep_if_sound(conn, &sent);
-            sent
-        }
-        .await;
+        let sent = self
+            .held
+            .with(async |conn| store::events::announce(conn, &versions).await)
+            .await;
         if let Err(e) = sent {
             tracing::warn!(error = %e, tables = versions.len(), "new versions not announced");
         }

@@ -73,8 +73,20 @@ impl Held {
             .push((conn, Instant::now()));
     }
 
+    /// Runs `f` on a held connection, kept for the next statement when it
+    /// is still sound afterwards.
+    pub async fn with<T>(
+        &self,
+        f: impl AsyncFnOnce(&mut PgConnection) -> Result<T, sqlx::Error>,
+    ) -> Result<T, sqlx::Error> {
+        let mut conn = self.take().await?;
+        let done = f(&mut conn).await;
+        self.keep_if_sound(conn, &done);
+        done
+    }
+
     /// `give_back` when `result` says the connection is still sound.
-    pub fn keep_if_sound<T>(&self, conn: PgConnection, result: &Result<T, sqlx::Error>) {
+    fn keep_if_sound<T>(&self, conn: PgConnection, result: &Result<T, sqlx::Error>) {
         if result.as_ref().err().is_none_or(survives) {
             self.give_back(conn);
         }
