@@ -689,3 +689,50 @@ async fn event_stream_sends_redacted_events_wakes_on_commits_resumes_and_keeps_a
     .await;
     assert_problem(res, 404, "not_found").await;
 }
+
+/// Long polls answered from the table cache's recent events: in whatever
+/// order the players and a spectator ask for the same events, each sees its
+/// own hand and its own draws only.
+#[tokio::test]
+async fn long_polls_show_each_player_its_own_hand_and_draws_whoever_asks_first() {
+    let app = spawn_app().await;
+    let cast = cast(&app).await;
+    let game = moderne(&cast, 2, 15);
+    let first = game.partway_into_round(1, 0);
+    let table = games::store_table(&app.pool, cast.players[0].0, &first).await;
+    let version: usize = first.iter().map(Vec::len).sum();
+    // The table is cached; what follows joins the cache's recent events.
+    get_json(&app, &format!("/v1/tables/{table}/view"), &cast.outsider).await;
+    let more = &game.batches[first.len()..(first.len() + 40).min(game.batches.len())];
+    games::append(&app.pool, table, version as i64, more).await;
+
+    let path = format!("/v1/tables/{table}/events?after={version}&limit=500");
+    let seat_tokens = cast.tokens.iter().map(Some).enumerate();
+    let askers: Vec<(Option<usize>, &String)> = seat_tokens
+        .clone()
+        .map(|(s, t)| (Some(s), t.unwrap()))
+        .chain([(None, &cast.outsider)])
+        .chain(seat_tokens.rev().map(|(s, t)| (Some(s), t.unwrap())))
+        .collect();
+    let mut draws = 0;
+    for (seat, token) in askers {
+        let page = get_json(&app, &path, token).await;
+        for e in page["events"].as_array().unwrap() {
+            match e["type"].as_str().unwrap() {
+                "round_started" => {
+                    let hands = e["data"]["hands"].as_object().unwrap();
+                    let shown: Vec<String> = hands.keys().cloned().collect();
+                    let own: Vec<String> = seat.iter().map(usize::to_string).collect();
+                    assert_eq!(shown, own, "{seat:?}");
+                }
+                "cards_drawn" => {
+                    draws += 1;
+                    let own = seat.is_some_and(|s| e["data"]["seat"] == s);
+                    assert_eq!(e["data"].get("cards").is_some(), own, "{seat:?}: {e}");
+                }
+                _ => {}
+            }
+        }
+    }
+    assert!(draws > 0, "the moves include draws");
+}
