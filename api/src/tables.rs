@@ -41,7 +41,9 @@
 //! command is decided on the cached table, which takes its events at once
 //! (`Table::execute`: no copy of the game; the status to project depends on
 //! them) and is dropped, to be read again from the log, when they are not
-//! committed. The statement writes only when `game_tables.version` is the
+//! committed; until they are, it is marked in doubt, so that a command
+//! whose future is dropped half-way leaves a table the next use reads
+//! again. The statement writes only when `game_tables.version` is the
 //! version decided on, and the events' primary key `(table_id, seq)` refuses
 //! any duplicate: when another process appended first (or the cache was
 //! stale), the append fails with a conflict and nothing is written; without
@@ -265,6 +267,12 @@ struct Entry {
     /// The [`TableEvents`] epoch in which the log was last read; `None`
     /// when the next use must read it.
     synced: Option<u64>,
+    /// Set while a command's events are in the table but not yet known to
+    /// be stored. Should the command's future be dropped meanwhile (its
+    /// request cancelled, its worker stopping), the entry stays so, and
+    /// the next use reads the table from the log again instead of serving
+    /// events that may never have been written.
+    in_doubt: bool,
 }
 
 impl Entry {
@@ -350,6 +358,10 @@ impl TableService {
         hub: Option<&TableEvents>,
         min_version: i64,
     ) -> Result<&'s mut Entry, ApiError> {
+        if slot.as_ref().is_some_and(|e| e.in_doubt) {
+            tracing::info!(%table_id, "a command was dropped while its events were written; reading the log again");
+            *slot = None;
+        }
         // Taken before reading: a commit heard after this moves `heard`.
         let heard = hub.and_then(|h| h.heard(table_id));
         let current = match (slot.as_ref(), heard) {
@@ -423,6 +435,7 @@ impl TableService {
             head_hash: None,
             tail: VecDeque::new(),
             synced: None,
+            in_doubt: false,
         })
     }
 
@@ -527,6 +540,7 @@ impl TableService {
             head_hash: None,
             tail: VecDeque::new(),
             synced: None,
+            in_doubt: false,
         };
         for (s, e) in stored.into_iter().zip(events) {
             entry.push(s, e);
@@ -613,11 +627,15 @@ impl TableService {
             // stored, the table is read again from the log.
             let mut rng = rand::rngs::StdRng::from_entropy();
             let before = entry.loaded.table.status();
-            let events = entry
-                .loaded
-                .table
-                .execute(command, &mut rng)
-                .map_err(table_error)?;
+            entry.in_doubt = true;
+            let events = entry.loaded.table.execute(command, &mut rng);
+            let events = match events {
+                Ok(events) => events,
+                Err(refused) => {
+                    entry.in_doubt = false;
+                    return Err(table_error(refused));
+                }
+            };
             let after = entry.loaded.table.status();
             let status = (after != before).then(|| status_str(after));
             // Plain moves without a key are one statement, committed on its
@@ -685,6 +703,7 @@ impl TableService {
                     for (s, e) in stored.iter().cloned().zip(events) {
                         entry.push(s, e);
                     }
+                    entry.in_doubt = false;
                     self.announce(table_id, entry.version());
                     if let Some(hub) = hub {
                         hub.wake(table_id);

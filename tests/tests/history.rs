@@ -6,7 +6,9 @@ use std::time::Duration;
 
 use api::chain::{event_hash, GENESIS_PREV_HASH};
 use api::store::accounts::Role;
+use api::tables::TableService;
 use domain::table::{Table, TableEvent};
+use domain::TableCommand;
 use e2e::games::{self, tamper, PlayedGame};
 use e2e::{assert_problem, eventually, seqs, spawn_app, spawn_app_with, TestApp};
 use serde_json::{json, Value};
@@ -735,4 +737,73 @@ async fn long_polls_show_each_player_its_own_hand_and_draws_whoever_asks_first()
         }
     }
     assert!(draws > 0, "the moves include draws");
+}
+
+/// A move whose request is dropped while its events are being written
+/// (the client gone, the worker stopping) leaves the cached table in
+/// doubt: its next use reads the log, which is the truth, instead of
+/// serving the events the move took, which may never be stored.
+#[tokio::test]
+async fn a_move_dropped_while_written_leaves_nothing_in_the_cache() {
+    let app = spawn_app().await;
+    let cast = cast(&app).await;
+    let game = moderne(&cast, 2, 15);
+    let first = game.partway_into_round(1, 0);
+    let table = games::store_table(&app.pool, cast.players[0].0, &first).await;
+    let version = first.iter().map(Vec::len).sum::<usize>() as i64;
+    let tables = TableService::new(app.pool.clone());
+    let (seat, mv) = tables
+        .read(table, |l| {
+            let g = l.table.game.as_ref().unwrap();
+            let seat = g.round().unwrap().current.unwrap();
+            (seat, g.legal_moves(seat).remove(0))
+        })
+        .await
+        .unwrap();
+    let command = TableCommand::Move {
+        account_id: cast.players[seat].0.to_string(),
+        mv,
+    };
+
+    // Another process holds the table's row: the move's statement waits.
+    let mut other = app.pool.begin().await.unwrap();
+    sqlx::query("SELECT 1 FROM game_tables WHERE id = $1 FOR UPDATE")
+        .bind(table)
+        .execute(&mut *other)
+        .await
+        .unwrap();
+    let acting = tokio::spawn({
+        let tables = tables.clone();
+        async move { tables.act(table, &command, None, None, |_, _| Ok(())).await }
+    });
+    let waiting = eventually(Duration::from_secs(10), || async {
+        let n: i64 = sqlx::query_scalar(
+            "SELECT count(*) FROM pg_stat_activity
+             WHERE wait_event_type = 'Lock' AND query LIKE 'WITH moved AS%'",
+        )
+        .fetch_one(&app.pool)
+        .await
+        .unwrap();
+        (n == 1).then_some(())
+    })
+    .await;
+    assert!(waiting.is_some(), "the move's statement waits for the row");
+    acting.abort();
+    assert!(acting.await.unwrap_err().is_cancelled());
+    // The other process moves the table first: the move is not stored.
+    sqlx::query("UPDATE game_tables SET version = version + 1000 WHERE id = $1")
+        .bind(table)
+        .execute(&mut *other)
+        .await
+        .unwrap();
+    other.commit().await.unwrap();
+    let stored: i64 = sqlx::query_scalar("SELECT count(*) FROM events WHERE table_id = $1")
+        .bind(table)
+        .fetch_one(&app.pool)
+        .await
+        .unwrap();
+    assert_eq!(stored, version, "nothing of the move was written");
+
+    let cached = tables.read(table, |l| l.version()).await.unwrap();
+    assert_eq!(cached, version, "the table as its log says");
 }
