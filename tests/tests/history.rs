@@ -692,6 +692,16 @@ async fn event_stream_sends_redacted_events_wakes_on_commits_resumes_and_keeps_a
     assert_problem(res, 404, "not_found").await;
 }
 
+/// A game of two rounds stored up to round 1's deal: the game, its table,
+/// its version.
+async fn stored_at_first_deal(app: &TestApp, cast: &Cast) -> (PlayedGame, Uuid, usize) {
+    let game = moderne(cast, 2, 15);
+    let first = game.partway_into_round(1, 0);
+    let table = games::store_table(&app.pool, cast.players[0].0, &first).await;
+    let version = first.iter().map(Vec::len).sum();
+    (game, table, version)
+}
+
 /// Long polls answered from the table cache's recent events: in whatever
 /// order the players and a spectator ask for the same events, each sees its
 /// own hand and its own draws only.
@@ -699,13 +709,11 @@ async fn event_stream_sends_redacted_events_wakes_on_commits_resumes_and_keeps_a
 async fn long_polls_show_each_player_its_own_hand_and_draws_whoever_asks_first() {
     let app = spawn_app().await;
     let cast = cast(&app).await;
-    let game = moderne(&cast, 2, 15);
-    let first = game.partway_into_round(1, 0);
-    let table = games::store_table(&app.pool, cast.players[0].0, &first).await;
-    let version: usize = first.iter().map(Vec::len).sum();
+    let (game, table, version) = stored_at_first_deal(&app, &cast).await;
     // The table is cached; what follows joins the cache's recent events.
     get_json(&app, &format!("/v1/tables/{table}/view"), &cast.outsider).await;
-    let more = &game.batches[first.len()..(first.len() + 40).min(game.batches.len())];
+    let dealt = game.partway_into_round(1, 0).len();
+    let more = &game.batches[dealt..(dealt + 40).min(game.batches.len())];
     games::append(&app.pool, table, version as i64, more).await;
 
     let path = format!("/v1/tables/{table}/events?after={version}&limit=500");
@@ -747,10 +755,8 @@ async fn long_polls_show_each_player_its_own_hand_and_draws_whoever_asks_first()
 async fn a_move_dropped_while_written_leaves_nothing_in_the_cache() {
     let app = spawn_app().await;
     let cast = cast(&app).await;
-    let game = moderne(&cast, 2, 15);
-    let first = game.partway_into_round(1, 0);
-    let table = games::store_table(&app.pool, cast.players[0].0, &first).await;
-    let version = first.iter().map(Vec::len).sum::<usize>() as i64;
+    let (_, table, version) = stored_at_first_deal(&app, &cast).await;
+    let version = version as i64;
     let tables = TableService::new(app.pool.clone());
     let (seat, mv) = tables
         .read(table, |l| {
