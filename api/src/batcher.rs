@@ -4,7 +4,7 @@
 //! itself; under load, the more requests wait, the more each batch holds.
 //!
 //! The log writer ([`crate::log_writer`]), the version reads and the
-//! announcements of commits ([`crate::tables`]) are batched this way.
+//! announcements of commits ([`crate::versions`]) are batched this way.
 
 use std::collections::VecDeque;
 use std::future::Future;
