@@ -65,40 +65,8 @@ impl Work for Appends {
         *waiting = later;
     }
 
-    async fn serve(&self, batch: Vec<Chained>) -> Vec<Answer> {
-        self.store(batch).await
-    }
-}
-
-impl LogWriter {
-    /// A writer with connections of its own ([`WRITERS`] at most, see
-    /// [`Held`]) to the database of `pool`, with its settings; its tasks
-    /// run on the current runtime.
-    pub fn new(pool: &PgPool) -> Self {
-        Self {
-            batcher: Batcher::new(Appends {
-                held: Held::new(pool),
-            }),
-        }
-    }
-
-    /// Appends a table's chained events (with the moves of other tables
-    /// waiting meanwhile): the events as stored once committed, or why not
-    /// ([`store::events::append_one`]'s answers).
-    pub async fn append(&self, chained: Chained) -> Answer {
-        if chained.events.is_empty() {
-            return Ok(Vec::new());
-        }
-        self.batcher
-            .ask(chained)
-            .await
-            .unwrap_or_else(|| Err(ApiError::internal("the log writer stopped")))
-    }
-}
-
-impl Appends {
     /// One statement for the batch; its answers in the batch's order.
-    async fn store(&self, batch: Vec<Chained>) -> Vec<Answer> {
+    async fn serve(&self, batch: Vec<Chained>) -> Vec<Answer> {
         let batch = match <[Chained; 1]>::try_from(batch) {
             Ok([chained]) => return vec![self.store_alone(chained).await],
             Err(batch) => batch,
@@ -141,7 +109,35 @@ impl Appends {
         }
         answers
     }
+}
 
+impl LogWriter {
+    /// A writer with connections of its own ([`WRITERS`] at most, see
+    /// [`Held`]) to the database of `pool`, with its settings; its tasks
+    /// run on the current runtime.
+    pub fn new(pool: &PgPool) -> Self {
+        Self {
+            batcher: Batcher::new(Appends {
+                held: Held::new(pool),
+            }),
+        }
+    }
+
+    /// Appends a table's chained events (with the moves of other tables
+    /// waiting meanwhile): the events as stored once committed, or why not
+    /// ([`store::events::append_one`]'s answers).
+    pub async fn append(&self, chained: Chained) -> Answer {
+        if chained.events.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.batcher
+            .ask(chained)
+            .await
+            .unwrap_or_else(|| Err(ApiError::internal("the log writer stopped")))
+    }
+}
+
+impl Appends {
     async fn store_alone(&self, chained: Chained) -> Answer {
         let mut conn = self.held.take().await?;
         let stored = store::events::append_one(&mut conn, chained).await;
