@@ -276,6 +276,17 @@ struct Entry {
 }
 
 impl Entry {
+    /// A table just folded from its log, or just created.
+    fn new(loaded: Loaded) -> Self {
+        Self {
+            loaded,
+            head_hash: None,
+            tail: VecDeque::new(),
+            synced: None,
+            in_doubt: false,
+        }
+    }
+
     fn version(&self) -> i64 {
         self.loaded.version()
     }
@@ -426,17 +437,11 @@ impl TableService {
         let folded = folder.await.map_err(ApiError::internal)?;
         read?;
         let table = folded?.ok_or_else(not_found)?;
-        Ok(Entry {
-            loaded: Loaded {
-                table,
-                created_by: row.created_by,
-                created_at: row.created_at,
-            },
-            head_hash: None,
-            tail: VecDeque::new(),
-            synced: None,
-            in_doubt: false,
-        })
+        Ok(Entry::new(Loaded {
+            table,
+            created_by: row.created_by,
+            created_at: row.created_at,
+        }))
     }
 
     /// Reads and folds the events after the cached version (whole, with
@@ -535,13 +540,7 @@ impl TableService {
             created_by: row.created_by,
             created_at: row.created_at,
         };
-        let mut entry = Entry {
-            loaded: loaded.clone(),
-            head_hash: None,
-            tail: VecDeque::new(),
-            synced: None,
-            in_doubt: false,
-        };
+        let mut entry = Entry::new(loaded.clone());
         for (s, e) in stored.into_iter().zip(events) {
             entry.push(s, e);
         }
@@ -627,15 +626,16 @@ impl TableService {
             // stored, the table is read again from the log.
             let mut rng = rand::rngs::StdRng::from_entropy();
             let before = entry.loaded.table.status();
+            // In doubt from before `execute`: a panic inside leaves it so.
             entry.in_doubt = true;
-            let events = entry.loaded.table.execute(command, &mut rng);
-            let events = match events {
-                Ok(events) => events,
-                Err(refused) => {
+            let events = entry
+                .loaded
+                .table
+                .execute(command, &mut rng)
+                .map_err(|refused| {
                     entry.in_doubt = false;
-                    return Err(table_error(refused));
-                }
-            };
+                    table_error(refused)
+                })?;
             let after = entry.loaded.table.status();
             let status = (after != before).then(|| status_str(after));
             // Plain moves without a key are one statement, committed on its
