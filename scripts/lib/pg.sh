@@ -53,7 +53,7 @@ pg_free_port() {
 
 # pg_init DIR [fast|nofsync]: initdb DIR/data (once) with a random password
 # for the superuser `huit`, kept in DIR/password. With "fast", durability is
-# traded for speed (throwaway test clusters only). "nofsync" only skips the
+# traded for speed and disk (throwaway test clusters only). "nofsync" only skips the
 # flushes to disk: a commit is still in the WAL (in the OS's cache) when it is
 # acknowledged, so it survives PostgreSQL being killed, not the machine
 # crashing (the fault tests' private clusters).
@@ -77,6 +77,10 @@ pg_init() {
         fi
         if [ "$mode" = fast ]; then
             echo "synchronous_commit = off"
+            # Every test creates a database, which PostgreSQL 15 copies
+            # through the WAL: without a cap the WAL grows towards 1 GB.
+            echo "max_wal_size = 128MB"
+            echo "min_wal_size = 32MB"
         fi
     } | pg_as tee -a "$dir/data/postgresql.conf" >/dev/null
 }
