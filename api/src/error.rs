@@ -217,15 +217,15 @@ impl ApiError {
     /// The answers of `n` requests served together whose statement failed
     /// with `err`: a 503 each when the database is away (the error is
     /// logged once, by the caller), else a 500 each, saying `what` failed.
-    pub fn for_each(err: sqlx::Error, n: usize, what: &'static str) -> Vec<ApiError> {
+    pub fn for_each<T>(err: sqlx::Error, n: usize, what: &'static str) -> Vec<Result<T, ApiError>> {
         let unavailable = matches!(ApiError::from(err), ApiError::ServiceUnavailable(_));
         (0..n)
             .map(|_| {
-                if unavailable {
+                Err(if unavailable {
                     ApiError::ServiceUnavailable(None)
                 } else {
                     ApiError::internal(what)
-                }
+                })
             })
             .collect()
     }

@@ -159,7 +159,4 @@ impl Appends {
 fn failed(e: sqlx::Error, n: usize) -> Vec<Answer> {
     tracing::warn!(error = %e, tables = n, "a batch of moves failed");
     ApiError::for_each(e, n, "appending a batch of moves failed")
-        .into_iter()
-        .map(Err)
-        .collect()
 }

@@ -62,9 +62,6 @@ impl Work for Reads {
             Err(e) => {
                 tracing::warn!(error = %e, tables = ids.len(), "versions not read");
                 ApiError::for_each(e, ids.len(), "reading the tables' versions failed")
-                    .into_iter()
-                    .map(Err)
-                    .collect()
             }
         }
     }
