@@ -719,6 +719,39 @@ impl TableService {
         }
     }
 
+    /// Runs `f` on the table once `unchanged` is false of it (a long poll of
+    /// the view): at once when the cache is past it, else as soon as a
+    /// commit is heard (from any process, as in [`Self::poll_events`]) that
+    /// makes it so, until `deadline`. `seen` is a version the caller has
+    /// seen: the table is never read older. `None` when nothing changed by
+    /// the deadline; the caller then reads the table as usual, which checks
+    /// its stored version (a notification can be lost).
+    pub async fn read_when<R>(
+        &self,
+        hub: &TableEvents,
+        table_id: Uuid,
+        seen: i64,
+        deadline: Instant,
+        unchanged: impl Fn(&Loaded) -> bool,
+        f: impl FnOnce(&Loaded) -> R,
+    ) -> Result<Option<R>, ApiError> {
+        // Subscribe before reading, so a commit in between is not missed.
+        let mut rx = hub.subscribe(table_id);
+        loop {
+            {
+                let slot = self.slot(table_id);
+                let mut guard = slot.lock().await;
+                let entry = self.refresh(table_id, &mut guard, Some(hub), seen).await?;
+                if !unchanged(&entry.loaded) {
+                    return Ok(Some(f(&entry.loaded)));
+                }
+            }
+            if !hub.wait(&mut rx, deadline).await {
+                return Ok(None);
+            }
+        }
+    }
+
     /// The events after `after` (at most `limit`) as `account_id` may see
     /// them. With none yet, waits until `deadline` for one to be committed
     /// (by any process: `hub` hears PostgreSQL's notifications), without

@@ -199,3 +199,54 @@ async fn two_server_processes_serve_one_table() {
     assert_eq!(summary_a["version"], n as i64);
     let _ = post_empty;
 }
+
+#[tokio::test]
+async fn a_view_long_poll_on_one_process_is_answered_by_a_move_through_another() {
+    let a = spawn_app().await;
+    let b = support::spawn_second_process(&a).await;
+    let (id, tokens) = started_table(&a, "classique", json!({}), 2).await;
+    let v = view(&b, &tokens[0], &id).await;
+    let version = v["version"].as_i64().unwrap();
+    let seat = v["current_seat"].as_u64().unwrap() as usize;
+    let poll_b = |etag: String, wait: u64| {
+        let client = b.client.clone();
+        let url = b.url(&format!("/v1/tables/{id}/view?wait={wait}"));
+        let token = tokens[1 - seat].clone();
+        async move {
+            let res = client
+                .get(url)
+                .bearer_auth(token)
+                .header("if-none-match", etag)
+                .send()
+                .await
+                .unwrap();
+            let status = res.status().as_u16();
+            (status, res.json::<Value>().await.ok())
+        }
+    };
+
+    let mut poll = tokio::spawn(poll_b(format!("\"{version}\""), 20));
+    assert!(
+        tokio::time::timeout(Duration::from_millis(300), &mut poll)
+            .await
+            .is_err(),
+        "the view long poll answered with nothing new"
+    );
+    let mv = view(&a, &tokens[seat], &id).await["legal_moves"][0].clone();
+    let answer = json_of(play(&a, &tokens[seat], &id, &mv, Some(version)).await, 200).await;
+    let (status, polled) = tokio::time::timeout(Duration::from_secs(10), poll)
+        .await
+        .expect("B's view long poll answers")
+        .unwrap();
+    assert_eq!(status, 200);
+    assert_eq!(polled.unwrap()["version"], answer["version"]);
+
+    // A version made through A and asked of B straight away: B's view is
+    // never older than it (a 304 at the deadline, not B's older view).
+    let seat = answer["view"]["current_seat"].as_u64().unwrap() as usize;
+    let version = answer["version"].as_i64().unwrap();
+    let mv = view(&a, &tokens[seat], &id).await["legal_moves"][0].clone();
+    let answer = json_of(play(&a, &tokens[seat], &id, &mv, Some(version)).await, 200).await;
+    let (status, _) = poll_b(format!("\"{}\"", answer["version"]), 1).await;
+    assert_eq!(status, 304);
+}

@@ -585,13 +585,39 @@ async fn waiters_see_a_commit_whose_announcement_was_lost_when_their_wait_ends()
         .unwrap();
     let mut text = String::new();
     read_until(&mut stream, &mut text, |t| t.contains(": events of table")).await;
-    let more: Vec<_> = batches.take(2).cloned().collect();
+    let more: Vec<_> = batches.by_ref().take(2).cloned().collect();
     let streamed = games::append_unannounced(&app.pool, table, polled, &more).await;
     read_until(&mut stream, &mut text, |t| {
         frames(t).last().and_then(|e| e["seq"].as_i64()) == Some(streamed)
     })
     .await;
     assert_eq!(frames(&text)[0]["seq"], polled + 1);
+    drop(stream);
+
+    // A long poll of the view with the ETag of a version made elsewhere
+    // and not announced: never this process's older view, but a wait for
+    // a newer one, a 304 at its end...
+    let view_poll = |seen: i64| {
+        app.client
+            .get(app.url(&format!("/v1/tables/{table}/view?wait=1")))
+            .bearer_auth(&cast.tokens[1])
+            .header("if-none-match", format!("\"{seen}\""))
+            .send()
+    };
+    let more: Vec<_> = batches.by_ref().take(2).cloned().collect();
+    let seen = games::append_unannounced(&app.pool, table, streamed, &more).await;
+    let res = view_poll(seen).await.unwrap();
+    assert_eq!(res.status(), 304);
+    assert_eq!(
+        res.headers()["etag"].to_str().unwrap(),
+        format!("\"{seen}\"")
+    );
+    // ... and a commit whose announcement was lost is found when it ends.
+    let more: Vec<_> = batches.take(2).cloned().collect();
+    let later = games::append_unannounced(&app.pool, table, seen, &more).await;
+    let res = view_poll(seen).await.unwrap();
+    assert_eq!(res.status(), 200);
+    assert_eq!(res.json::<Value>().await.unwrap()["version"], later);
 }
 
 #[tokio::test]

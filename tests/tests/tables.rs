@@ -696,3 +696,104 @@ async fn event_feeds_are_redacted_per_caller_and_long_polls_wake_on_a_move() {
     assert_eq!(page["events"][0]["seq"], version + 1, "{page}");
     assert!(took < Duration::from_secs(10), "{took:?}");
 }
+
+/// `GET …/view` with `If-None-Match` and `wait`.
+async fn view_polled(
+    app: &e2e::TestApp,
+    token: &str,
+    id: &str,
+    etag: Option<&str>,
+    wait: u64,
+) -> reqwest::Response {
+    let mut req = app
+        .client
+        .get(app.url(&format!("/v1/tables/{id}/view?wait={wait}")))
+        .bearer_auth(token);
+    if let Some(etag) = etag {
+        req = req.header("if-none-match", etag);
+    }
+    req.send().await.unwrap()
+}
+
+#[tokio::test]
+async fn a_view_long_poll_answers_the_new_view_as_soon_as_a_move_is_committed() {
+    let app = spawn_app().await;
+    let (id, tokens) = started_table(&app, "classique", json!({}), 2).await;
+    let v = view(&app, &tokens[0], &id).await;
+    let version = v["version"].as_i64().unwrap();
+    let etag = format!("\"{version}\"");
+    let on_turn = v["current_seat"].as_u64().unwrap() as usize;
+    let waiting = 1 - on_turn;
+
+    for q in ["wait=31", "wait=x", "wait=-1"] {
+        let res = app
+            .client
+            .get(app.url(&format!("/v1/tables/{id}/view?{q}")))
+            .bearer_auth(&tokens[0])
+            .header("if-none-match", &etag)
+            .send()
+            .await
+            .unwrap();
+        assert_problem(res, 400, "invalid_query").await;
+    }
+
+    // Nothing new: the 304 comes at the deadline, with the ETag.
+    let started = Instant::now();
+    let res = view_polled(&app, &tokens[waiting], &id, Some(&etag), 1).await;
+    assert_eq!(res.status(), 304);
+    assert_eq!(res.headers()["etag"].to_str().unwrap(), etag);
+    assert!(started.elapsed() >= Duration::from_millis(900));
+
+    // Without If-None-Match, or with an older ETag, there is nothing to
+    // wait for: the view comes at once.
+    for old in [None, Some(format!("\"{}\"", version - 1))] {
+        let started = Instant::now();
+        let res = view_polled(&app, &tokens[waiting], &id, old.as_deref(), 20).await;
+        let got = json_of(res, 200).await;
+        assert_eq!(got["version"], version);
+        assert!(started.elapsed() < Duration::from_secs(10));
+    }
+
+    // A waiting player's poll answers with its own new view once a move is
+    // committed.
+    let mut poll = {
+        let client = app.client.clone();
+        let url = app.url(&format!("/v1/tables/{id}/view?wait=20"));
+        let token = tokens[waiting].clone();
+        let etag = etag.clone();
+        tokio::spawn(async move {
+            let res = client
+                .get(url)
+                .bearer_auth(token)
+                .header("if-none-match", etag)
+                .send()
+                .await
+                .unwrap();
+            let status = res.status();
+            let etag = res.headers()["etag"].to_str().unwrap().to_owned();
+            (status, etag, res.json::<Value>().await.unwrap())
+        })
+    };
+    assert!(
+        tokio::time::timeout(Duration::from_millis(300), &mut poll)
+            .await
+            .is_err(),
+        "the view long poll answered with nothing new"
+    );
+    let mv = view(&app, &tokens[on_turn], &id).await["legal_moves"][0].clone();
+    let moved = json_of(
+        play(&app, &tokens[on_turn], &id, &mv, Some(version)).await,
+        200,
+    )
+    .await;
+    let (status, new_etag, polled) = tokio::time::timeout(Duration::from_secs(10), poll)
+        .await
+        .expect("the view long poll answers after the move")
+        .unwrap();
+    assert_eq!(status, 200);
+    assert_eq!(polled["version"], moved["version"]);
+    assert_eq!(new_etag, format!("\"{}\"", moved["version"]));
+    // The waiting player's view, not the mover's.
+    assert_eq!(polled["my_seat"], waiting);
+    assert_eq!(polled, view(&app, &tokens[waiting], &id).await);
+}

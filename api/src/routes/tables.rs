@@ -510,8 +510,34 @@ pub struct EventsQuery {
 
 // ----- helpers ------------------------------------------------------------
 
+/// `wait` of `GET /v1/tables/{id}/view`.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ViewQuery {
+    /// Seconds (0 to 30, default 0) to wait, while the view would be
+    /// `304 Not Modified` for `If-None-Match`, for it to change.
+    #[param(minimum = 0, maximum = 30)]
+    pub wait: Option<u64>,
+}
+
 /// Longest long poll, in seconds.
 pub const MAX_WAIT_SECS: u64 = 30;
+
+/// A long poll's `wait` (0 when absent), checked.
+fn wait_secs(wait: Option<u64>) -> Result<u64, ApiError> {
+    match wait.unwrap_or(0) {
+        wait if wait > MAX_WAIT_SECS => Err(ApiError::InvalidQuery(format!(
+            "wait: at most {MAX_WAIT_SECS} seconds"
+        ))),
+        wait => Ok(wait),
+    }
+}
+
+/// When a long poll of `wait` seconds started now gives up; `None` for 0
+/// (no waiting).
+fn long_poll_deadline(wait: u64) -> Option<tokio::time::Instant> {
+    (wait > 0).then(|| tokio::time::Instant::now() + Duration::from_secs(wait))
+}
 
 fn etag(version: i64) -> (header::HeaderName, String) {
     (header::ETAG, format!("\"{version}\""))
@@ -811,18 +837,23 @@ pub async fn start_table(
 
 /// The caller's view of a table (a spectator's when the caller does not
 /// sit there: no hand, no moves). Send `If-None-Match: "<version>"` to get
-/// a 304 while nothing changed.
+/// a 304 while nothing changed; add `wait` to make it a long poll: the new
+/// view comes as soon as a move is committed (by any server process), or
+/// the 304 after `wait` seconds. A client can follow a game this way alone,
+/// one request per change.
 #[utoipa::path(
     tag = "tables",
     security(("bearer" = [])),
     params(
         ("id" = Uuid, Path, description = "The table"),
         ("If-None-Match" = Option<String>, Header, description = "An ETag from an earlier view"),
+        ViewQuery,
     ),
     responses(
         (status = 200, description = "The view", body = TableView,
             headers(("ETag" = String, description = "`\"<version>\"`"))),
-        (status = 304, description = "Not modified since the ETag sent"),
+        (status = 304, description = "Not modified since the ETag sent (with `wait`: nothing changed within it)"),
+        (status = 400, description = "`invalid_query`: `wait` > 30; `invalid_header`", body = Problem, content_type = "application/problem+json"),
         (status = 401, description = "`unauthorized`", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "`not_found`", body = Problem, content_type = "application/problem+json"),
         (status = 503, description = "`service_unavailable`", body = Problem, content_type = "application/problem+json"),
@@ -836,8 +867,10 @@ pub async fn get_view(
     hub: web::Data<TableEvents>,
     user: CachedAuthUser,
     path: web::Path<Uuid>,
+    query: web::Query<ViewQuery>,
 ) -> Result<HttpResponse, ApiError> {
     let id = path.into_inner();
+    let wait = wait_secs(query.wait)?;
     let if_none_match = header_str(&req, "if-none-match")?.map(str::to_owned);
     let account_id = user.account.id;
     // A version the caller has seen: the view is not older.
@@ -845,17 +878,34 @@ pub async fn get_view(
         .as_deref()
         .and_then(|raw| raw.split(',').filter_map(parse_etag).max())
         .unwrap_or(0);
-    let (version, view) = tables
-        .read_with(Some(&hub), id, seen, |l| {
-            let fresh = if_none_match.as_deref().is_some_and(|raw| {
-                raw.trim() == "*" || raw.split(',').any(|t| parse_etag(t) == Some(l.version()))
-            });
-            (
-                l.version(),
-                (!fresh).then(|| TableView::of(id, l, account_id)),
-            )
+    let fresh = |l: &Loaded| {
+        if_none_match.as_deref().is_some_and(|raw| {
+            raw.trim() == "*" || raw.split(',').any(|t| parse_etag(t) == Some(l.version()))
         })
-        .await?;
+    };
+    let changed = match long_poll_deadline(wait) {
+        Some(deadline) if if_none_match.is_some() => {
+            tables
+                .read_when(&hub, id, seen, deadline, &fresh, |l| {
+                    (l.version(), Some(TableView::of(id, l, account_id)))
+                })
+                .await?
+        }
+        _ => None,
+    };
+    let (version, view) = match changed {
+        Some(changed) => changed,
+        None => {
+            tables
+                .read_with(Some(&hub), id, seen, |l| {
+                    (
+                        l.version(),
+                        (!fresh(l)).then(|| TableView::of(id, l, account_id)),
+                    )
+                })
+                .await?
+        }
+    };
     let mut res = match view {
         Some(view) => HttpResponse::Ok().json(view),
         None => HttpResponse::NotModified().finish(),
@@ -1007,19 +1057,20 @@ pub async fn get_events(
     if after < 0 {
         return Err(ApiError::InvalidQuery("after: 0 or more".into()));
     }
-    let wait = query.wait.unwrap_or(0);
-    if wait > MAX_WAIT_SECS {
-        return Err(ApiError::InvalidQuery(format!(
-            "wait: at most {MAX_WAIT_SECS} seconds"
-        )));
-    }
+    let wait = wait_secs(query.wait)?;
     let limit = query.limit.unwrap_or(200);
     if !(1..=500).contains(&limit) {
         return Err(ApiError::InvalidQuery("limit: from 1 to 500".into()));
     }
-    let deadline = (wait > 0).then(|| tokio::time::Instant::now() + Duration::from_secs(wait));
     let events = tables
-        .poll_events(&hub, id, user.account.id, after, limit, deadline)
+        .poll_events(
+            &hub,
+            id,
+            user.account.id,
+            after,
+            limit,
+            long_poll_deadline(wait),
+        )
         .await?;
     let next = events.last().map_or(after, |e| e.seq);
     Ok(HttpResponse::Ok().json(EventPage { events, next }))
