@@ -32,15 +32,18 @@ pub struct RunArgs {
     ruleset: String,
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// How a waiting player follows its table: `poll` (long polls of
-    /// `/events`) or `stream` (one `/events/stream` for the whole run).
-    #[arg(long, value_enum, default_value_t = Follow::Poll)]
+    /// How a waiting player follows its table: `view` (long polls of its
+    /// view: one request per change), `poll` (long polls of `/events`, and
+    /// its view when they concern it) or `stream` (one `/events/stream` for
+    /// the whole run, and its view when an event concerns it).
+    #[arg(long, value_enum, default_value_t = Follow::View)]
     follow: Follow,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Follow {
     Poll,
+    View,
     Stream,
 }
 
@@ -104,10 +107,14 @@ async fn run_inner(args: RunArgs) -> Result<(), Error> {
     // that a drift of the machine (this VM's disk and CPU vary by ×4 within
     // minutes) weighs on both figures alike.
     let half = Duration::from_secs_f64(args.baseline_seconds as f64 / 2.0);
+    let cpu_before = CpuTimes::now();
     let mut baseline = match &args.baseline_url {
         Some(url) => Some(baseline_load(&client, url, concurrency, half).await),
         None => None,
     };
+    let cpu_baseline_first = cpu_before
+        .zip(CpuTimes::now())
+        .map(|(before, after)| after.since(&before));
     let seats = setup(&client, &args).await?;
     eprintln!(
         "loadgen: {} tables × {} players started; playing for {} s, following by {:?}",
@@ -147,11 +154,17 @@ async fn run_inner(args: RunArgs) -> Result<(), Error> {
     if let (Some(url), Some((before, rows_before, secs_before))) =
         (&args.baseline_url, &mut baseline)
     {
+        let cpu_before = CpuTimes::now();
         let (after, rows_after, secs_after) = baseline_load(&client, url, concurrency, half).await;
+        let cpu_second = cpu_before
+            .zip(CpuTimes::now())
+            .map(|(before, after)| after.since(&before));
         eprintln!(
-            "loadgen: baseline before the games {:.0} rows/s, after {:.0} rows/s",
+            "loadgen: baseline before the games {:.0} rows/s ({}), after {:.0} rows/s ({})",
             *rows_before as f64 / *secs_before,
-            rows_after as f64 / secs_after
+            cpu_baseline_first.as_deref().unwrap_or("cpu unknown"),
+            rows_after as f64 / secs_after,
+            cpu_second.as_deref().unwrap_or("cpu unknown"),
         );
         before.merge(after);
         *rows_before += rows_after;
@@ -378,7 +391,7 @@ async fn play(
     };
     let mut after = view.version;
     let mut stream = match follow {
-        Follow::Poll => None,
+        Follow::Poll | Follow::View => None,
         Follow::Stream => {
             let url = format!("{base}/v1/tables/{table}/events/stream");
             let res = client
@@ -440,6 +453,36 @@ async fn play(
                     continue;
                 }
             }
+        } else if follow == Follow::View {
+            // A long poll of the view: the next one as soon as the table
+            // moves (a 304 when it did not within `wait`), at most until
+            // the end of the run.
+            let left = deadline.saturating_duration_since(Instant::now());
+            let wait = left.as_secs_f64().ceil().clamp(1.0, 5.0) as u64;
+            let polled = tokio::time::timeout_at(
+                deadline.into(),
+                client
+                    .get(format!("{view_url}?wait={wait}"))
+                    .bearer_auth(token)
+                    .header("If-None-Match", format!("\"{}\"", view.version))
+                    .send(),
+            )
+            .await;
+            let Ok(polled) = polled else { break };
+            let Ok(res) = polled else {
+                *t.refused.entry(0).or_default() += 1;
+                break;
+            };
+            t.note(res.status());
+            if res.status() == reqwest::StatusCode::NOT_MODIFIED {
+                continue;
+            }
+            match res.json::<View>().await {
+                Ok(v) => view = v,
+                Err(_) => break,
+            }
+            after = view.version;
+            continue;
         } else if let Some(stream) = stream.as_mut() {
             // The stream: read events until one after the view concerns
             // this player (or the run ends, or the stream fails).

@@ -7,10 +7,11 @@
 //! - `loadgen run`: hammers the baseline for half its time, registers
 //!   players, opens tables (games long enough to outlast the run) and plays
 //!   them over HTTP from `legal_moves` like real clients (each player
-//!   long-polls `/events` while not on turn, or with `--follow stream` reads
-//!   its `/events/stream`), hammers the baseline for the other half, and
-//!   prints moves per second, move latency percentiles and every non-2xx
-//!   answer, ending with one line:
+//!   long-polls its view while not on turn; with `--follow poll` it
+//!   long-polls `/events` and fetches its view when they concern it, with
+//!   `--follow stream` it reads its `/events/stream` instead), hammers the
+//!   baseline for the other half, and prints moves per second, move latency
+//!   percentiles and every non-2xx answer, ending with one line:
 //!   `moves_per_sec=<x> baseline_per_sec=<y> ratio=<x/y> p50_ms=<a> p99_ms=<b> errors=<n>`.
 
 mod baseline;
