@@ -144,6 +144,10 @@ impl Application {
                 })
                 .wrap(TracingLogger::default())
         })
+        // Stream frames (server-sent events and views) are small writes
+        // one after another: with Nagle's algorithm each waits for the
+        // client's (delayed) ACK of the one before.
+        .tcp_nodelay(true)
         .listen(listener)?
         .shutdown_timeout(10);
         if let Some(workers) = workers {

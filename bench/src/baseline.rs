@@ -48,6 +48,7 @@ pub async fn serve(bind: &str, database_url: &str, workers: usize) -> std::io::R
             .route("/baseline", web::post().to(insert))
     })
     .workers(workers)
+    .tcp_nodelay(true) // as the API server
     .bind(bind)?;
     let port = server.addrs()[0].port();
     println!("listening on {port}");
