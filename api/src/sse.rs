@@ -1,5 +1,5 @@
 //! Streams for the HTTP side of the history: the NDJSON export of a log,
-//! read page by page, and the server-sent events of a table.
+//! read page by page, and the server-sent events and views of a table.
 
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -15,7 +15,7 @@ use crate::history::PAGE;
 use crate::notify::TableEvents;
 use crate::store;
 use crate::store::events::StoredEvent;
-use crate::tables::TableService;
+use crate::tables::{Loaded, TableService};
 
 /// The whole log of a table as NDJSON, one public event per line, read from
 /// the database one page at a time as the client consumes it.
@@ -125,4 +125,93 @@ pub fn table_events(s: EventStream) -> impl Stream<Item = Result<Bytes, sqlx::Er
             }
         },
     )
+}
+
+/// A subscriber's place in a table's stream of views.
+pub struct ViewStream<F> {
+    pub tables: TableService,
+    pub hub: TableEvents,
+    pub table_id: Uuid,
+    /// The version of the last view sent (or the one the client has, from
+    /// `Last-Event-ID`); -1 for none.
+    pub seen: i64,
+    /// One view's frame, `id: <version>` and its JSON, as the subscriber
+    /// sees it.
+    pub frame: F,
+    pub keepalive: Duration,
+}
+
+impl<F> std::fmt::Debug for ViewStream<F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ViewStream")
+            .field("table_id", &self.table_id)
+            .field("seen", &self.seen)
+            .field("keepalive", &self.keepalive)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The server-sent views of a table: a comment first, then the caller's
+/// view whenever the table is at a version other than the last one sent,
+/// at once for the first (unless the client has it) and as each commit is
+/// heard (woken through [`TableEvents`] as long polls are, from the table
+/// cache). Commits heard together give one frame, of the latest view. A
+/// keep-alive comment follows each `keepalive` of silence, after which the
+/// table's stored version is checked too (a notification can be lost). The
+/// stream ends when it is dropped (the client went away) or the database
+/// fails.
+pub fn table_views<F>(s: ViewStream<F>) -> impl Stream<Item = Result<Bytes, sqlx::Error>> + 'static
+where
+    F: Fn(&Loaded) -> Bytes + 'static,
+{
+    let first = Bytes::from(format!(": views of table {}\nretry: 2000\n\n", s.table_id));
+    stream::unfold((s, Some(first)), |(mut s, first)| async move {
+        if let Some(first) = first {
+            return Some((Ok(first), (s, None)));
+        }
+        let seen = s.seen;
+        let deadline = Instant::now() + s.keepalive;
+        let frame = &s.frame;
+        let changed = s
+            .tables
+            .read_when(
+                &s.hub,
+                s.table_id,
+                seen,
+                deadline,
+                |l| l.version() == seen,
+                |l| (l.version(), frame(l)),
+            )
+            .await;
+        let next = match changed {
+            Ok(Some(changed)) => Some(changed),
+            // Nothing heard for a while: the table's stored version all the
+            // same, then a keep-alive.
+            Ok(None) => match s
+                .tables
+                .read_with(Some(&s.hub), s.table_id, seen, |l| {
+                    (l.version() != seen).then(|| (l.version(), frame(l)))
+                })
+                .await
+            {
+                Ok(Some(changed)) => Some(changed),
+                Ok(None) => None,
+                Err(e) => {
+                    tracing::warn!(error = %e, "view stream stops");
+                    return None;
+                }
+            },
+            Err(e) => {
+                tracing::warn!(error = %e, "view stream stops");
+                return None;
+            }
+        };
+        match next {
+            Some((version, frame)) => {
+                s.seen = version;
+                Some((Ok(frame), (s, None)))
+            }
+            None => Some((Ok(Bytes::from_static(b": keep-alive\n\n")), (s, None))),
+        }
+    })
 }

@@ -718,6 +718,104 @@ async fn event_stream_sends_redacted_events_wakes_on_commits_resumes_and_keeps_a
     assert_problem(res, 404, "not_found").await;
 }
 
+#[tokio::test]
+async fn view_stream_sends_the_callers_view_then_the_latest_at_each_change() {
+    let app = spawn_app_with(|s| s.sse_keepalive_ms = 200).await;
+    let cast = cast(&app).await;
+    let game = moderne(&cast, 2, 15);
+    let first = game.partway_into_round(1, 2);
+    let table = games::store_table(&app.pool, cast.players[0].0, &first).await;
+    let version = first.iter().map(Vec::len).sum::<usize>() as i64;
+    let url = app.url(&format!("/v1/tables/{table}/view/stream"));
+    let open = |token: &str, last: Option<String>| {
+        let mut req = app.client.get(&url).bearer_auth(token);
+        if let Some(last) = last {
+            req = req.header("Last-Event-ID", last);
+        }
+        req.send()
+    };
+    let versions = |text: &str| -> Vec<i64> {
+        frames(text)
+            .iter()
+            .map(|v| v["version"].as_i64().unwrap())
+            .collect()
+    };
+    let mut batches = game.batches[first.len()..].iter().cloned();
+
+    // At once: the caller's view, as `GET …/view` gives it.
+    let mut res = open(&cast.tokens[1], None).await.unwrap();
+    assert_eq!(res.status(), 200);
+    assert_eq!(res.headers()["content-type"], "text/event-stream");
+    let mut text = String::new();
+    read_until(&mut res, &mut text, |t| frames(t).len() == 1).await;
+    assert!(text.contains(&format!("id: {version}\n")), "{text}");
+    let view = get_json(&app, &format!("/v1/tables/{table}/view"), &cast.tokens[1]).await;
+    assert_eq!(frames(&text)[0], view);
+    assert_eq!(view["my_seat"], 1);
+
+    // Idle: keep-alive comments. A commit: the new view at once, one frame
+    // however many events it holds.
+    read_until(&mut res, &mut text, |t| t.contains(": keep-alive")).await;
+    let one: Vec<_> = batches.by_ref().take(1).collect();
+    let v2 = games::append(&app.pool, table, version, &one).await;
+    read_until(&mut res, &mut text, |t| versions(t).last() == Some(&v2)).await;
+    let two_moves: Vec<_> = batches.by_ref().take(2).flatten().collect();
+    assert!(two_moves.len() > 1);
+    let v3 = games::append(&app.pool, table, v2, &[two_moves]).await;
+    read_until(&mut res, &mut text, |t| versions(t).last() == Some(&v3)).await;
+    assert_eq!(versions(&text), [version, v2, v3]);
+    let view = get_json(&app, &format!("/v1/tables/{table}/view"), &cast.tokens[1]).await;
+    assert_eq!(frames(&text).last().unwrap(), &view);
+
+    // A commit whose announcement was lost: found at the next keep-alive.
+    let lost: Vec<_> = batches.by_ref().take(1).collect();
+    let v4 = games::append_unannounced(&app.pool, table, v3, &lost).await;
+    read_until(&mut res, &mut text, |t| versions(t).last() == Some(&v4)).await;
+
+    // The client goes away: the server drops its subscription.
+    drop(res);
+    let gone = eventually(Duration::from_secs(10), || async {
+        (app.table_events.subscribers(table) == 0).then_some(())
+    })
+    .await;
+    assert!(gone.is_some(), "the stream ended when the client left");
+
+    // Resumed with the version the client has: nothing until a change. A
+    // spectator's view has no hand and no moves.
+    let mut res = open(&cast.outsider, Some(v4.to_string())).await.unwrap();
+    let mut text = String::new();
+    read_until(&mut res, &mut text, |t| t.contains(": keep-alive")).await;
+    assert!(frames(&text).is_empty(), "{text}");
+    let one: Vec<_> = batches.by_ref().take(1).collect();
+    let v5 = games::append(&app.pool, table, v4, &one).await;
+    read_until(&mut res, &mut text, |t| !frames(t).is_empty()).await;
+    let spectator = &frames(&text)[0];
+    assert_eq!(spectator["version"], v5);
+    assert_eq!(spectator["my_seat"], Value::Null);
+    assert_eq!(spectator["hand"], json!([]));
+    assert_eq!(spectator["legal_moves"], json!([]));
+    drop(res);
+
+    // An older version than the table's: the view at once.
+    let mut res = open(&cast.outsider, Some((v5 - 1).to_string()))
+        .await
+        .unwrap();
+    let mut text = String::new();
+    read_until(&mut res, &mut text, |t| !frames(t).is_empty()).await;
+    assert_eq!(versions(&text), [v5]);
+    drop(res);
+
+    let res = open(&cast.outsider, Some("soon".into())).await.unwrap();
+    assert_problem(res, 400, "invalid_last_event_id").await;
+    let res = get(
+        &app,
+        &format!("/v1/tables/{}/view/stream", Uuid::new_v4()),
+        &cast.outsider,
+    )
+    .await;
+    assert_problem(res, 404, "not_found").await;
+}
+
 /// A game of two rounds stored up to round 1's deal: the game, its table,
 /// its version.
 async fn stored_at_first_deal(app: &TestApp, cast: &Cast) -> (PlayedGame, Uuid, usize) {

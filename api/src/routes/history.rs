@@ -246,17 +246,8 @@ pub async fn stream_events(
     query: web::Query<StreamQuery>,
 ) -> Result<HttpResponse, ApiError> {
     let table_id = *path;
-    let after = match req.headers().get("last-event-id") {
-        Some(v) => v
-            .to_str()
-            .ok()
-            .and_then(|s| s.trim().parse::<i64>().ok())
-            .filter(|n| *n >= 0)
-            .ok_or(ApiError::Problem {
-                status: StatusCode::BAD_REQUEST,
-                code: "invalid_last_event_id",
-                detail: "Last-Event-ID must be the seq of an event".into(),
-            })?,
+    let after = match last_event_id(&req, "the seq of an event")? {
+        Some(seq) => seq,
         None => query.after.unwrap_or(0).max(0),
     };
     // Subscribe before the first read, so no commit is missed. An empty
@@ -275,7 +266,33 @@ pub async fn stream_events(
         rx,
         keepalive: settings.sse_keepalive(),
     });
-    Ok(HttpResponse::Ok()
+    Ok(event_stream(body))
+}
+
+/// A stream's `Last-Event-ID` (a number ≥ 0, `what` it names), if sent.
+pub fn last_event_id(req: &HttpRequest, what: &str) -> Result<Option<i64>, ApiError> {
+    req.headers()
+        .get("last-event-id")
+        .map(|v| {
+            v.to_str()
+                .ok()
+                .and_then(|s| s.trim().parse::<i64>().ok())
+                .filter(|n| *n >= 0)
+                .ok_or(ApiError::Problem {
+                    status: StatusCode::BAD_REQUEST,
+                    code: "invalid_last_event_id",
+                    detail: format!("Last-Event-ID must be {what}"),
+                })
+        })
+        .transpose()
+}
+
+/// A `text/event-stream` answer, not to be cached nor buffered by proxies.
+pub fn event_stream<S>(body: S) -> HttpResponse
+where
+    S: futures_util::Stream<Item = Result<bytes::Bytes, sqlx::Error>> + 'static,
+{
+    HttpResponse::Ok()
         .insert_header(ContentType(
             "text/event-stream".parse().expect("a valid media type"),
         ))
@@ -284,7 +301,7 @@ pub async fn stream_events(
             header::HeaderName::from_static("x-accel-buffering"),
             HeaderValue::from_static("no"),
         ))
-        .streaming(body))
+        .streaming(body)
 }
 
 /// Admin: recompute every round from the log, compare with the recorded

@@ -25,6 +25,7 @@ pub fn configure(cfg: &mut ServiceConfig<'_>) {
             .service(tables::get_view)
             .service(tables::post_move)
             .service(tables::get_events)
+            .service(tables::stream_view)
             .service(accounts::create_account)
             .service(sessions::create_session)
             .service(sessions::delete_current_session)

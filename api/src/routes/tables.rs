@@ -8,6 +8,7 @@ use std::time::Duration;
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::http::StatusCode;
 use actix_web::{delete, get, post, web, HttpRequest, HttpResponse};
+use bytes::Bytes;
 use chrono::{DateTime, Utc};
 use domain::{Direction, GameEnded, Move, PendingView, Preset, Seat, Status, TableCommand};
 use serde::{Deserialize, Serialize};
@@ -17,8 +18,11 @@ use uuid::Uuid;
 
 use crate::auth::{AuthUser, CachedAuthUser};
 use crate::chain::canonical_json;
+use crate::config::Settings;
 use crate::error::{ApiError, Problem};
 use crate::notify::TableEvents;
+use crate::routes::history::{event_stream, last_event_id, SseEvent};
+use crate::sse;
 use crate::store::events::StoredEvent;
 use crate::store::idempotency::request_hash;
 use crate::store::tables::{ListedTable, SeatRow};
@@ -918,6 +922,61 @@ pub async fn get_view(
     res.headers_mut()
         .insert(header::VARY, HeaderValue::from_static("Authorization"));
     Ok(res)
+}
+
+/// The caller's view as server-sent events: one frame (`id: <version>`,
+/// `data:` the view as `GET …/view` gives it) at once, then one each time
+/// the table moves (moves committed together give one frame, of the latest
+/// view), woken by any server process's commits. A client can follow a game
+/// with this stream alone. `Last-Event-ID` (the version of the view the
+/// client has) skips the first frame while the table is still there.
+#[utoipa::path(
+    tag = "tables",
+    security(("bearer" = [])),
+    params(
+        ("id" = Uuid, Path, description = "The table"),
+        ("Last-Event-ID" = Option<i64>, Header, nullable = false, minimum = 0, description = "The version of the last view received"),
+    ),
+    responses(
+        (status = 200, description = "`text/event-stream`: `id: <version>` and `data:` the caller's view (`TableView`) per change", content_type = "text/event-stream", body = SseEvent),
+        (status = 400, description = "`invalid_last_event_id`", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "`unauthorized`", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "`not_found`: no such table", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "`service_unavailable`: the database does not answer", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[get("/tables/{id}/view/stream")]
+#[tracing::instrument(skip_all, fields(account_id = %user.account.id, table_id = %path))]
+pub async fn stream_view(
+    req: HttpRequest,
+    tables: web::Data<TableService>,
+    hub: web::Data<TableEvents>,
+    settings: web::Data<Settings>,
+    user: CachedAuthUser,
+    path: web::Path<Uuid>,
+) -> Result<HttpResponse, ApiError> {
+    let id = path.into_inner();
+    let account_id = user.account.id;
+    let seen = last_event_id(&req, "the version of a view")?.unwrap_or(-1);
+    // 404 before the stream starts when there is no such table.
+    tables.read_with(Some(&hub), id, 0, |_| ()).await?;
+    let body = sse::table_views(sse::ViewStream {
+        tables: tables.get_ref().clone(),
+        hub: hub.get_ref().clone(),
+        table_id: id,
+        seen,
+        frame: move |l: &Loaded| view_frame(l.version(), &TableView::of(id, l, account_id)),
+        keepalive: settings.sse_keepalive(),
+    });
+    Ok(event_stream(body))
+}
+
+/// One frame of a view stream.
+fn view_frame(version: i64, view: &TableView) -> Bytes {
+    let mut out = format!("id: {version}\ndata: ").into_bytes();
+    serde_json::to_writer(&mut out, view).expect("views serialise");
+    out.extend_from_slice(b"\n\n");
+    Bytes::from(out)
 }
 
 /// Make a move. The same `Idempotency-Key` with the same body (and
