@@ -33,9 +33,10 @@ pub struct RunArgs {
     #[arg(long, default_value_t = 1)]
     seed: u64,
     /// How a waiting player follows its table: `view` (long polls of its
-    /// view: one request per change), `poll` (long polls of `/events`, and
-    /// its view when they concern it) or `stream` (one `/events/stream` for
-    /// the whole run, and its view when an event concerns it).
+    /// view: one request per change), `view-stream` (one `/view/stream`
+    /// for the whole run), `poll` (long polls of `/events`, and its view
+    /// when they concern it) or `stream` (one `/events/stream` for the whole
+    /// run, and its view when an event concerns it).
     #[arg(long, value_enum, default_value_t = Follow::View)]
     follow: Follow,
 }
@@ -44,6 +45,7 @@ pub struct RunArgs {
 pub enum Follow {
     Poll,
     View,
+    ViewStream,
     Stream,
 }
 
@@ -392,8 +394,11 @@ async fn play(
     let mut after = view.version;
     let mut stream = match follow {
         Follow::Poll | Follow::View => None,
-        Follow::Stream => {
-            let url = format!("{base}/v1/tables/{table}/events/stream");
+        Follow::Stream | Follow::ViewStream => {
+            let url = match follow {
+                Follow::Stream => format!("{base}/v1/tables/{table}/events/stream"),
+                _ => format!("{base}/v1/tables/{table}/view/stream"),
+            };
             let res = client
                 .get(url)
                 .bearer_auth(token)
@@ -483,6 +488,19 @@ async fn play(
             }
             after = view.version;
             continue;
+        } else if follow == Follow::ViewStream {
+            // The view stream: the next view as the table moves.
+            let Some(stream) = stream.as_mut() else { break };
+            match stream.next_view(view.version, deadline).await {
+                Ok(next) => view = next,
+                Err(Wait::Deadline) => break,
+                Err(_) => {
+                    *t.refused.entry(0).or_default() += 1;
+                    break;
+                }
+            }
+            after = view.version;
+            continue;
         } else if let Some(stream) = stream.as_mut() {
             // The stream: read events until one after the view concerns
             // this player (or the run ends, or the stream fails).
@@ -552,25 +570,51 @@ impl EventStream {
         }
     }
 
-    /// Reads until an event after seq `seen` concerns `my_seat`.
-    async fn wait_for(&mut self, seen: i64, my_seat: Option<u64>, deadline: Instant) -> Wait {
+    /// The `data` of the next frame that has one (comments, such as
+    /// keep-alives, are skipped).
+    async fn next_data(&mut self, deadline: Instant) -> Result<Vec<u8>, Wait> {
         loop {
             while let Some(end) = self.buf.windows(2).position(|w| w == b"\n\n") {
                 let frame: Vec<u8> = self.buf.drain(..end + 2).collect();
-                let data = frame
+                if let Some(data) = frame
                     .split(|b| *b == b'\n')
-                    .find_map(|line| line.strip_prefix(b"data: "));
-                let Some(event) = data.and_then(|d| serde_json::from_slice::<Head>(d).ok()) else {
-                    continue; // a comment (keep-alive)
-                };
-                if event.seq > seen && event.concerns(my_seat) {
-                    return Wait::Concerned;
+                    .find_map(|line| line.strip_prefix(b"data: "))
+                {
+                    return Ok(data.to_vec());
                 }
             }
             match tokio::time::timeout_at(deadline.into(), self.res.chunk()).await {
-                Err(_) => return Wait::Deadline,
+                Err(_) => return Err(Wait::Deadline),
                 Ok(Ok(Some(chunk))) => self.buf.extend_from_slice(&chunk),
-                Ok(_) => return Wait::Failed,
+                Ok(_) => return Err(Wait::Failed),
+            }
+        }
+    }
+
+    /// Reads until an event after seq `seen` concerns `my_seat`.
+    async fn wait_for(&mut self, seen: i64, my_seat: Option<u64>, deadline: Instant) -> Wait {
+        loop {
+            match self.next_data(deadline).await {
+                Err(wait) => return wait,
+                Ok(data) => {
+                    if serde_json::from_slice::<Head>(&data)
+                        .is_ok_and(|e| e.seq > seen && e.concerns(my_seat))
+                    {
+                        return Wait::Concerned;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Reads until a view of a version after `seen`.
+    async fn next_view(&mut self, seen: i64, deadline: Instant) -> Result<View, Wait> {
+        loop {
+            let data = self.next_data(deadline).await?;
+            if let Ok(view) = serde_json::from_slice::<View>(&data) {
+                if view.version > seen {
+                    return Ok(view);
+                }
             }
         }
     }
