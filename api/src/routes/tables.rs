@@ -929,7 +929,7 @@ pub async fn get_view(
 /// the table moves (moves committed together give one frame, of the latest
 /// view), woken by any server process's commits. A client can follow a game
 /// with this stream alone. `Last-Event-ID` (the version of the view the
-/// client has) skips the first frame while the table is still there.
+/// client has) skips the first frame while the table is at that version.
 #[utoipa::path(
     tag = "tables",
     security(("bearer" = [])),
