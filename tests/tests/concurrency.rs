@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use api::chain::verify_chain;
 use e2e::{spawn_app, TestApp};
 use serde_json::{json, Value};
-use support::{all_events, get, json_of, play, post_empty, started_table, view};
+use support::{all_events, get, json_of, play, post_empty, started_table, view, view_poll};
 
 /// The stored log of a table: seqs 1..=n, no gap, no duplicate, chained.
 async fn assert_log_whole(app: &TestApp, id: &str) -> usize {
@@ -208,24 +208,12 @@ async fn a_view_long_poll_on_one_process_is_answered_by_a_move_through_another()
     let v = view(&b, &tokens[0], &id).await;
     let version = v["version"].as_i64().unwrap();
     let seat = v["current_seat"].as_u64().unwrap() as usize;
-    let poll_b = |etag: String, wait: u64| {
-        let client = b.client.clone();
-        let url = b.url(&format!("/v1/tables/{id}/view?wait={wait}"));
-        let token = tokens[1 - seat].clone();
-        async move {
-            let res = client
-                .get(url)
-                .bearer_auth(token)
-                .header("if-none-match", etag)
-                .send()
-                .await
-                .unwrap();
-            let status = res.status().as_u16();
-            (status, res.json::<Value>().await.ok())
-        }
+    let waiting = tokens[1 - seat].clone();
+    let poll_b = |version: i64, wait: u64| {
+        view_poll(&b, &id, &waiting, Some(&format!("\"{version}\"")), wait)
     };
 
-    let mut poll = tokio::spawn(poll_b(format!("\"{version}\""), 20));
+    let mut poll = tokio::spawn(poll_b(version, 20));
     assert!(
         tokio::time::timeout(Duration::from_millis(300), &mut poll)
             .await
@@ -234,12 +222,11 @@ async fn a_view_long_poll_on_one_process_is_answered_by_a_move_through_another()
     );
     let mv = view(&a, &tokens[seat], &id).await["legal_moves"][0].clone();
     let answer = json_of(play(&a, &tokens[seat], &id, &mv, Some(version)).await, 200).await;
-    let (status, polled) = tokio::time::timeout(Duration::from_secs(10), poll)
+    let res = tokio::time::timeout(Duration::from_secs(10), poll)
         .await
         .expect("B's view long poll answers")
         .unwrap();
-    assert_eq!(status, 200);
-    assert_eq!(polled.unwrap()["version"], answer["version"]);
+    assert_eq!(json_of(res, 200).await["version"], answer["version"]);
 
     // A version made through A and asked of B straight away: B's view is
     // never older than it (a 304 at the deadline, not B's older view).
@@ -247,6 +234,6 @@ async fn a_view_long_poll_on_one_process_is_answered_by_a_move_through_another()
     let version = answer["version"].as_i64().unwrap();
     let mv = view(&a, &tokens[seat], &id).await["legal_moves"][0].clone();
     let answer = json_of(play(&a, &tokens[seat], &id, &mv, Some(version)).await, 200).await;
-    let (status, _) = poll_b(format!("\"{}\"", answer["version"]), 1).await;
-    assert_eq!(status, 304);
+    let res = poll_b(answer["version"].as_i64().unwrap(), 1).await;
+    assert_eq!(res.status(), 304);
 }

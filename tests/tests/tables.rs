@@ -9,6 +9,7 @@ use e2e::{assert_problem, spawn_app};
 use serde_json::{json, Value};
 use support::{
     all_events, create_table, delete, get, json_of, play, post, post_empty, started_table, view,
+    view_poll,
 };
 
 #[tokio::test]
@@ -697,24 +698,6 @@ async fn event_feeds_are_redacted_per_caller_and_long_polls_wake_on_a_move() {
     assert!(took < Duration::from_secs(10), "{took:?}");
 }
 
-/// `GET …/view` with `If-None-Match` and `wait`.
-async fn view_polled(
-    app: &e2e::TestApp,
-    token: &str,
-    id: &str,
-    etag: Option<&str>,
-    wait: u64,
-) -> reqwest::Response {
-    let mut req = app
-        .client
-        .get(app.url(&format!("/v1/tables/{id}/view?wait={wait}")))
-        .bearer_auth(token);
-    if let Some(etag) = etag {
-        req = req.header("if-none-match", etag);
-    }
-    req.send().await.unwrap()
-}
-
 #[tokio::test]
 async fn a_view_long_poll_answers_the_new_view_as_soon_as_a_move_is_committed() {
     let app = spawn_app().await;
@@ -739,7 +722,7 @@ async fn a_view_long_poll_answers_the_new_view_as_soon_as_a_move_is_committed() 
 
     // Nothing new: the 304 comes at the deadline, with the ETag.
     let started = Instant::now();
-    let res = view_polled(&app, &tokens[waiting], &id, Some(&etag), 1).await;
+    let res = view_poll(&app, &id, &tokens[waiting], Some(&etag), 1).await;
     assert_eq!(res.status(), 304);
     assert_eq!(res.headers()["etag"].to_str().unwrap(), etag);
     assert!(started.elapsed() >= Duration::from_millis(900));
@@ -748,7 +731,7 @@ async fn a_view_long_poll_answers_the_new_view_as_soon_as_a_move_is_committed() 
     // wait for: the view comes at once.
     for old in [None, Some(format!("\"{}\"", version - 1))] {
         let started = Instant::now();
-        let res = view_polled(&app, &tokens[waiting], &id, old.as_deref(), 20).await;
+        let res = view_poll(&app, &id, &tokens[waiting], old.as_deref(), 20).await;
         let got = json_of(res, 200).await;
         assert_eq!(got["version"], version);
         assert!(started.elapsed() < Duration::from_secs(10));
@@ -756,24 +739,7 @@ async fn a_view_long_poll_answers_the_new_view_as_soon_as_a_move_is_committed() 
 
     // A waiting player's poll answers with its own new view once a move is
     // committed.
-    let mut poll = {
-        let client = app.client.clone();
-        let url = app.url(&format!("/v1/tables/{id}/view?wait=20"));
-        let token = tokens[waiting].clone();
-        let etag = etag.clone();
-        tokio::spawn(async move {
-            let res = client
-                .get(url)
-                .bearer_auth(token)
-                .header("if-none-match", etag)
-                .send()
-                .await
-                .unwrap();
-            let status = res.status();
-            let etag = res.headers()["etag"].to_str().unwrap().to_owned();
-            (status, etag, res.json::<Value>().await.unwrap())
-        })
-    };
+    let mut poll = tokio::spawn(view_poll(&app, &id, &tokens[waiting], Some(&etag), 20));
     assert!(
         tokio::time::timeout(Duration::from_millis(300), &mut poll)
             .await
@@ -786,11 +752,12 @@ async fn a_view_long_poll_answers_the_new_view_as_soon_as_a_move_is_committed() 
         200,
     )
     .await;
-    let (status, new_etag, polled) = tokio::time::timeout(Duration::from_secs(10), poll)
+    let res = tokio::time::timeout(Duration::from_secs(10), poll)
         .await
         .expect("the view long poll answers after the move")
         .unwrap();
-    assert_eq!(status, 200);
+    let new_etag = res.headers()["etag"].to_str().unwrap().to_owned();
+    let polled = json_of(res, 200).await;
     assert_eq!(polled["version"], moved["version"]);
     assert_eq!(new_etag, format!("\"{}\"", moved["version"]));
     // The waiting player's view, not the mover's.

@@ -32,6 +32,25 @@ pub async fn post_empty(app: &TestApp, token: &str, path: &str) -> reqwest::Resp
         .expect("request sent")
 }
 
+/// A long poll of a view: `GET …/view?wait=` with `If-None-Match` when
+/// given; a future of its own (to spawn), sent when first polled.
+pub fn view_poll(
+    app: &TestApp,
+    id: &str,
+    token: &str,
+    etag: Option<&str>,
+    wait: u64,
+) -> impl std::future::Future<Output = reqwest::Response> + Send + 'static {
+    let mut req = app
+        .client
+        .get(app.url(&format!("/v1/tables/{id}/view?wait={wait}")))
+        .bearer_auth(token);
+    if let Some(etag) = etag {
+        req = req.header("if-none-match", etag);
+    }
+    async move { req.send().await.expect("request sent") }
+}
+
 pub async fn delete(app: &TestApp, token: &str, path: &str) -> reqwest::Response {
     app.client
         .delete(app.url(path))
