@@ -114,9 +114,7 @@ async fn run_inner(args: RunArgs) -> Result<(), Error> {
         Some(url) => Some(baseline_load(&client, url, concurrency, half).await),
         None => None,
     };
-    let cpu_baseline_first = cpu_before
-        .zip(CpuTimes::now())
-        .map(|(before, after)| after.since(&before));
+    let cpu_baseline_first = CpuTimes::since_then(cpu_before);
     let seats = setup(&client, &args).await?;
     eprintln!(
         "loadgen: {} tables × {} players started; playing for {} s, following by {:?}",
@@ -140,10 +138,10 @@ async fn run_inner(args: RunArgs) -> Result<(), Error> {
         tally.merge(t.await?);
     }
     let secs = started.elapsed().as_secs_f64();
-    if let (Some(before), Some(after)) = (cpu_before, CpuTimes::now()) {
+    if let Some(shares) = CpuTimes::since_then(cpu_before) {
         // What the machine did meanwhile: on a shared VM, `steal` is the
         // time the hypervisor gave our cores to others.
-        eprintln!("loadgen: during the games {}", after.since(&before));
+        eprintln!("loadgen: during the games {shares}");
     }
     let mut l = std::mem::take(&mut tally.latencies_ms);
     l.sort_by(f64::total_cmp);
@@ -158,9 +156,7 @@ async fn run_inner(args: RunArgs) -> Result<(), Error> {
     {
         let cpu_before = CpuTimes::now();
         let (after, rows_after, secs_after) = baseline_load(&client, url, concurrency, half).await;
-        let cpu_second = cpu_before
-            .zip(CpuTimes::now())
-            .map(|(before, after)| after.since(&before));
+        let cpu_second = CpuTimes::since_then(cpu_before);
         eprintln!(
             "loadgen: baseline before the games {:.0} rows/s ({}), after {:.0} rows/s ({})",
             *rows_before as f64 / *secs_before,
@@ -219,6 +215,13 @@ impl CpuTimes {
             *slot = field.parse().ok()?;
         }
         Some(CpuTimes(times))
+    }
+
+    /// [`CpuTimes::since`] from `before` to now, when both were read.
+    fn since_then(before: Option<CpuTimes>) -> Option<String> {
+        before
+            .zip(CpuTimes::now())
+            .map(|(before, now)| now.since(&before))
     }
 
     /// `busy=<%> iowait=<%> steal=<%> idle=<%>` of the time since `before`.
@@ -486,7 +489,6 @@ async fn play(
                 Ok(v) => view = v,
                 Err(_) => break,
             }
-            after = view.version;
             continue;
         } else if follow == Follow::ViewStream {
             // The view stream: the next view as the table moves.
@@ -499,7 +501,6 @@ async fn play(
                     break;
                 }
             }
-            after = view.version;
             continue;
         } else if let Some(stream) = stream.as_mut() {
             // The stream: read events until one after the view concerns
