@@ -31,8 +31,9 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 use uuid::Uuid;
 
-/// The notification channel; its payload is `<table id>:<new version>`
-/// (a bare table id is understood too).
+/// The notification channel; its payload is `<table id>:<new version>`,
+/// or several of them separated by commas (a bare table id is understood
+/// too).
 pub const CHANNEL: &str = "table_events";
 
 /// Above this many tables, the versions heard are forgotten (and the epoch
@@ -93,9 +94,12 @@ impl TableEvents {
             };
             match l.try_recv().await {
                 Ok(Some(n)) => match parse_payload(n.payload()) {
-                    Some((table_id, version)) => {
-                        self.note(table_id, version);
-                        self.wake(table_id);
+                    Some(moved) => {
+                        for (table_id, version) in moved {
+                            if self.note(table_id, version) {
+                                self.wake(table_id);
+                            }
+                        }
                     }
                     None => {
                         // Some table moved, which one is unknown: trust no
@@ -141,10 +145,14 @@ impl TableEvents {
         })
     }
 
-    fn note(&self, table_id: Uuid, version: Option<i64>) {
+    /// Notes that `table_id` is at `version`: `true` when that is news (a
+    /// version above any heard or committed here in this epoch, or none
+    /// given), whose waiters are to be woken.
+    fn note(&self, table_id: Uuid, version: Option<i64>) -> bool {
         let Some(version) = version else {
             // A notification without its version: trust no cache.
-            return self.forget();
+            self.forget();
+            return true;
         };
         let mut heard = self.heard.lock().unwrap_or_else(|p| p.into_inner());
         if heard.versions.len() >= HEARD_LIMIT && !heard.versions.contains_key(&table_id) {
@@ -152,7 +160,17 @@ impl TableEvents {
             heard.versions.clear();
         }
         let v = heard.versions.entry(table_id).or_insert(0);
+        let news = version > *v;
         *v = (*v).max(version);
+        news
+    }
+
+    /// This process committed `table_id` at `version`: its waiters are
+    /// woken now, and the announcement of that version, when this process
+    /// hears it back from PostgreSQL, wakes nobody again.
+    pub fn committed(&self, table_id: Uuid, version: i64) {
+        self.note(table_id, Some(version));
+        self.wake(table_id);
     }
 
     fn forget(&self) {
@@ -218,12 +236,16 @@ impl TableEvents {
     }
 }
 
-/// `<table id>:<version>`, or a bare table id (version unknown).
-fn parse_payload(payload: &str) -> Option<(Uuid, Option<i64>)> {
-    match payload.split_once(':') {
-        Some((id, version)) => Some((id.parse().ok()?, Some(version.parse().ok()?))),
-        None => Some((payload.parse().ok()?, None)),
-    }
+/// `<table id>:<version>` entries separated by commas (an entry may be a
+/// bare table id, version unknown); `None` when any entry is not one.
+fn parse_payload(payload: &str) -> Option<Vec<(Uuid, Option<i64>)>> {
+    payload
+        .split(',')
+        .map(|entry| match entry.split_once(':') {
+            Some((id, version)) => Some((id.parse().ok()?, Some(version.parse().ok()?))),
+            None => Some((entry.parse().ok()?, None)),
+        })
+        .collect()
 }
 
 async fn connect(pool: &PgPool) -> Option<PgListener> {
@@ -238,5 +260,38 @@ async fn connect(pool: &PgPool) -> Option<PgListener> {
             tracing::warn!(error = %e, "cannot LISTEN table_events yet");
             None
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_payload_names_one_table_or_several() {
+        let (a, b) = (Uuid::from_u128(1), Uuid::from_u128(2));
+        assert_eq!(parse_payload(&format!("{a}:3")), Some(vec![(a, Some(3))]));
+        assert_eq!(parse_payload(&a.to_string()), Some(vec![(a, None)]));
+        assert_eq!(
+            parse_payload(&format!("{a}:3,{b}:12,{a}")),
+            Some(vec![(a, Some(3)), (b, Some(12)), (a, None)])
+        );
+        for bad in ["", "x", &format!("{a}:3,"), &format!("{a}:x,{b}:1")] {
+            assert_eq!(parse_payload(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn a_version_heard_back_after_this_process_committed_it_wakes_nobody() {
+        let hub = TableEvents::new();
+        let table = Uuid::from_u128(9);
+        let mut rx = hub.subscribe(table);
+        hub.committed(table, 4);
+        assert!(rx.has_changed().unwrap(), "the commit wakes at once");
+        rx.borrow_and_update();
+        assert!(!hub.note(table, Some(4)), "its own announcement");
+        assert!(!hub.note(table, Some(3)), "an older one");
+        assert!(hub.note(table, Some(5)), "a later commit, elsewhere");
+        assert!(hub.note(table, None), "a version unknown");
     }
 }

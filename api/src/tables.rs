@@ -706,7 +706,7 @@ impl TableService {
                     entry.in_doubt = false;
                     self.announce(table_id, entry.version());
                     if let Some(hub) = hub {
-                        hub.wake(table_id);
+                        hub.committed(table_id, entry.version());
                     }
                     Ok(Acted { stored, answer })
                 }

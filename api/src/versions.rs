@@ -7,8 +7,8 @@
 //!   any table, shares one `WHERE id = ANY($1)` query.
 //! - Once an append has committed, every process is told the table's new
 //!   version (`NOTIFY`, heard by [`crate::notify`]). The versions committed
-//!   meanwhile, each table's last, share one notifying transaction; nobody
-//!   waits for it.
+//!   meanwhile (and in the [`ANNOUNCE_GATHER`] after an announcement), each
+//!   table's last, share one notifying transaction; nobody waits for it.
 
 use std::collections::HashMap;
 
@@ -27,6 +27,11 @@ pub type Announcements = Batcher<Announcing>;
 
 /// How many version reads of one process may be in flight at once.
 const READERS: usize = 2;
+
+/// The least time between two announcements of one process: a commit is
+/// announced at once when none was just announced, else at most this much
+/// later.
+const ANNOUNCE_GATHER: std::time::Duration = std::time::Duration::from_millis(2);
 
 /// Reading stored versions: a table's version, `None` when there is no such
 /// table.
@@ -115,6 +120,10 @@ impl Work for Announcing {
         if let Err(e) = sent {
             tracing::warn!(error = %e, tables = versions.len(), "new versions not announced");
         }
+        // The commits of the next moments gather meanwhile: under load,
+        // one notifying transaction (and one wake-up of every listening
+        // connection) then carries the versions of many moves.
+        tokio::time::sleep(ANNOUNCE_GATHER).await;
         vec![(); n]
     }
 }

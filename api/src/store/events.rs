@@ -442,10 +442,7 @@ pub async fn announce(
     executor: impl PgExecutor<'_>,
     versions: &[(Uuid, i64)],
 ) -> Result<(), sqlx::Error> {
-    let payloads: Vec<String> = versions
-        .iter()
-        .map(|(table_id, version)| format!("{table_id}:{version}"))
-        .collect();
+    let payloads = payloads(versions);
     sqlx::query!(
         r#"SELECT set_config('synchronous_commit', 'off', true) AS "set!",
                   (SELECT count(pg_notify($1, p)) FROM UNNEST($2::text[]) AS p) AS "sent!""#,
@@ -455,6 +452,32 @@ pub async fn announce(
     .fetch_one(executor)
     .await?;
     Ok(())
+}
+
+/// The longest payload [`announce`] sends: PostgreSQL takes up to 8000
+/// bytes.
+const PAYLOAD_MAX: usize = 7900;
+
+/// `<table id>:<version>` entries, as few payloads as [`PAYLOAD_MAX`]
+/// allows, their entries separated by commas: a payload per notification,
+/// and every notification is delivered to every listening process.
+fn payloads(versions: &[(Uuid, i64)]) -> Vec<String> {
+    let mut payloads = Vec::new();
+    let mut payload = String::new();
+    for (table_id, version) in versions {
+        let entry = format!("{table_id}:{version}");
+        if !payload.is_empty() && payload.len() + 1 + entry.len() > PAYLOAD_MAX {
+            payloads.push(std::mem::take(&mut payload));
+        }
+        if !payload.is_empty() {
+            payload.push(',');
+        }
+        payload.push_str(&entry);
+    }
+    if !payload.is_empty() {
+        payloads.push(payload);
+    }
+    payloads
 }
 
 /// Events of a table with `seq > after`, in order, at most `limit`.
@@ -772,5 +795,31 @@ mod tests {
         assert!(rows
             .feed(b"1\ta\t{}\n-----------------", &mut Vec::new())
             .is_err());
+    }
+
+    #[test]
+    fn announcements_go_in_as_few_payloads_as_postgres_takes() {
+        assert!(payloads(&[]).is_empty());
+        let one = Uuid::from_u128(1);
+        assert_eq!(
+            payloads(&[(one, 7)]),
+            vec![format!("{one}:7")],
+            "one table, one entry"
+        );
+        let versions: Vec<(Uuid, i64)> = (0..500u128)
+            .map(|i| (Uuid::from_u128(i), i as i64 * 1000))
+            .collect();
+        let sent = payloads(&versions);
+        assert!(sent.len() > 1, "500 entries need more than one payload");
+        assert!(sent.iter().all(|p| p.len() <= PAYLOAD_MAX));
+        let entries: Vec<String> = sent
+            .iter()
+            .flat_map(|p| p.split(',').map(str::to_owned))
+            .collect();
+        let expected: Vec<String> = versions
+            .iter()
+            .map(|(id, version)| format!("{id}:{version}"))
+            .collect();
+        assert_eq!(entries, expected, "every entry once, in order");
     }
 }
