@@ -57,7 +57,6 @@ use actix_web::http::StatusCode;
 use chrono::{DateTime, Utc};
 use domain::{Status, Table, TableCommand, TableError, TableEvent, EVENT_VERSION};
 use futures_util::TryStreamExt;
-use rand::SeedableRng;
 use serde_json::{Map, Value};
 use sqlx::{PgConnection, PgPool};
 use tokio::sync::Mutex;
@@ -624,14 +623,15 @@ impl TableService {
             // refused command changes nothing), without a copy of the whole
             // game, its past rounds included; should the events not be
             // stored, the table is read again from the log.
-            let mut rng = rand::rngs::StdRng::from_entropy();
             let before = entry.loaded.table.status();
             // In doubt from before `execute`: a panic inside leaves it so.
             entry.in_doubt = true;
+            // The thread's generator: a CSPRNG seeded from the OS (as
+            // `StdRng::from_entropy` was), without a system call per move.
             let events = entry
                 .loaded
                 .table
-                .execute(command, &mut rng)
+                .execute(command, &mut rand::thread_rng())
                 .map_err(|refused| {
                     entry.in_doubt = false;
                     table_error(refused)
