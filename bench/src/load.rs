@@ -388,8 +388,16 @@ async fn play(
     let base = base.trim_end_matches('/');
     let mut rng = StdRng::seed_from_u64(seed);
     let mut t = Tally::default();
-    let view_url = format!("{base}/v1/tables/{table}/view");
-    let moves_url = format!("{base}/v1/tables/{table}/moves");
+    // Parsed once, like a client that keeps its URLs (parsing one costs
+    // more than the rest of building a request).
+    let url = |path: &str| -> reqwest::Url {
+        format!("{base}/v1/tables/{table}/{path}")
+            .parse()
+            .expect("the base URL is a URL")
+    };
+    let view_url = url("view");
+    let moves_url = url("moves");
+    let long_polls: Vec<reqwest::Url> = (1..=5).map(|w| url(&format!("view?wait={w}"))).collect();
     let mut view = match get_view(client, &view_url, token, &mut t).await {
         Some(v) => v,
         None => return t,
@@ -442,7 +450,7 @@ async fn play(
             };
             let t0 = Instant::now();
             let sent = client
-                .post(&moves_url)
+                .post(moves_url.clone())
                 .bearer_auth(token)
                 .json(&post)
                 .send()
@@ -470,7 +478,7 @@ async fn play(
             let polled = tokio::time::timeout_at(
                 deadline.into(),
                 client
-                    .get(format!("{view_url}?wait={wait}"))
+                    .get(long_polls[wait as usize - 1].clone())
                     .bearer_auth(token)
                     .header("If-None-Match", format!("\"{}\"", view.version))
                     .send(),
@@ -685,8 +693,18 @@ struct Post<'a> {
     expected_version: i64,
 }
 
-async fn get_view(client: &reqwest::Client, url: &str, token: &str, t: &mut Tally) -> Option<View> {
-    let res = client.get(url).bearer_auth(token).send().await.ok()?;
+async fn get_view(
+    client: &reqwest::Client,
+    url: &reqwest::Url,
+    token: &str,
+    t: &mut Tally,
+) -> Option<View> {
+    let res = client
+        .get(url.clone())
+        .bearer_auth(token)
+        .send()
+        .await
+        .ok()?;
     t.note(res.status());
     res.json::<View>().await.ok()
 }
