@@ -570,7 +570,7 @@ impl TableService {
         command: &TableCommand,
         expected_version: Option<i64>,
         idempotency: Option<(Uuid, &Idempotency)>,
-        answer: impl Fn(&Loaded, &[StoredEvent]) -> Result<R, ApiError>,
+        answer: impl Fn(&Loaded, &[StoredEvent], &[TableEvent]) -> Result<R, ApiError>,
     ) -> Result<Acted<R>, ApiError> {
         self.act_with(
             None,
@@ -585,7 +585,8 @@ impl TableService {
 
     /// Decides `command` on the up-to-date table and appends its events (see
     /// the module documentation). `answer` builds the response from the table
-    /// after the events and the stored events; with an idempotency key, it is
+    /// after the events, the stored events and the same events parsed (to
+    /// redact them without parsing them again); with an idempotency key, it is
     /// saved (as a 200) in the same transaction. With `hub`, the log is not
     /// read first when nothing newer than the cache was heard of (a stale
     /// cache then fails the append, which reads the log and decides again),
@@ -598,7 +599,7 @@ impl TableService {
         command: &TableCommand,
         expected_version: Option<i64>,
         idempotency: Option<(Uuid, &Idempotency)>,
-        answer: impl Fn(&Loaded, &[StoredEvent]) -> Result<R, ApiError>,
+        answer: impl Fn(&Loaded, &[StoredEvent], &[TableEvent]) -> Result<R, ApiError>,
     ) -> Result<Acted<R>, ApiError> {
         let slot = self.slot(table_id);
         let mut guard = slot.lock().await;
@@ -677,7 +678,7 @@ impl TableService {
                 }
             };
             let result = async {
-                let answer = answer(&entry.loaded, &stored)?;
+                let answer = answer(&entry.loaded, &stored, &events)?;
                 if let Some(mut tx) = tx {
                     project_players(&mut tx, table_id, &events).await?;
                     if let Some((account_id, idem)) = idempotency {

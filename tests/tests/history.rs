@@ -904,7 +904,11 @@ async fn a_move_dropped_while_written_leaves_nothing_in_the_cache() {
         .unwrap();
     let acting = tokio::spawn({
         let tables = tables.clone();
-        async move { tables.act(table, &command, None, None, |_, _| Ok(())).await }
+        async move {
+            tables
+                .act(table, &command, None, None, |_, _, _| Ok(()))
+                .await
+        }
     });
     let waiting = eventually(Duration::from_secs(10), || async {
         let n: i64 = sqlx::query_scalar(

@@ -26,7 +26,7 @@ use crate::sse;
 use crate::store::events::StoredEvent;
 use crate::store::idempotency::request_hash;
 use crate::store::tables::{ListedTable, SeatRow};
-use crate::tables::{redact, Idempotency, Loaded, TableService};
+use crate::tables::{redact_parsed, Idempotency, Loaded, TableService};
 
 // ----- DTOs ---------------------------------------------------------------
 
@@ -750,7 +750,9 @@ async fn lobby(
     command: TableCommand,
 ) -> Result<HttpResponse, ApiError> {
     let acted = tables
-        .act(id, &command, None, None, |l, _| Ok(TableSummary::of(id, l)))
+        .act(id, &command, None, None, |l, _, _| {
+            Ok(TableSummary::of(id, l))
+        })
         .await?;
     Ok(HttpResponse::Ok()
         .insert_header(etag(acted.answer.version))
@@ -1069,14 +1071,15 @@ pub async fn post_move(
             &command,
             expected,
             idempotency.as_ref().map(|i| (account_id, i)),
-            |l, stored| {
+            |l, stored, events| {
                 let seat = l.seat_of(account_id);
                 Ok(MoveAnswer {
                     version: l.version(),
                     events: stored
                         .iter()
-                        .map(|e| redact(e, seat))
-                        .collect::<Result<_, _>>()?,
+                        .zip(events)
+                        .map(|(e, parsed)| redact_parsed(e, parsed, seat))
+                        .collect(),
                     view: TableView::of(id, l, account_id),
                 })
             },
