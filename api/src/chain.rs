@@ -106,16 +106,19 @@ fn write_string(out: &mut String, s: &str) {
     out.push('"');
 }
 
-/// The hashed document of an event: `{"at":…,"data":…,"seq":…,"type":…,"v":…}`.
+/// The hashed document of an event: `{"at":…,"data":…,"seq":…,"type":…,"v":…}`,
+/// the canonical JSON of that object, written directly (its keys are in
+/// order) rather than through a copy of `data`.
 pub fn hashed_document(seq: i64, kind: &str, v: i32, at: &str, data: &Value) -> String {
-    let doc = serde_json::json!({
-        "seq": seq,
-        "type": kind,
-        "v": v,
-        "at": at,
-        "data": data,
-    });
-    canonical_json(&doc)
+    let mut out = String::with_capacity(128);
+    out.push_str(r#"{"at":"#);
+    write_string(&mut out, at);
+    out.push_str(r#","data":"#);
+    write_canonical(&mut out, data);
+    let _ = write!(out, r#","seq":{seq},"type":"#);
+    write_string(&mut out, kind);
+    let _ = write!(out, r#","v":{v}}}"#);
+    out
 }
 
 /// The `hash` of an event.
@@ -208,6 +211,35 @@ mod tests {
             format_at(truncate_at(precise)),
             "2025-01-31T18:04:05.123456Z"
         );
+    }
+
+    #[test]
+    fn the_hashed_document_is_the_canonical_json_of_the_event_object() {
+        let cases = [
+            (
+                1,
+                "table_created",
+                1,
+                "2025-01-31T18:04:05.000000Z",
+                json!({}),
+            ),
+            (
+                i64::MAX,
+                "odd \"kind\"\n",
+                -3,
+                "at\\",
+                json!({"z": [1, {"b": null, "a": true}], "é": "x\u{1}", "a": -1.5}),
+            ),
+            (20_000, "card_played", 1, "t", json!(["8H", 4, false])),
+        ];
+        for (seq, kind, v, at, data) in cases {
+            let object = json!({"seq": seq, "type": kind, "v": v, "at": at, "data": data});
+            assert_eq!(
+                hashed_document(seq, kind, v, at, &data),
+                canonical_json(&object),
+                "{object}"
+            );
+        }
     }
 
     #[test]
