@@ -705,10 +705,12 @@ impl TableService {
                         entry.push(s, e);
                     }
                     entry.in_doubt = false;
-                    self.announce(table_id, entry.version());
+                    // Noted before it is announced, so that hearing the
+                    // announcement back wakes nobody again.
                     if let Some(hub) = hub {
                         hub.committed(table_id, entry.version());
                     }
+                    self.announce(table_id, entry.version());
                     Ok(Acted { stored, answer })
                 }
                 Err(e) => {
