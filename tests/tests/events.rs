@@ -503,6 +503,39 @@ async fn an_announced_commit_wakes_listeners_of_that_table_in_another_process() 
     assert_eq!(hub.heard(other).map(|(_, version)| version), Some(0));
 }
 
+/// Many tables' versions go in one notification (a packed payload): a
+/// listener in another process wakes the waiters of each, and notes each
+/// version.
+#[tokio::test]
+async fn one_announcement_of_many_tables_wakes_each_of_them_in_another_process() {
+    let (_, _, pool) = fresh_database().await;
+    let listener_pool = sqlx::postgres::PgPoolOptions::new()
+        .max_connections(2)
+        .connect_with((*pool.connect_options()).clone())
+        .await
+        .unwrap();
+    let (hub, _task) = TableEvents::start(listener_pool).await;
+    let mut tables = Vec::new();
+    for _ in 0..3 {
+        tables.push(new_table(&pool).await);
+    }
+    let quiet = new_table(&pool).await;
+    let mut receivers: Vec<_> = tables.iter().map(|t| hub.subscribe(*t)).collect();
+    let rx_quiet = hub.subscribe(quiet);
+    let versions: Vec<(Uuid, i64)> = tables
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (*t, i as i64 + 5))
+        .collect();
+    events::announce(&pool, &versions).await.unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    for ((table, version), rx) in versions.iter().zip(&mut receivers) {
+        assert!(hub.wait(rx, deadline).await, "table at {version} woken");
+        assert_eq!(hub.heard(*table).map(|(_, v)| v), Some(*version));
+    }
+    assert!(!rx_quiet.has_changed().unwrap(), "a table not announced");
+}
+
 #[tokio::test]
 async fn idempotency_keys_replay_or_refuse() {
     use store::idempotency::{self, request_hash};
