@@ -14,7 +14,6 @@ use uuid::Uuid;
 use crate::history::PAGE;
 use crate::notify::TableEvents;
 use crate::store;
-use crate::store::events::StoredEvent;
 use crate::tables::{Loaded, TableService};
 
 /// The whole log of a table as NDJSON, one public event per line, read from
@@ -60,11 +59,12 @@ pub struct EventStream {
     pub keepalive: Duration,
 }
 
-/// One SSE frame: `id: <seq>` and the public event (its data already
-/// redacted for the subscriber; `hash` stays the hash of the full data).
-fn frame(e: &StoredEvent) -> Bytes {
-    let mut out = format!("id: {}\ndata: ", e.seq).into_bytes();
-    serde_json::to_writer(&mut out, e).expect("stored events serialise");
+/// One SSE frame: `id: <id>` and `data:` the JSON of `data` (an event's
+/// seq and the public event, its data already redacted for the subscriber;
+/// a view's version and the view).
+pub fn frame(id: i64, data: &impl serde::Serialize) -> Bytes {
+    let mut out = format!("id: {id}\ndata: ").into_bytes();
+    serde_json::to_writer(&mut out, data).expect("events and views serialise");
     out.extend_from_slice(b"\n\n");
     Bytes::from(out)
 }
@@ -103,7 +103,7 @@ pub fn table_events(s: EventStream) -> impl Stream<Item = Result<Bytes, sqlx::Er
                     }
                     Ok(page) if !page.is_empty() => {
                         for e in &page {
-                            pending.push_back(frame(e));
+                            pending.push_back(frame(e.seq, e));
                             s.after = e.seq;
                         }
                         continue;

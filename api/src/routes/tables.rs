@@ -8,7 +8,6 @@ use std::time::Duration;
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::http::StatusCode;
 use actix_web::{delete, get, post, web, HttpRequest, HttpResponse};
-use bytes::Bytes;
 use chrono::{DateTime, Utc};
 use domain::{Direction, GameEnded, Move, PendingView, Preset, Seat, Status, TableCommand};
 use serde::{Deserialize, Serialize};
@@ -967,18 +966,10 @@ pub async fn stream_view(
         hub: hub.get_ref().clone(),
         table_id: id,
         seen,
-        frame: move |l: &Loaded| view_frame(l.version(), &TableView::of(id, l, account_id)),
+        frame: move |l: &Loaded| sse::frame(l.version(), &TableView::of(id, l, account_id)),
         keepalive: settings.sse_keepalive(),
     });
     Ok(event_stream(body))
-}
-
-/// One frame of a view stream.
-fn view_frame(version: i64, view: &TableView) -> Bytes {
-    let mut out = format!("id: {version}\ndata: ").into_bytes();
-    serde_json::to_writer(&mut out, view).expect("views serialise");
-    out.extend_from_slice(b"\n\n");
-    Bytes::from(out)
 }
 
 /// Make a move. The same `Idempotency-Key` with the same body (and
