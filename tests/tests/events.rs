@@ -468,18 +468,23 @@ async fn a_move_is_written_while_the_worker_that_asked_for_it_computes() {
     assert_eq!(stored_seqs(&stored), [1]);
 }
 
-#[tokio::test]
-async fn an_announced_commit_wakes_listeners_of_that_table_in_another_process() {
-    let (_, _, pool) = fresh_database().await;
-    let table = new_table(&pool).await;
-    let other = new_table(&pool).await;
-    // A second "process": its own pool and LISTEN connection.
+/// The wake-up hub of a second "process" on the database of `pool`: its
+/// own pool and LISTEN connection.
+async fn another_process(pool: &PgPool) -> (TableEvents, tokio::task::JoinHandle<()>) {
     let listener_pool = sqlx::postgres::PgPoolOptions::new()
         .max_connections(2)
         .connect_with((*pool.connect_options()).clone())
         .await
         .unwrap();
-    let (hub, _task) = TableEvents::start(listener_pool).await;
+    TableEvents::start(listener_pool).await
+}
+
+#[tokio::test]
+async fn an_announced_commit_wakes_listeners_of_that_table_in_another_process() {
+    let (_, _, pool) = fresh_database().await;
+    let table = new_table(&pool).await;
+    let other = new_table(&pool).await;
+    let (hub, _task) = another_process(&pool).await;
     let mut rx = hub.subscribe(table);
     let rx_other = hub.subscribe(other);
 
@@ -509,12 +514,7 @@ async fn an_announced_commit_wakes_listeners_of_that_table_in_another_process() 
 #[tokio::test]
 async fn one_announcement_of_many_tables_wakes_each_of_them_in_another_process() {
     let (_, _, pool) = fresh_database().await;
-    let listener_pool = sqlx::postgres::PgPoolOptions::new()
-        .max_connections(2)
-        .connect_with((*pool.connect_options()).clone())
-        .await
-        .unwrap();
-    let (hub, _task) = TableEvents::start(listener_pool).await;
+    let (hub, _task) = another_process(&pool).await;
     let mut tables = Vec::new();
     for _ in 0..3 {
         tables.push(new_table(&pool).await);
