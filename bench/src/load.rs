@@ -407,8 +407,8 @@ async fn play(
         Follow::Poll | Follow::View => None,
         Follow::Stream | Follow::ViewStream => {
             let url = match follow {
-                Follow::Stream => format!("{base}/v1/tables/{table}/events/stream"),
-                _ => format!("{base}/v1/tables/{table}/view/stream"),
+                Follow::Stream => url("events/stream"),
+                _ => url("view/stream"),
             };
             let res = client
                 .get(url)
