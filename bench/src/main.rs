@@ -21,6 +21,11 @@ mod replay;
 
 use clap::{Parser, Subcommand};
 
+/// The same allocator as `huit`, so that the baseline server is built like
+/// the product.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Parser)]
 struct Cli {
     #[command(subcommand)]
