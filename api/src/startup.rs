@@ -19,6 +19,7 @@ use crate::error::{self, ApiError};
 use crate::notify::TableEvents;
 use crate::openapi::ApiDoc;
 use crate::tables::TableService;
+use crate::telemetry::RequestSpan;
 use crate::throttle::LoginThrottle;
 use crate::{routes, MIGRATOR};
 
@@ -142,7 +143,7 @@ impl Application {
                         Ok(res)
                     }
                 })
-                .wrap(TracingLogger::default())
+                .wrap(TracingLogger::<RequestSpan>::new())
         })
         // Stream frames (server-sent events and views) are small writes
         // one after another: with Nagle's algorithm each waits for the
