@@ -1,8 +1,12 @@
 //! Password hashing: argon2id, m = 19456 KiB, t = 2, p = 1 (the OWASP
-//! minimum). These are CPU-heavy: call them through `web::block` or
-//! `spawn_blocking`, never directly on an async worker.
+//! minimum). These are CPU-heavy: call them through [`in_turn`], never
+//! directly on an async worker.
 
-use std::sync::OnceLock;
+use std::sync::{LazyLock, OnceLock};
+
+use actix_web::error::BlockingError;
+use actix_web::web;
+use tokio::sync::Semaphore;
 
 use argon2::password_hash::rand_core::OsRng;
 use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
@@ -45,9 +49,53 @@ pub fn verify_dummy(password: &str) {
     let _ = verify(password, phc);
 }
 
+/// How many hashes or verifications run at once: one per core. Each holds
+/// `MEMORY_KIB` (19 MiB) while it runs, and more than one per core only
+/// shares the cores. Without a limit, 64 players signing up and logging in
+/// at once took the server from 17 MB to 1.9 GB resident (and a flood of
+/// log-ins, even with wrong passwords, could take any amount).
+pub fn at_once() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+static SLOTS: LazyLock<Semaphore> = LazyLock::new(|| Semaphore::new(at_once()));
+
+/// Runs `work` (a hash or a verification) on a blocking thread once one of
+/// the [`at_once`] slots is free; a burst of requests waits its turn.
+pub async fn in_turn<T: Send + 'static>(
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, BlockingError> {
+    let _slot = SLOTS.acquire().await.expect("the slots are never closed");
+    web::block(work).await
+}
+
 #[cfg(test)]
 mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    use std::time::Duration;
+
     use super::*;
+
+    #[actix_web::test]
+    async fn no_more_than_one_hash_per_core_runs_at_once() {
+        let running = Arc::new(AtomicUsize::new(0));
+        let most = Arc::new(AtomicUsize::new(0));
+        let work = (0..4 * at_once() + 2).map(|_| {
+            let (running, most) = (running.clone(), most.clone());
+            in_turn(move || {
+                let now = running.fetch_add(1, Ordering::SeqCst) + 1;
+                most.fetch_max(now, Ordering::SeqCst);
+                std::thread::sleep(Duration::from_millis(20));
+                running.fetch_sub(1, Ordering::SeqCst);
+            })
+        });
+        for done in futures_util::future::join_all(work).await {
+            done.unwrap();
+        }
+        let most = most.load(Ordering::SeqCst);
+        assert!((1..=at_once()).contains(&most), "{most} at once");
+    }
 
     #[test]
     fn hash_then_verify() {

@@ -116,9 +116,9 @@ impl From<Account> for AccountDto {
     }
 }
 
-/// Hashes a password on a blocking thread.
+/// Hashes a password on a blocking thread, in turn ([`password::in_turn`]).
 pub async fn hash_password(password: NewPassword) -> Result<String, ApiError> {
-    web::block(move || password::hash(password.expose()))
+    password::in_turn(move || password::hash(password.expose()))
         .await?
         .map_err(|e| ApiError::internal(e.to_string()))
 }

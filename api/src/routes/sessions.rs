@@ -114,13 +114,13 @@ pub async fn create_session(
     };
     let account = match found {
         Some((account, phc)) => {
-            let ok = web::block(move || password::verify(&password, &phc))
+            let ok = password::in_turn(move || password::verify(&password, &phc))
                 .await?
                 .map_err(|e| ApiError::internal(e.to_string()))?;
             ok.then_some(account)
         }
         None => {
-            web::block(move || password::verify_dummy(&password)).await?;
+            password::in_turn(move || password::verify_dummy(&password)).await?;
             None
         }
     };
