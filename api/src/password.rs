@@ -6,11 +6,10 @@ use std::sync::{LazyLock, OnceLock};
 
 use actix_web::error::BlockingError;
 use actix_web::web;
-use tokio::sync::Semaphore;
-
 use argon2::password_hash::rand_core::OsRng;
 use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
 use argon2::{Algorithm, Argon2, Params, Version};
+use tokio::sync::Semaphore;
 
 pub const MEMORY_KIB: u32 = 19_456;
 pub const ITERATIONS: u32 = 2;
