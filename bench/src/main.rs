@@ -13,7 +13,12 @@
 //!   baseline for the other half, and prints moves per second, move latency
 //!   percentiles and every non-2xx answer, ending with one line:
 //!   `moves_per_sec=<x> baseline_per_sec=<y> ratio=<x/y> p50_ms=<a> p99_ms=<b> errors=<n>`.
+//! - `loadgen history-cost`, `loadgen replay-speed`: the other figures of
+//!   `scripts/bench`.
+//! - `loadgen append-cost`: PostgreSQL's CPU per append statement of the log
+//!   writer, by batch size, without HTTP in the way.
 
+mod append_cost;
 mod baseline;
 mod history_cost;
 mod load;
@@ -58,6 +63,21 @@ enum Command {
         #[arg(long, default_value_t = 20_000)]
         events: usize,
     },
+    /// PostgreSQL's CPU per append statement of the log writer, by batch
+    /// size (the database must run on this machine).
+    AppendCost {
+        #[arg(long, env = "DATABASE_URL")]
+        database_url: String,
+        /// Moves per statement: one measurement each.
+        #[arg(long, value_delimiter = ',', default_values_t = [1, 2, 4, 8, 16])]
+        sizes: Vec<usize>,
+        /// Moves written per measurement.
+        #[arg(long, default_value_t = 2000)]
+        moves: usize,
+        /// Tables written to (a statement holds distinct tables).
+        #[arg(long, default_value_t = 64)]
+        tables: usize,
+    },
     /// Write a long table to the database, then time its rebuild from the log.
     ReplaySpeed {
         #[arg(long, env = "DATABASE_URL")]
@@ -94,6 +114,16 @@ fn main() -> std::io::Result<()> {
             .enable_all()
             .build()?
             .block_on(history_cost::run(&base_url, &database_url, moves, events))
+            .map_err(|e| std::io::Error::other(e.to_string())),
+        Command::AppendCost {
+            database_url,
+            sizes,
+            moves,
+            tables,
+        } => tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?
+            .block_on(append_cost::run(&database_url, &sizes, moves, tables))
             .map_err(|e| std::io::Error::other(e.to_string())),
         Command::ReplaySpeed {
             database_url,
