@@ -275,15 +275,29 @@ pub enum Appended {
 /// moves of many tables share one commit, one flush to disk. Answers in the
 /// order of `batch`.
 ///
+/// Every table of `batch` has events (callers append nothing otherwise):
+/// the statement answers a row per event inserted, and a table with none
+/// is one that did not move.
+///
 /// The `game_tables` rows are locked in table id order whatever the order
 /// of `batch`, so that two batches (of two processes) that share tables
 /// wait for one another rather than deadlock. Any error fails the whole
 /// statement: nothing of the batch is written.
+///
+/// The statement is run with generic plans (see [`crate::store::held`]),
+/// so its shape is chosen for them. `g.id = ANY($1)` gives the `UPDATE` an
+/// index path whatever it estimates of `UNNEST`: without it, up to ~1,500
+/// tables the generic plan scanned and hashed all of `game_tables` on every
+/// append. And the answer is the inserted rows themselves, counted here,
+/// rather than a count per table in a subquery. Most of PostgreSQL's CPU
+/// per statement is the same whatever the batch holds (`loadgen
+/// append-cost`, BENCHMARKS.md), hence the batches.
 #[tracing::instrument(skip_all, fields(tables = batch.len()))]
 pub async fn append_batch(
     conn: &mut PgConnection,
     batch: &[&Chained],
 ) -> Result<Vec<Appended>, sqlx::Error> {
+    debug_assert!(batch.iter().all(|c| !c.events.is_empty()));
     let mut order: Vec<&Chained> = batch.to_vec();
     order.sort_by_key(|c| c.table_id);
     let (mut ids, mut expected, mut versions, mut statuses) = (
@@ -303,14 +317,14 @@ pub async fn append_batch(
             rows.push(c.table_id, e);
         }
     }
-    let done = sqlx::query!(
+    let inserted = sqlx::query_scalar!(
         r#"WITH moved AS (
                UPDATE game_tables g
                SET version = r.version, status = COALESCE(r.status, g.status),
                    snapshot = NULL, updated_at = now()
                FROM UNNEST($1::uuid[], $2::bigint[], $3::bigint[], $4::text[])
                     AS r(id, expected, version, status)
-               WHERE g.id = r.id AND g.version = r.expected
+               WHERE g.id = ANY($1::uuid[]) AND g.id = r.id AND g.version = r.expected
                RETURNING g.id
            ), inserted AS (
                INSERT INTO events (table_id, seq, type, v, at, data, prev_hash, hash)
@@ -321,9 +335,7 @@ pub async fn append_batch(
                WHERE e.table_id IN (SELECT id FROM moved)
                RETURNING table_id
            )
-           SELECT m.id AS "table_id!",
-                  (SELECT count(*) FROM inserted i WHERE i.table_id = m.id) AS "inserted!"
-           FROM moved m"#,
+           SELECT table_id AS "table_id!" FROM inserted"#,
         &ids,
         &expected,
         &versions,
@@ -339,20 +351,22 @@ pub async fn append_batch(
     )
     .fetch_all(&mut *conn)
     .await?;
+    // A row per event inserted, and only tables that moved have any.
     let mut answers = Vec::with_capacity(batch.len());
     for c in batch {
-        answers.push(match done.iter().find(|r| r.table_id == c.table_id) {
-            None => Appended::NotAtVersion,
-            Some(r) if r.inserted == c.events.len() as i64 => Appended::Stored,
-            Some(r) => {
-                return Err(sqlx::Error::Protocol(format!(
-                    "appended {} of the {} events of table {}",
-                    r.inserted,
-                    c.events.len(),
-                    c.table_id
-                )))
-            }
-        });
+        answers.push(
+            match inserted.iter().filter(|&&t| t == c.table_id).count() {
+                0 => Appended::NotAtVersion,
+                n if n == c.events.len() => Appended::Stored,
+                n => {
+                    return Err(sqlx::Error::Protocol(format!(
+                        "appended {n} of the {} events of table {}",
+                        c.events.len(),
+                        c.table_id
+                    )))
+                }
+            },
+        );
     }
     Ok(answers)
 }
