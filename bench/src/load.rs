@@ -3,11 +3,15 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
+use hyper::header::HeaderValue;
+use hyper::Uri;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
+
+use crate::conn::{bearer, Conn, Server};
 
 #[derive(clap::Args)]
 pub struct RunArgs {
@@ -110,12 +114,17 @@ async fn run_inner(args: RunArgs) -> Result<(), Error> {
     // minutes) weighs on both figures alike.
     let half = Duration::from_secs_f64(args.baseline_seconds as f64 / 2.0);
     let cpu_before = CpuTimes::now();
-    let mut baseline = match &args.baseline_url {
-        Some(url) => Some(baseline_load(&client, url, concurrency, half).await),
+    let baseline_server = match &args.baseline_url {
+        Some(url) => Some(Server::of(url).await?),
+        None => None,
+    };
+    let mut baseline = match &baseline_server {
+        Some(server) => Some(baseline_load(server, concurrency, half).await),
         None => None,
     };
     let cpu_baseline_first = CpuTimes::since_then(cpu_before);
     let seats = setup(&client, &args).await?;
+    let server = Server::of(&args.base_url).await?;
     eprintln!(
         "loadgen: {} tables × {} players started; playing for {} s, following by {:?}",
         args.tables, args.players, args.seconds, args.follow
@@ -126,11 +135,13 @@ async fn run_inner(args: RunArgs) -> Result<(), Error> {
     let mut tasks = Vec::new();
     for (i, (table, token)) in seats.into_iter().enumerate() {
         let client = client.clone();
+        let server = server.clone();
         let base = args.base_url.clone();
         let seed = args.seed * 1_000_003 + i as u64;
         let follow = args.follow;
         tasks.push(tokio::spawn(async move {
-            play(&client, &base, &table, &token, deadline, seed, follow).await
+            let conn = Conn::new(server);
+            play(&client, conn, &base, &table, &token, deadline, seed, follow).await
         }));
     }
     let mut tally = Tally::default();
@@ -151,11 +162,11 @@ async fn run_inner(args: RunArgs) -> Result<(), Error> {
         percentile(&l, 0.95),
         percentile(&l, 0.99),
     );
-    if let (Some(url), Some((before, rows_before, secs_before))) =
-        (&args.baseline_url, &mut baseline)
+    if let (Some(server), Some((before, rows_before, secs_before))) =
+        (&baseline_server, &mut baseline)
     {
         let cpu_before = CpuTimes::now();
-        let (after, rows_after, secs_after) = baseline_load(&client, url, concurrency, half).await;
+        let (after, rows_after, secs_after) = baseline_load(server, concurrency, half).await;
         let cpu_second = CpuTimes::since_then(cpu_before);
         eprintln!(
             "loadgen: baseline before the games {:.0} rows/s ({}), after {:.0} rows/s ({})",
@@ -246,33 +257,24 @@ impl CpuTimes {
 
 /// `clients` clients inserting rows through the baseline server for
 /// `length`: (what they saw, rows inserted, seconds taken).
-async fn baseline_load(
-    client: &reqwest::Client,
-    url: &str,
-    clients: usize,
-    length: Duration,
-) -> (Tally, u64, f64) {
-    let url = format!("{}/baseline", url.trim_end_matches('/'));
+async fn baseline_load(server: &Server, clients: usize, length: Duration) -> (Tally, u64, f64) {
+    let path = Uri::from_static("/baseline");
     let started = Instant::now();
     let deadline = started + length;
     let mut tasks = Vec::new();
     for c in 0..clients {
-        let client = client.clone();
-        let url = url.clone();
+        let mut conn = Conn::new(server.clone());
+        let path = path.clone();
         tasks.push(tokio::spawn(async move {
             let mut t = Tally::default();
             let mut n = 0u64;
             while Instant::now() < deadline {
                 let t0 = Instant::now();
-                match client
-                    .post(&url)
-                    .json(&json!({"client": c, "n": n}))
-                    .send()
-                    .await
-                {
-                    Ok(res) => {
-                        t.note(res.status());
-                        if res.status().is_success() {
+                let body = json!({"client": c, "n": n}).to_string().into_bytes();
+                match conn.post_json(&path, None, body).await {
+                    Ok((status, _)) => {
+                        t.note(status);
+                        if status.is_success() {
                             t.latencies_ms.push(t0.elapsed().as_secs_f64() * 1000.0);
                         }
                     }
@@ -376,8 +378,10 @@ async fn setup(client: &reqwest::Client, args: &RunArgs) -> Result<Vec<(String, 
 /// One player: on turn, a random legal move (never a challenge); otherwise
 /// it waits for the table's events (long polls, or its event stream) and
 /// fetches a fresh view when they concern it.
+#[allow(clippy::too_many_arguments)] // one player: its clients, table, token and run
 async fn play(
     client: &reqwest::Client,
+    mut conn: Conn,
     base: &str,
     table: &str,
     token: &str,
@@ -395,10 +399,20 @@ async fn play(
             .parse()
             .expect("the base URL is a URL")
     };
-    let view_url = url("view");
-    let moves_url = url("moves");
-    let long_polls: Vec<reqwest::Url> = (1..=5).map(|w| url(&format!("view?wait={w}"))).collect();
-    let mut view = match get_view(client, &view_url, token, &mut t).await {
+    // The requests of the loop go through `conn` (origin-form paths).
+    let path = |p: &str| -> Uri {
+        format!("/v1/tables/{table}/{p}")
+            .parse()
+            .expect("a table id is a path segment")
+    };
+    let Ok(auth) = bearer(token) else {
+        *t.refused.entry(0).or_default() += 1;
+        return t;
+    };
+    let view_path = path("view");
+    let moves_path = path("moves");
+    let long_polls: Vec<Uri> = (1..=5).map(|w| path(&format!("view?wait={w}"))).collect();
+    let mut view = match get_view(&mut conn, &view_path, &auth, &mut t).await {
         Some(v) => v,
         None => return t,
     };
@@ -449,21 +463,15 @@ async fn play(
                 expected_version: view.version,
             };
             let t0 = Instant::now();
-            let sent = client
-                .post(moves_url.clone())
-                .bearer_auth(token)
-                .json(&post)
-                .send()
-                .await;
-            let Ok(res) = sent else {
+            let body = serde_json::to_vec(&post).expect("a move serializes");
+            let Ok((status, body)) = conn.post_json(&moves_path, Some(&auth), body).await else {
                 *t.refused.entry(0).or_default() += 1;
                 continue;
             };
-            let status = res.status();
             t.note(status);
             if status.is_success() {
                 t.latencies_ms.push(t0.elapsed().as_secs_f64() * 1000.0);
-                if let Ok(body) = res.json::<Moved>().await {
+                if let Ok(body) = serde_json::from_slice::<Moved>(&body) {
                     view = body.view;
                     after = view.version;
                     continue;
@@ -475,25 +483,23 @@ async fn play(
             // the end of the run.
             let left = deadline.saturating_duration_since(Instant::now());
             let wait = left.as_secs_f64().ceil().clamp(1.0, 5.0) as u64;
+            let etag = HeaderValue::from_str(&format!("\"{}\"", view.version))
+                .expect("a version is a header value");
             let polled = tokio::time::timeout_at(
                 deadline.into(),
-                client
-                    .get(long_polls[wait as usize - 1].clone())
-                    .bearer_auth(token)
-                    .header("If-None-Match", format!("\"{}\"", view.version))
-                    .send(),
+                conn.get(&long_polls[wait as usize - 1], Some(&auth), Some(etag)),
             )
             .await;
             let Ok(polled) = polled else { break };
-            let Ok(res) = polled else {
+            let Ok((status, body)) = polled else {
                 *t.refused.entry(0).or_default() += 1;
                 break;
             };
-            t.note(res.status());
-            if res.status() == reqwest::StatusCode::NOT_MODIFIED {
+            t.note(status);
+            if status == reqwest::StatusCode::NOT_MODIFIED {
                 continue;
             }
-            match res.json::<View>().await {
+            match serde_json::from_slice::<View>(&body) {
                 Ok(v) => view = v,
                 Err(_) => break,
             }
@@ -550,7 +556,7 @@ async fn play(
                 continue;
             }
         }
-        match get_view(client, &view_url, token, &mut t).await {
+        match get_view(&mut conn, &view_path, &auth, &mut t).await {
             Some(v) => view = v,
             None => break,
         }
@@ -693,18 +699,8 @@ struct Post<'a> {
     expected_version: i64,
 }
 
-async fn get_view(
-    client: &reqwest::Client,
-    url: &reqwest::Url,
-    token: &str,
-    t: &mut Tally,
-) -> Option<View> {
-    let res = client
-        .get(url.clone())
-        .bearer_auth(token)
-        .send()
-        .await
-        .ok()?;
-    t.note(res.status());
-    res.json::<View>().await.ok()
+async fn get_view(conn: &mut Conn, path: &Uri, auth: &HeaderValue, t: &mut Tally) -> Option<View> {
+    let (status, body) = conn.get(path, Some(auth), None).await.ok()?;
+    t.note(status);
+    serde_json::from_slice::<View>(&body).ok()
 }

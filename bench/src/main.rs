@@ -20,6 +20,7 @@
 
 mod append_cost;
 mod baseline;
+mod conn;
 mod history_cost;
 mod load;
 mod replay;
