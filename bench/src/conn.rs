@@ -121,11 +121,17 @@ impl Conn {
     }
 
     async fn exchange(&mut self, req: Request<Full<Bytes>>) -> Result<Answer, Error> {
-        let sender = match &mut self.sender {
+        let mut sender = match self.sender.take() {
             Some(sender) if !sender.is_closed() => sender,
-            _ => self.sender.insert(connect(&self.server).await?),
+            _ => connect(&self.server).await?,
         };
-        sender.ready().await?;
+        if sender.ready().await.is_err() {
+            // Closed by the server meanwhile (its keep-alive ran out, say):
+            // the request was not sent, so it goes on a new connection.
+            sender = connect(&self.server).await?;
+            sender.ready().await?;
+        }
+        let sender = self.sender.insert(sender);
         let res = sender.send_request(req).await?;
         let status = res.status();
         let body = res.into_body().collect().await?.to_bytes();
@@ -146,4 +152,91 @@ async fn connect(server: &Server) -> Result<SendRequest<Full<Bytes>>, Error> {
 /// `Bearer <token>`.
 pub fn bearer(token: &str) -> Result<HeaderValue, Error> {
     Ok(HeaderValue::from_str(&format!("Bearer {token}"))?)
+}
+
+#[cfg(test)]
+mod tests {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::TcpListener;
+
+    use super::*;
+
+    /// A server that answers every request `200 ok`, closes each connection
+    /// after its first answer when `close` is set, and hands over what it
+    /// read of each request.
+    async fn server(close: bool) -> (Server, tokio::sync::mpsc::UnboundedReceiver<String>) {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let (heads, rx) = tokio::sync::mpsc::unbounded_channel();
+        tokio::spawn(async move {
+            loop {
+                let (mut socket, _) = listener.accept().await.unwrap();
+                let heads = heads.clone();
+                tokio::spawn(async move {
+                    let mut buf = vec![0u8; 4096];
+                    loop {
+                        let n = socket.read(&mut buf).await.unwrap_or(0);
+                        if n == 0 {
+                            return;
+                        }
+                        let _ = heads.send(String::from_utf8_lossy(&buf[..n]).into_owned());
+                        let connection = if close { "close" } else { "keep-alive" };
+                        let answer = format!(
+                            "HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: {connection}\r\n\r\nok"
+                        );
+                        socket.write_all(answer.as_bytes()).await.unwrap();
+                        if close {
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+        let server = Server::of(&format!("http://{addr}")).await.unwrap();
+        (server, rx)
+    }
+
+    #[tokio::test]
+    async fn requests_carry_host_authorization_and_the_etag_on_one_connection() {
+        let (server, mut heads) = server(false).await;
+        let mut conn = Conn::new(server.clone());
+        let auth = bearer("t0ken").unwrap();
+        let path = Uri::from_static("/v1/tables/x/view?wait=5");
+        let etag = HeaderValue::from_static("\"7\"");
+        let (status, body) = conn.get(&path, Some(&auth), Some(etag)).await.unwrap();
+        assert_eq!((status, &body[..]), (StatusCode::OK, &b"ok"[..]));
+        let head = heads.recv().await.unwrap().to_lowercase();
+        assert!(
+            head.starts_with("get /v1/tables/x/view?wait=5 http/1.1\r\n"),
+            "{head}"
+        );
+        assert!(
+            head.contains(&format!("host: {}\r\n", server.host.to_str().unwrap())),
+            "{head}"
+        );
+        assert!(head.contains("authorization: bearer t0ken\r\n"), "{head}");
+        assert!(head.contains("if-none-match: \"7\"\r\n"), "{head}");
+
+        conn.post_json(&Uri::from_static("/baseline"), None, b"{}".to_vec())
+            .await
+            .unwrap();
+        let head = heads.recv().await.unwrap().to_lowercase();
+        assert!(head.starts_with("post /baseline http/1.1\r\n"), "{head}");
+        assert!(
+            head.contains("content-type: application/json\r\n"),
+            "{head}"
+        );
+        assert!(head.ends_with("\r\n\r\n{}"), "{head}");
+    }
+
+    #[tokio::test]
+    async fn a_connection_the_server_closed_is_opened_again() {
+        let (server, _heads) = server(true).await;
+        let mut conn = Conn::new(server);
+        let path = Uri::from_static("/healthz");
+        for _ in 0..3 {
+            let (status, _) = conn.get(&path, None, None).await.unwrap();
+            assert_eq!(status, StatusCode::OK);
+        }
+    }
 }
