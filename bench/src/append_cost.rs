@@ -17,7 +17,7 @@ use serde_json::json;
 use sqlx::PgConnection;
 use uuid::Uuid;
 
-type Error = Box<dyn std::error::Error + Send + Sync>;
+use crate::Error;
 
 /// Writes `moves` moves to `tables` new tables for each batch size, then
 /// prints PostgreSQL's CPU per statement and per move.

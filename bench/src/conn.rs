@@ -17,7 +17,7 @@ use hyper::{Method, Request, StatusCode, Uri};
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
 
-type Error = Box<dyn std::error::Error + Send + Sync>;
+use crate::Error;
 
 /// Where a client's connection goes: the server's address and `Host`.
 #[derive(Debug, Clone)]

@@ -10,7 +10,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde_json::{json, Value};
 
-type Error = Box<dyn std::error::Error + Send + Sync>;
+use crate::Error;
 
 struct Player {
     id: String,

@@ -12,6 +12,7 @@ use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
 use crate::conn::{bearer, Conn, Server};
+use crate::Error;
 
 #[derive(clap::Args)]
 pub struct RunArgs {
@@ -92,8 +93,6 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
     let i = ((p * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len()) - 1;
     sorted[i]
 }
-
-type Error = Box<dyn std::error::Error + Send + Sync>;
 
 pub async fn run(args: RunArgs) -> std::io::Result<()> {
     match run_inner(args).await {

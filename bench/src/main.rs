@@ -27,6 +27,10 @@ mod replay;
 
 use clap::{Parser, Subcommand};
 
+/// The error of every part of the benchmark: each ends the run with its
+/// message.
+type Error = Box<dyn std::error::Error + Send + Sync>;
+
 /// The same allocator as `huit`, so that the baseline server is built like
 /// the product.
 #[global_allocator]

@@ -10,7 +10,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde_json::json;
 
-type Error = Box<dyn std::error::Error + Send + Sync>;
+use crate::Error;
 
 /// Writes a table of at least `events` events (a long classique game played
 /// by seeded random moves), then rebuilds it from the database and prints
