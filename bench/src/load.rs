@@ -391,18 +391,18 @@ async fn play(
     let base = base.trim_end_matches('/');
     let mut rng = StdRng::seed_from_u64(seed);
     let mut t = Tally::default();
-    // Parsed once, like a client that keeps its URLs (parsing one costs
-    // more than the rest of building a request).
-    let url = |path: &str| -> reqwest::Url {
-        format!("{base}/v1/tables/{table}/{path}")
-            .parse()
-            .expect("the base URL is a URL")
-    };
-    // The requests of the loop go through `conn` (origin-form paths).
+    // The table's paths, parsed once like a client that keeps them: the
+    // requests of the loop go through `conn` (origin form), the streams
+    // through reqwest (the same path after the base URL).
     let path = |p: &str| -> Uri {
         format!("/v1/tables/{table}/{p}")
             .parse()
             .expect("a table id is a path segment")
+    };
+    let url = |p: &str| -> reqwest::Url {
+        format!("{base}{}", path(p))
+            .parse()
+            .expect("the base URL is a URL")
     };
     let Ok(auth) = bearer(token) else {
         *t.refused.entry(0).or_default() += 1;
