@@ -1,9 +1,9 @@
 //! The moves of every table of this process, written to the log together.
 //!
 //! A plain move (no transaction of its own: see [`crate::tables`]) is handed
-//! to the [`LogWriter`] once decided and chained. A few writer tasks
-//! ([`WRITERS`], a [`Batcher`]) take every move queued meanwhile, on
-//! connections of their own ([`Held`]), and append them in ONE
+//! to the [`LogWriter`] once decided and chained. A writer task
+//! ([`WRITERS`], a [`Batcher`]) takes every move queued meanwhile, on a
+//! connection of its own ([`Held`]), and appends them in ONE
 //! statement ([`store::events::append_batch`]): alone, a move is written at
 //! once, by itself; under load, the moves of many tables share a statement
 //! and a commit, which is what PostgreSQL spends most of its time per move
@@ -27,12 +27,18 @@ use crate::store;
 use crate::store::events::{Appended, Chained, StoredEvent};
 use crate::store::held::{self, Held};
 
-/// How many statements of one process may append at once. Two rather than
-/// four: at 16 tables x 4 players the batches are larger and PostgreSQL's
-/// CPU per move ~25% lower, with no worse latency (BENCHMARKS.md, sixth
-/// pass); one would serialize every move of the process behind a single
-/// statement.
-pub const WRITERS: usize = 2;
+/// How many statements of one process may append at once. One: the moves
+/// that arrive while a statement runs all go into the next, so the
+/// batches are as large as the load makes them, and PostgreSQL's fixed
+/// cost per statement (BENCHMARKS.md, seventh pass) is shared by the most
+/// moves. Against two writers, alternated on one machine (BENCHMARKS.md,
+/// eighth pass): 9–31% more moves per second at every shape of 64 and 256
+/// players, and a lower p99; on the starved VM of the sixth pass, the same
+/// total CPU (and four writers cost more than two). Every move of the
+/// process waits behind the statement running: when it waits on the disk,
+/// a second one would flush the same WAL; when it waits on a table's row
+/// that another process's transaction holds, for that transaction's end.
+pub const WRITERS: usize = 1;
 /// The most tables in one statement.
 pub const MAX_BATCH: usize = 64;
 
@@ -116,7 +122,7 @@ impl Work for Appends {
 }
 
 impl LogWriter {
-    /// A writer with connections of its own ([`WRITERS`] at most, see
+    /// A writer with connections of its own ([`WRITERS`] at once, see
     /// [`Held`]) to the database of `pool`, with its settings; its tasks
     /// run on the current runtime.
     pub fn new(pool: &PgPool) -> Self {
