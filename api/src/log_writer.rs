@@ -122,9 +122,9 @@ impl Work for Appends {
 }
 
 impl LogWriter {
-    /// A writer with connections of its own ([`WRITERS`] at once, see
-    /// [`Held`]) to the database of `pool`, with its settings; its tasks
-    /// run on the current runtime.
+    /// The writer, on connections of its own (one per task of
+    /// [`WRITERS`], see [`Held`]) to the database of `pool`, with its
+    /// settings; its tasks run on the current runtime.
     pub fn new(pool: &PgPool) -> Self {
         Self {
             batcher: Batcher::new(Appends {
