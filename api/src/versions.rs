@@ -7,7 +7,7 @@
 //!   any table, shares one `WHERE id = ANY($1)` query.
 //! - Once an append has committed, every process is told the table's new
 //!   version (`NOTIFY`, heard by [`crate::notify`]). The versions committed
-//!   meanwhile (and in the [`ANNOUNCE_GATHER`] after an announcement), each
+//!   meanwhile (and in the `ANNOUNCE_GATHER` after an announcement), each
 //!   table's last, share one notifying transaction; nobody waits for it.
 
 use std::collections::HashMap;
