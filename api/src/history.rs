@@ -463,6 +463,14 @@ pub struct AuditReport {
 /// and the running totals, compares them with what each `round_ended`
 /// recorded (and the ranking with `game_ended`), and verifies the hash chain
 /// against the table's version. Never fails: what is wrong is reported.
+/// Whether `data` holds a salt as version 2 writes it: 32 lowercase hex
+/// digits (without it, a hash of a redacted event could give its cards away).
+fn has_salt(data: &serde_json::Value) -> bool {
+    data.get(domain::redaction::SALT_KEY)
+        .and_then(|s| s.as_str())
+        .is_some_and(|s| s.len() == 32 && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')))
+}
+
 pub fn audit(log: &Log) -> AuditReport {
     let mut problems: Vec<AuditProblem> = Vec::new();
     let mut problem = |seq: i64, reason: String| problems.push(AuditProblem { seq, reason });
@@ -514,6 +522,12 @@ pub fn audit(log: &Log) -> AuditReport {
     let mut game_over = false;
     for stored in &log.events {
         let seq = stored.seq;
+        if stored.v >= 2 && !has_salt(&stored.data) {
+            problem(
+                seq,
+                "a version 2 event without its salt of 32 hex digits".to_owned(),
+            );
+        }
         let e = match parse(stored) {
             Ok(e) => e,
             Err(why) => {

@@ -55,7 +55,7 @@ use std::sync::{Arc, Mutex as StdMutex};
 
 use actix_web::http::StatusCode;
 use chrono::{DateTime, Utc};
-use domain::{Status, Table, TableCommand, TableError, TableEvent, EVENT_VERSION};
+use domain::{Seen, Status, Table, TableCommand, TableError, TableEvent};
 use futures_util::TryStreamExt;
 use serde_json::{Map, Value};
 use sqlx::{PgConnection, PgPool};
@@ -174,10 +174,7 @@ fn corrupt(what: impl std::fmt::Display) -> ApiError {
 }
 
 fn new_events(events: &[TableEvent]) -> Vec<NewEvent> {
-    events
-        .iter()
-        .map(|e| NewEvent::new(e.kind(), EVENT_VERSION as i32, e.data()))
-        .collect()
+    events.iter().map(NewEvent::sealed).collect()
 }
 
 fn account_uuid(id: &str) -> Result<Uuid, ApiError> {
@@ -225,9 +222,10 @@ pub fn parse_event(e: &StoredEvent) -> Result<TableEvent, ApiError> {
         .map_err(|err| corrupt(format!("event {} ({}): {err}", e.seq, e.kind)))
 }
 
-/// `{type, data}` of a stored event as a seat (or a spectator) may see it,
-/// as the public `{seq, type, v, at, data, prev_hash, hash}`; the hashes stay
-/// those of the full data.
+/// A stored event as a seat (or a spectator) may see it, as the public
+/// `{seq, type, v, at, data, prev_hash, hash}`: whole, or with its hidden
+/// fields and its salt left out (the engine decides, see
+/// `domain::redaction`); the hashes stay those of the stored data.
 pub fn redact(e: &StoredEvent, viewer: Option<usize>) -> Result<StoredEvent, ApiError> {
     Ok(redact_parsed(e, &parse_event(e)?, viewer))
 }
@@ -239,7 +237,10 @@ pub fn redact_parsed(e: &StoredEvent, event: &TableEvent, viewer: Option<usize>)
         kind: e.kind.clone(),
         v: e.v,
         at: e.at,
-        data: event.redacted_json(viewer)["data"].take(),
+        data: match event.seen_by(viewer) {
+            Seen::Whole => e.data.clone(),
+            Seen::Part(data) => data,
+        },
         prev_hash: e.prev_hash.clone(),
         hash: e.hash.clone(),
     }

@@ -5,7 +5,7 @@
 use std::time::{Duration, Instant};
 
 use api::store::{self, events::NewEvent};
-use domain::{Status, Table, TableCommand, TableEvent, EVENT_VERSION};
+use domain::{Status, Table, TableCommand};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde_json::{json, Value};
@@ -195,10 +195,7 @@ pub async fn run(base: &str, database_url: &str, n: usize, long: usize) -> Resul
             let account_id = t.players[seat].as_ref().ok_or("seated")?.account_id.clone();
             log.extend(t.execute(&TableCommand::Move { account_id, mv }, &mut rng)?);
         }
-        let batch: Vec<NewEvent> = log
-            .drain(..)
-            .map(|e: TableEvent| NewEvent::new(e.kind(), EVENT_VERSION as i32, e.data()))
-            .collect();
+        let batch: Vec<NewEvent> = log.drain(..).map(|e| NewEvent::sealed(&e)).collect();
         let mut tx = pool.begin().await?;
         store::events::append(&mut tx, long_id, written, &batch)
             .await

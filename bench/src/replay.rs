@@ -5,7 +5,7 @@
 use std::time::Instant;
 
 use api::store::{self, accounts::Role, events::NewEvent};
-use domain::{Status, Table, TableCommand, TableEvent, EVENT_VERSION};
+use domain::{Status, Table, TableCommand, TableEvent};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde_json::json;
@@ -69,10 +69,7 @@ pub async fn run(database_url: &str, events: usize, seed: u64) -> Result<(), Err
                 .clone();
             log.extend(table.execute(&TableCommand::Move { account_id, mv }, &mut rng)?);
         }
-        let batch: Vec<NewEvent> = log
-            .drain(..)
-            .map(|e: TableEvent| NewEvent::new(e.kind(), EVENT_VERSION as i32, e.data()))
-            .collect();
+        let batch: Vec<NewEvent> = log.drain(..).map(|e| NewEvent::sealed(&e)).collect();
         let mut tx = pool.begin().await?;
         store::events::append(&mut tx, table_id, written, &batch)
             .await

@@ -12,8 +12,10 @@ use crate::deck::DeckId;
 /// A seat at the table, 0..n-1.
 pub type Seat = usize;
 
-/// The version of the event format this crate writes (API.md `v`).
-pub const EVENT_VERSION: u32 = 1;
+/// The version of the event format this crate writes (API.md `v`). Version
+/// 2 adds a `salt` to every event's data (see [`crate::redaction`]); version
+/// 1 events (no salt) still parse and fold the same.
+pub const EVENT_VERSION: u32 = 2;
 
 /// A player's move, exactly as posted to `POST /v1/tables/{id}/moves`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -355,34 +357,5 @@ impl Event {
             Event::RoundEnded(_) => "round_ended",
             Event::GameEnded(_) => "game_ended",
         }
-    }
-
-    /// The event as `{type, data}` JSON, with what `viewer` may not see while
-    /// the round runs removed: other seats' hands, the stock order, cards
-    /// drawn by others. `None` is a spectator; the full event is `to_json`.
-    pub fn redacted_json(&self, viewer: Option<Seat>) -> serde_json::Value {
-        let mut v = serde_json::to_value(self).expect("events serialise");
-        let data = &mut v["data"];
-        match self {
-            Event::RoundStarted(rs) => {
-                data["hand_size"] = rs.hands.values().map(Vec::len).max().unwrap_or(0).into();
-                data["stock_size"] = rs.stock.len().into();
-                data.as_object_mut().expect("object").remove("stock");
-                let hands = data["hands"].as_object_mut().expect("hands object");
-                hands.retain(|k, _| Some(k.as_str()) == viewer.map(|s| s.to_string()).as_deref());
-            }
-            Event::CardsDrawn { seat, cards, .. } => {
-                data["count"] = cards.len().into();
-                if viewer != Some(*seat) {
-                    data.as_object_mut().expect("object").remove("cards");
-                }
-            }
-            Event::StockReshuffled { stock } => {
-                data["size"] = stock.len().into();
-                data.as_object_mut().expect("object").remove("stock");
-            }
-            _ => {}
-        }
-        v
     }
 }

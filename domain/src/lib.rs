@@ -17,6 +17,7 @@ pub mod deck;
 mod engine;
 pub mod event;
 mod game;
+pub mod redaction;
 pub mod rules;
 pub mod score;
 pub mod table;
@@ -30,6 +31,7 @@ pub use event::{
     RoundStarted, Seat, SkipReason, Target, EVENT_VERSION,
 };
 pub use game::{Game, Round, Status};
+pub use redaction::{Salt, Seen};
 pub use rules::{Effect, Preset, Rules, RulesError};
 pub use table::{Seated, Table, TableCommand, TableCreated, TableError, TableEvent};
 pub use view::{FullView, PendingView, PlayerView, SeatView};

@@ -112,15 +112,6 @@ impl TableEvent {
             _ => TableEvent::Game(Tagged::read(kind, data)?),
         })
     }
-
-    /// `{type, data}` as `viewer` (a seat of the running game, or nobody) may
-    /// see it while the round runs (see `Event::redacted_json`).
-    pub fn redacted_json(&self, viewer: Option<Seat>) -> serde_json::Value {
-        match self {
-            TableEvent::Game(e) => e.redacted_json(viewer),
-            other => other.to_json(),
-        }
-    }
 }
 
 /// `{"type": kind, "data": <data>}` handed to the derived, adjacently tagged

@@ -150,10 +150,7 @@ pub async fn append_unannounced(
     batches: &[Vec<TableEvent>],
 ) -> i64 {
     for batch in batches {
-        let new: Vec<NewEvent> = batch
-            .iter()
-            .map(|e| NewEvent::new(e.kind(), domain::EVENT_VERSION as i32, e.data()))
-            .collect();
+        let new: Vec<NewEvent> = batch.iter().map(NewEvent::sealed).collect();
         let mut tx = pool.begin().await.expect("a transaction");
         events::append(&mut tx, id, version, &new)
             .await

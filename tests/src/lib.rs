@@ -232,3 +232,28 @@ pub async fn assert_problem(res: reqwest::Response, status: u16, code: &str) -> 
     assert!(body["detail"].is_string());
     body
 }
+
+/// Reads server-sent events' text until `done` holds or 10 s pass.
+pub async fn read_until(
+    res: &mut reqwest::Response,
+    text: &mut String,
+    done: impl Fn(&str) -> bool,
+) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !done(text) {
+        let chunk = tokio::time::timeout_at(deadline, res.chunk())
+            .await
+            .expect("more of the stream before the deadline")
+            .unwrap()
+            .expect("the stream goes on");
+        text.push_str(std::str::from_utf8(&chunk).unwrap());
+    }
+}
+
+/// The `data:` of every complete frame of server-sent events' text.
+pub fn frames(text: &str) -> Vec<Value> {
+    text.split("\n\n")
+        .filter_map(|f| f.lines().find_map(|l| l.strip_prefix("data: ")))
+        .map(|d| serde_json::from_str(d).unwrap())
+        .collect()
+}

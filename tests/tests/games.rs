@@ -2,7 +2,11 @@
 //! among the `legal_moves` the server lists, to `finished` with a result.
 //! At every step: the cards of a round are conserved (hands + stock +
 //! discard), and nothing answered to one player (view, move answer, events)
-//! holds another player's cards. The deals come from the server's OS-seeded
+//! holds another player's cards. Every event a seat or a spectator is sent
+//! either recomputes to its hash from what was sent, or lacks its salt, so
+//! that no guess of the hidden cards recomputes it; once a round is over,
+//! every hash a player was given recomputes from the replay's full data.
+//! The deals come from the server's OS-seeded
 //! rng (as in production), so games differ from run to run; the choices are
 //! seeded.
 
@@ -11,12 +15,13 @@ mod support;
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-use api::chain::verify_chain;
+use api::chain::{event_hash, verify_chain};
+use api::store::events::StoredEvent;
 use e2e::spawn_app;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde_json::{json, Value};
-use support::{all_events, json_of, play, started_table, view};
+use support::{all_events, get, json_of, play, started_table, view};
 
 /// Most moves a test game may take before the test gives up.
 const MAX_MOVES: usize = 4000;
@@ -52,8 +57,51 @@ fn assert_redacted(event: &Value, seat: Option<u64>, context: &str) {
         "stock_reshuffled" => {
             assert!(data.get("stock").is_none(), "{context}: stock in {event}");
         }
+        "turn_started" if data["seat"].as_u64() != seat => {
+            assert!(
+                data["pending"].get("card").is_none(),
+                "{context}: another seat's drawn card in {event}"
+            );
+        }
         _ => {}
     }
+}
+
+/// The hash of `event` (as sent) recomputed from `data`.
+fn hash_with(event: &Value, data: &Value) -> String {
+    event_hash(
+        event["prev_hash"].as_str().unwrap(),
+        event["seq"].as_i64().unwrap(),
+        event["type"].as_str().unwrap(),
+        event["v"].as_i64().unwrap() as i32,
+        event["at"].as_str().unwrap(),
+        data,
+    )
+}
+
+/// An event sent to a reader against the stored one: the same hashes; shown
+/// whole (its hash recomputes from what was sent), or redacted without its
+/// salt, so that even the true hidden cards, added to what was sent, do not
+/// recompute the hash.
+fn assert_commitment_hides(sent: &Value, stored: &StoredEvent, context: &str) {
+    assert_eq!(sent["hash"], stored.hash, "{context}: {sent}");
+    assert_eq!(sent["prev_hash"], stored.prev_hash, "{context}: {sent}");
+    assert_eq!(sent["v"], 2, "{context}: {sent}");
+    if sent["data"] == stored.data {
+        assert_eq!(hash_with(sent, &sent["data"]), stored.hash, "{context}");
+        return;
+    }
+    assert!(
+        sent["data"].get("salt").is_none(),
+        "{context}: salt sent in {sent}"
+    );
+    let mut guess = stored.data.clone();
+    guess.as_object_mut().unwrap().remove("salt");
+    assert_ne!(
+        hash_with(sent, &guess),
+        stored.hash,
+        "{context}: the hidden cards recompute the hash of {sent}"
+    );
 }
 
 /// Nothing in `doc` (answered to `seat`) holds another player's hand.
@@ -85,6 +133,8 @@ async fn play_game(ruleset: &str, players: usize, options: Value, seed: u64) -> 
     let mut played = Played::default();
     let mut cards_in_round: BTreeMap<u64, usize> = BTreeMap::new();
     let mut last_answer: Option<(usize, Value)> = None;
+    // Every event sent to a seat during the game, with that seat.
+    let mut given: Vec<(usize, Value)> = Vec::new();
 
     loop {
         let mut views = Vec::new();
@@ -188,6 +238,7 @@ async fn play_game(ruleset: &str, players: usize, options: Value, seed: u64) -> 
             assert_redacted(e, Some(seat as u64), &format!("{ruleset} move answer"));
         }
         assert_eq!(events.last().unwrap()["seq"].as_i64().unwrap(), new_version);
+        given.extend(events.iter().map(|e| (seat, e.clone())));
         // Against the hands before the move (and, next time round, after
         // it). A round's end shows every hand: that is public.
         let secret: Vec<Value> = events
@@ -212,11 +263,48 @@ async fn play_game(ruleset: &str, players: usize, options: Value, seed: u64) -> 
         }
         assert_eq!(*full_len.get_or_insert(events.len()), events.len());
         assert_eq!(events.last().unwrap()["type"], "game_ended");
+        given.extend(events.into_iter().map(|e| (seat, e)));
     }
     let log = api::store::events::read_after(&app.pool, id.parse().unwrap(), 0, 1_000_000)
         .await
         .unwrap();
     verify_chain(&log).expect("the hash chain holds");
+
+    // Hashes hide: for every seat and a spectator.
+    let spectator = app.player_token(&format!("watch_{seed}")).await;
+    for e in all_events(&app, &spectator, &id).await {
+        assert_redacted(&e, None, &format!("{ruleset} spectator /events"));
+        let stored = &log[e["seq"].as_u64().unwrap() as usize - 1];
+        assert_commitment_hides(&e, stored, &format!("{ruleset} spectator"));
+    }
+    for (seat, e) in &given {
+        let stored = &log[e["seq"].as_u64().unwrap() as usize - 1];
+        assert_commitment_hides(e, stored, &format!("{ruleset} seat {seat}"));
+    }
+    // Once a round is over, every hash its players were given recomputes
+    // from the replay's full data (data and salt).
+    let rounds = log.iter().filter(|e| e.kind == "round_ended").count();
+    let mut checked = 0;
+    for n in 1..=rounds {
+        let replay = json_of(
+            get(
+                &app,
+                &tokens[0],
+                &format!("/v1/tables/{id}/rounds/{n}/replay"),
+            )
+            .await,
+            200,
+        )
+        .await;
+        for full in replay["events"].as_array().unwrap() {
+            assert!(full["data"]["salt"].is_string(), "{full}");
+            for (_, e) in given.iter().filter(|(_, e)| e["seq"] == full["seq"]) {
+                assert_eq!(hash_with(e, &full["data"]), e["hash"].as_str().unwrap());
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 0, "{ruleset}: no hash checked against a replay");
     played.events = log.len();
     played.rounds = log.iter().filter(|e| e.kind == "round_ended").count() as u64;
     eprintln!(

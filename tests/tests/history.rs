@@ -10,7 +10,9 @@ use api::tables::TableService;
 use domain::table::{Table, TableEvent};
 use domain::TableCommand;
 use e2e::games::{self, tamper, PlayedGame};
-use e2e::{assert_problem, eventually, seqs, spawn_app, spawn_app_with, TestApp};
+use e2e::{
+    assert_problem, eventually, frames, read_until, seqs, spawn_app, spawn_app_with, TestApp,
+};
 use serde_json::{json, Value};
 use uuid::Uuid;
 
@@ -523,26 +525,6 @@ async fn audit_reports_data_that_no_longer_parses_at_its_seq_without_a_500() {
     let seq = tamper::seq_of(&app.pool, other, "card_played", 0).await;
     tamper::edit_data(&app.pool, other, seq, "seat", json!(7)).await;
     assert_fails_at(&audit(&app, &cast, other).await, seq);
-}
-
-/// Reads SSE text until `done` holds or 10 s pass.
-async fn read_until(res: &mut reqwest::Response, text: &mut String, done: impl Fn(&str) -> bool) {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    while !done(text) {
-        let chunk = tokio::time::timeout_at(deadline, res.chunk())
-            .await
-            .expect("more of the stream before the deadline")
-            .unwrap()
-            .expect("the stream goes on");
-        text.push_str(std::str::from_utf8(&chunk).unwrap());
-    }
-}
-
-fn frames(text: &str) -> Vec<Value> {
-    text.split("\n\n")
-        .filter_map(|f| f.lines().find_map(|l| l.strip_prefix("data: ")))
-        .map(|d| serde_json::from_str(d).unwrap())
-        .collect()
 }
 
 #[tokio::test]

@@ -6,6 +6,7 @@
 //! `(table_id, seq)` refuses any duplicate seq all the same.
 
 use chrono::{DateTime, Utc};
+use domain::{Salt, TableEvent, EVENT_VERSION};
 use serde::{Serialize, Serializer};
 use serde_json::Value;
 use sqlx::{PgConnection, PgExecutor};
@@ -31,6 +32,14 @@ impl NewEvent {
             v,
             data,
         }
+    }
+
+    /// An engine event in the current format ([`EVENT_VERSION`]): its data
+    /// with a fresh salt from the thread's CSPRNG, so that its hash hides
+    /// what redaction hides (see `domain::redaction`).
+    pub fn sealed(event: &TableEvent) -> Self {
+        let salt = Salt::draw(&mut rand::thread_rng());
+        Self::new(event.kind(), EVENT_VERSION as i32, event.sealed_data(salt))
     }
 }
 

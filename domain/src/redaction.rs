@@ -1,0 +1,219 @@
+//! Who may see what of an event (API.md "The event log"), decided once per
+//! event type and field, and the salt that makes an event's hash a
+//! commitment that hides.
+//!
+//! Every `match` here names every event type and destructures every field,
+//! without a wildcard: adding an event, a field or a pending kind does not
+//! compile until someone decides who sees it.
+//!
+//! A reader is shown an event [`Seen::Whole`] (its stored data, salt
+//! included, so that the reader can recompute its hash) only when nothing in
+//! it is hidden from them; otherwise [`Seen::Part`], data without the hidden
+//! fields *and without the salt*: the hash they are given then binds the
+//! server to the hidden cards but tells nothing about them (guessing the
+//! cards is useless without 128 random bits). Once a round is over, the
+//! replay and the log show data and salt, and every hash can be checked.
+
+use rand::Rng;
+use serde_json::{json, Map, Value};
+
+use crate::event::{CardPlayed, Event, GameEnded, Pending, RoundEnded, RoundStarted, Seat};
+use crate::table::{Seated, TableCreated, TableEvent};
+
+/// The key of the salt in an event's `data` (from event version 2).
+pub const SALT_KEY: &str = "salt";
+
+/// 128 random bits stored in an event's data (32 lowercase hex digits).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Salt([u8; 16]);
+
+impl Salt {
+    /// A fresh salt from `rng` (the server passes a CSPRNG).
+    pub fn draw<R: Rng + ?Sized>(rng: &mut R) -> Salt {
+        let mut bytes = [0u8; 16];
+        rng.fill(&mut bytes);
+        Salt(bytes)
+    }
+
+    /// 32 lowercase hex digits.
+    pub fn to_hex(self) -> String {
+        use std::fmt::Write as _;
+        self.0.iter().fold(String::with_capacity(32), |mut s, b| {
+            let _ = write!(s, "{b:02x}");
+            s
+        })
+    }
+}
+
+/// What one reader (a seat of the game, or a spectator) may see of an event
+/// while its round runs.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Seen {
+    /// All of it: the stored data as is, salt included.
+    Whole,
+    /// Only this data: hidden fields and the salt left out.
+    Part(Value),
+}
+
+impl TableEvent {
+    /// The data to store and hash: the event's data with `salt` in it.
+    pub fn sealed_data(&self, salt: Salt) -> Value {
+        let mut data = self.data();
+        if let Value::Object(map) = &mut data {
+            map.insert(SALT_KEY.into(), salt.to_hex().into());
+        }
+        data
+    }
+
+    /// What `reader` (a seat of the running game, `None` for a spectator or
+    /// someone not seated) may see of this event.
+    pub fn seen_by(&self, reader: Option<Seat>) -> Seen {
+        match self {
+            // The lobby is public: who sits where, and the rules.
+            TableEvent::TableCreated(TableCreated {
+                ruleset: _,
+                rules: _,
+                seats: _,
+                creator: _,
+            }) => Seen::Whole,
+            TableEvent::PlayerJoined(Seated {
+                seat: _,
+                account_id: _,
+                username: _,
+            }) => Seen::Whole,
+            TableEvent::PlayerLeft { seat: _ } => Seen::Whole,
+            TableEvent::GameStarted { players: _ } => Seen::Whole,
+            TableEvent::Game(e) => e.seen_by(reader),
+        }
+    }
+}
+
+impl Event {
+    /// What `reader` (a seat, `None` for a spectator) may see of this event
+    /// while its round runs: its own hand and draws, never another hand,
+    /// a card another seat drew or the stock's order.
+    pub fn seen_by(&self, reader: Option<Seat>) -> Seen {
+        match self {
+            Event::RoundStarted(rs) => {
+                let RoundStarted {
+                    round,
+                    dealer,
+                    deck,
+                    hands,
+                    stock,
+                    starter,
+                    first_seat,
+                } = &**rs;
+                let own: Map<String, Value> = reader
+                    .and_then(|s| hands.get(&s).map(|h| (s.to_string(), json!(h))))
+                    .into_iter()
+                    .collect();
+                Seen::Part(json!({
+                    "round": round,
+                    "dealer": dealer,
+                    "deck": deck,
+                    "hands": own,
+                    "hand_size": hands.values().map(Vec::len).max().unwrap_or(0),
+                    "stock_size": stock.len(),
+                    "starter": starter,
+                    "first_seat": first_seat,
+                }))
+            }
+            Event::CardTurned { card: _ } => Seen::Whole,
+            Event::CardPlayed(CardPlayed {
+                seat: _,
+                card: _,
+                suit: _,
+                letter: _,
+                as_card: _,
+                announce: _,
+            }) => Seen::Whole,
+            Event::CardsDrawn {
+                seat,
+                cards,
+                reason,
+            } => {
+                if reader == Some(*seat) {
+                    Seen::Whole
+                } else {
+                    Seen::Part(json!({"seat": seat, "reason": reason, "count": cards.len()}))
+                }
+            }
+            Event::StockReshuffled { stock } => Seen::Part(json!({"size": stock.len()})),
+            Event::TurnPassed { seat: _ } => Seen::Whole,
+            Event::Challenged {
+                by: _,
+                seat: _,
+                penalty: _,
+                loses_turn: _,
+            } => Seen::Whole,
+            Event::DirectionChanged { direction: _ } => Seen::Whole,
+            Event::TurnSkipped { seat: _, reason: _ } => Seen::Whole,
+            Event::TurnStarted {
+                seat,
+                pending,
+                frozen,
+            } => match pending {
+                Pending::None
+                | Pending::Attack { .. }
+                | Pending::Draw { .. }
+                | Pending::MustReplay { .. }
+                | Pending::MayReplay => Seen::Whole,
+                // The card just drawn is its drawer's alone (D27).
+                Pending::Drawn { card: _ } if reader == Some(*seat) => Seen::Whole,
+                Pending::Drawn { card: _ } => Seen::Part(json!({
+                    "seat": seat,
+                    "pending": {"kind": "drawn"},
+                    "frozen": frozen,
+                })),
+            },
+            Event::PlayerWentOut { seat: _, place: _ } => Seen::Whole,
+            // The round is over: every hand left is shown.
+            Event::RoundEnded(re) => {
+                let RoundEnded {
+                    round: _,
+                    out_order: _,
+                    hands: _,
+                    points: _,
+                    totals: _,
+                    blocked: _,
+                } = &**re;
+                Seen::Whole
+            }
+            Event::GameEnded(ge) => {
+                let GameEnded {
+                    ranking: _,
+                    winners: _,
+                    losers: _,
+                } = &**ge;
+                Seen::Whole
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+
+    #[test]
+    fn a_salt_is_32_lowercase_hex_digits_and_differs_each_time() {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+        let a = Salt::draw(&mut rng).to_hex();
+        let b = Salt::draw(&mut rng).to_hex();
+        assert_eq!(a.len(), 32);
+        assert!(a
+            .bytes()
+            .all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(&c)));
+        assert_ne!(a, b);
+    }
+
+    #[test]
+    fn sealed_data_parses_back_to_the_same_event() {
+        let e = TableEvent::Game(Event::TurnPassed { seat: 1 });
+        let data = e.sealed_data(Salt([0xab; 16]));
+        assert_eq!(data["salt"], "abababababababababababababababab");
+        assert_eq!(TableEvent::from_parts("turn_passed", data).unwrap(), e);
+    }
+}
