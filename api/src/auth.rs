@@ -13,6 +13,7 @@
 
 use std::collections::HashMap;
 use std::future::Future;
+use std::net::{IpAddr, SocketAddr};
 use std::ops::Deref;
 use std::pin::Pin;
 use std::sync::{LazyLock, Mutex};
@@ -56,6 +57,8 @@ fn is_well_formed(token: &str) -> bool {
 pub struct AuthUser {
     pub account: Account,
     pub session_id: Uuid,
+    /// When the session's token expires.
+    pub expires_at: DateTime<Utc>,
 }
 
 impl AuthUser {
@@ -66,6 +69,20 @@ impl AuthUser {
         } else {
             Err(ApiError::Forbidden("administrators only".into()))
         }
+    }
+}
+
+/// The client's address: the peer, or the proxy's forwarded one when
+/// `HUIT_TRUST_PROXY` is on.
+pub fn client_address(req: &HttpRequest, trust_proxy: bool) -> Option<IpAddr> {
+    if trust_proxy {
+        let info = req.connection_info();
+        let raw = info.realip_remote_addr()?;
+        raw.parse::<IpAddr>()
+            .ok()
+            .or_else(|| raw.parse::<SocketAddr>().ok().map(|s| s.ip()))
+    } else {
+        req.peer_addr().map(|a| a.ip())
     }
 }
 
@@ -104,6 +121,7 @@ async fn lookup(
     let user = AuthUser {
         account: session.account,
         session_id: session.session_id,
+        expires_at: session.expires_at,
     };
     Ok((user, session.expires_at))
 }

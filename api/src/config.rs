@@ -39,7 +39,8 @@ pub struct Settings {
     #[arg(long, env = "HUIT_WORKERS")]
     pub workers: Option<usize>,
 
-    /// Failed logins allowed per username within the window, before 429.
+    /// Failed log-ins allowed per (username, client address) within the
+    /// window, before 429.
     #[arg(long, env = "HUIT_LOGIN_MAX_FAILURES", default_value_t = 5)]
     pub login_max_failures: u32,
 
@@ -50,6 +51,30 @@ pub struct Settings {
         default_value_t = 50
     )]
     pub login_max_failures_per_address: u32,
+
+    /// Failed log-ins per username from all addresses within the window,
+    /// after which each further try waits a growing delay (1 s, 2 s, 4 s, …).
+    #[arg(
+        long,
+        env = "HUIT_LOGIN_MAX_FAILURES_PER_USERNAME",
+        default_value_t = 100
+    )]
+    pub login_max_failures_per_username: u32,
+
+    /// Open long polls and streams per account (process-wide); the next
+    /// one is refused with 429 `too_many_streams`.
+    #[arg(long, env = "HUIT_MAX_STREAMS_PER_ACCOUNT", default_value_t = 16)]
+    pub max_streams_per_account: usize,
+
+    /// Open long polls and streams per client address.
+    #[arg(long, env = "HUIT_MAX_STREAMS_PER_ADDRESS", default_value_t = 256)]
+    pub max_streams_per_address: usize,
+
+    /// Open long polls and streams in all (503 beyond); 0: half the
+    /// process's file-descriptor limit, so that other requests always find
+    /// a descriptor.
+    #[arg(long, env = "HUIT_MAX_STREAMS", default_value_t = 0)]
+    pub max_streams: usize,
 
     /// Length of the failed-login window, in seconds.
     #[arg(long, env = "HUIT_LOGIN_WINDOW_SECS", default_value_t = 300)]
@@ -79,6 +104,10 @@ impl Settings {
             workers: None,
             login_max_failures: 5,
             login_max_failures_per_address: 50,
+            login_max_failures_per_username: 100,
+            max_streams_per_account: 16,
+            max_streams_per_address: 256,
+            max_streams: 0,
             login_window_secs: 300,
             trust_proxy: false,
             sse_keepalive_ms: 15_000,

@@ -64,9 +64,14 @@ pub enum ApiError {
     /// 422 `idempotency_key_reused`: the same key with another request body.
     #[error("this Idempotency-Key was already used with a different request")]
     IdempotencyKeyReused,
-    /// 429 `too_many_requests`, with `Retry-After`.
-    #[error("too many failed log-in attempts; retry in {retry_after_secs} s")]
-    TooManyRequests { retry_after_secs: u64 },
+    /// 429 with `Retry-After`: `too_many_requests` (failed log-ins, request
+    /// rates) or `too_many_streams` (open long polls and streams).
+    #[error("{detail}")]
+    TooManyRequests {
+        code: &'static str,
+        detail: String,
+        retry_after_secs: u64,
+    },
     /// 503 `service_unavailable`: the database does not answer.
     #[error("the service is temporarily unavailable")]
     ServiceUnavailable(#[source] Option<sqlx::Error>),
@@ -97,7 +102,9 @@ impl ApiError {
             Self::InvalidQuery(_) => "invalid_query",
             Self::UnsupportedMediaType => "unsupported_media_type",
             Self::PayloadTooLarge { .. } => "payload_too_large",
-            Self::Validation { code, .. } | Self::Problem { code, .. } => code,
+            Self::Validation { code, .. }
+            | Self::Problem { code, .. }
+            | Self::TooManyRequests { code, .. } => code,
             Self::Unauthorized(_) => "unauthorized",
             Self::InvalidCredentials => "invalid_credentials",
             Self::Forbidden(_) => "forbidden",
@@ -106,7 +113,6 @@ impl ApiError {
             Self::UsernameTaken => "username_taken",
             Self::VersionConflict { .. } => "version_conflict",
             Self::IdempotencyKeyReused => "idempotency_key_reused",
-            Self::TooManyRequests { .. } => "too_many_requests",
             Self::ServiceUnavailable(_) => "service_unavailable",
             Self::Internal(_) => "internal_error",
         }
@@ -187,7 +193,9 @@ impl ResponseError for ApiError {
                     HeaderValue::from_static("Bearer realm=\"huit\""),
                 ));
             }
-            Self::TooManyRequests { retry_after_secs } => {
+            Self::TooManyRequests {
+                retry_after_secs, ..
+            } => {
                 builder.insert_header((header::RETRY_AFTER, retry_after_secs.to_string()));
             }
             Self::ServiceUnavailable(_) => {

@@ -25,6 +25,7 @@ pub mod tables;
 pub mod telemetry;
 pub mod throttle;
 pub mod versions;
+pub mod watchers;
 
 /// The migrations of `migrations/`, embedded in the binary.
 pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../migrations");

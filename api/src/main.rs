@@ -112,6 +112,8 @@ type BoxError = Box<dyn std::error::Error + Send + Sync>;
 async fn serve(settings: Settings) -> Result<(), BoxError> {
     api::telemetry::init();
     tracing::info!(?settings, "starting");
+    let descriptors = startup::raise_descriptor_limit();
+    tracing::info!(descriptors, "open-file limit");
     let pool = startup::connect_lazy(&settings)?;
     startup::migrate(&pool).await?;
     tracing::info!("migrations applied");

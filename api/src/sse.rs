@@ -5,7 +5,7 @@ use std::collections::VecDeque;
 use std::time::Duration;
 
 use bytes::Bytes;
-use futures_util::stream::{self, Stream};
+use futures_util::stream::{self, Stream, StreamExt};
 use sqlx::PgPool;
 use tokio::sync::watch;
 use tokio::time::Instant;
@@ -15,6 +15,7 @@ use crate::history::PAGE;
 use crate::notify::TableEvents;
 use crate::store;
 use crate::tables::{Loaded, TableService};
+use crate::watchers::Watch;
 
 /// The whole log of a table as NDJSON, one public event per line, read from
 /// the database one page at a time as the client consumes it.
@@ -42,6 +43,35 @@ pub fn ndjson_log(
             Ok(Some((Bytes::from(chunk), next)))
         }
     })
+}
+
+/// An empty comment sent after this much silence on a stream: actix-web
+/// notices a client gone only when a write fails, so without it a closed
+/// stream would keep its descriptor (and its place among the caller's
+/// streams) until the next keep-alive.
+pub const PING: Duration = Duration::from_secs(1);
+
+/// `body` until its watch's session ends (the token revoked or expired):
+/// then the stream closes, and a client that reconnects with that token
+/// gets 401. An empty comment goes out after each [`PING`] of silence, so
+/// that a client gone is noticed within seconds.
+pub fn until_ended<S>(body: S, watch: Watch) -> impl Stream<Item = S::Item> + 'static
+where
+    S: Stream<Item = Result<Bytes, sqlx::Error>> + 'static,
+{
+    // `next()` of an unfold is cancel-safe: the stream keeps its future.
+    stream::unfold(
+        (Box::pin(body), watch),
+        |(mut body, mut watch)| async move {
+            tokio::select! {
+                item = body.next() => item.map(|item| (item, (body, watch))),
+                () = watch.ended() => None,
+                () = tokio::time::sleep(PING) => {
+                    Some((Ok(Bytes::from_static(b":\n\n")), (body, watch)))
+                }
+            }
+        },
+    )
 }
 
 /// A subscriber's place in a table's event stream.

@@ -20,7 +20,8 @@ use crate::notify::TableEvents;
 use crate::openapi::ApiDoc;
 use crate::tables::TableService;
 use crate::telemetry::RequestSpan;
-use crate::throttle::LoginThrottle;
+use crate::throttle::{LoginLimits, LoginThrottle};
+use crate::watchers::{WatchLimits, Watchers};
 use crate::{routes, MIGRATOR};
 
 /// A pool that connects on first use; a request waits at most
@@ -70,6 +71,7 @@ pub struct Application {
     server: Server,
     table_events: TableEvents,
     listener_task: tokio::task::JoinHandle<()>,
+    revocations: tokio::task::JoinHandle<()>,
 }
 
 impl std::fmt::Debug for Application {
@@ -88,11 +90,23 @@ impl Application {
         let port = listener.local_addr()?.port();
         let (table_events, listener_task) = TableEvents::start(pool.clone()).await;
 
-        let throttle = web::Data::new(LoginThrottle::new(
-            settings.login_max_failures,
-            settings.login_max_failures_per_address,
-            settings.login_window(),
-        ));
+        let throttle = web::Data::new(LoginThrottle::new(LoginLimits {
+            per_pair: settings.login_max_failures,
+            per_address: settings.login_max_failures_per_address,
+            per_username: settings.login_max_failures_per_username,
+            window: settings.login_window(),
+        }));
+        let descriptors = descriptor_limit();
+        let watchers = Watchers::new(WatchLimits {
+            per_account: settings.max_streams_per_account,
+            per_address: settings.max_streams_per_address,
+            total: match settings.max_streams {
+                0 => (descriptors / 2).max(1),
+                n => n,
+            },
+        });
+        let revocations = watchers.spawn_revocation_checks(pool.clone());
+        let watchers = web::Data::new(watchers);
         let pool = web::Data::new(pool);
         let events = web::Data::new(table_events.clone());
         let tables = web::Data::new(TableService::new(pool.get_ref().clone()));
@@ -109,6 +123,7 @@ impl Application {
                 .app_data(throttle.clone())
                 .app_data(events.clone())
                 .app_data(tables.clone())
+                .app_data(watchers.clone())
                 .app_data(
                     web::JsonConfig::default()
                         .limit(body_limit)
@@ -149,6 +164,10 @@ impl Application {
         // one after another: with Nagle's algorithm each waits for the
         // client's (delayed) ACK of the one before.
         .tcp_nodelay(true)
+        // Below the descriptor limit with room to spare (the pool, the
+        // listener, files): past it a worker stops accepting for a while
+        // instead of failing `accept` with EMFILE.
+        .max_connections(connections_per_worker(descriptors, workers))
         .listen(listener)?
         .shutdown_timeout(10);
         if let Some(workers) = workers {
@@ -159,6 +178,7 @@ impl Application {
             server: server.run(),
             table_events,
             listener_task,
+            revocations,
         })
     }
 
@@ -175,8 +195,38 @@ impl Application {
     pub async fn run_until_stopped(self) -> std::io::Result<()> {
         let result = self.server.await;
         self.listener_task.abort();
+        self.revocations.abort();
         result
     }
+}
+
+/// Raises this process's soft limit of open files to its hard limit (a
+/// server holds a descriptor per connection) and answers the limit now in
+/// force (1024, a common default, when it cannot be read).
+pub fn raise_descriptor_limit() -> u64 {
+    match rlimit::increase_nofile_limit(u64::MAX) {
+        Ok(limit) => limit,
+        Err(e) => {
+            tracing::warn!(error = %e, "the open-file limit could not be raised");
+            descriptor_limit() as u64
+        }
+    }
+}
+
+/// The soft limit of open files of this process.
+fn descriptor_limit() -> usize {
+    rlimit::getrlimit(rlimit::Resource::NOFILE)
+        .map(|(soft, _)| usize::try_from(soft).unwrap_or(usize::MAX))
+        .unwrap_or(1024)
+}
+
+/// Connections a worker accepts at once: seven eighths of the descriptors
+/// less a reserve of 64 (pool, listener, logs), shared by the workers.
+fn connections_per_worker(descriptors: usize, workers: Option<usize>) -> usize {
+    let workers = workers.unwrap_or_else(|| {
+        std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+    });
+    (descriptors.saturating_sub(64) * 7 / 8 / workers.max(1)).clamp(16, 25_000)
 }
 
 async fn openapi_json(doc: web::Data<utoipa::openapi::OpenApi>) -> Result<HttpResponse, ApiError> {

@@ -34,6 +34,12 @@ impl Username {
     pub fn as_str(&self) -> &str {
         &self.0
     }
+
+    /// The one normal form of a username, for storage, look-up and
+    /// throttling: ASCII lowercase (a username is ASCII).
+    pub fn key(&self) -> String {
+        self.0.to_ascii_lowercase()
+    }
 }
 
 /// A new password: 8 to 256 characters. Never printed.

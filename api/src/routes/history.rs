@@ -26,11 +26,13 @@ use crate::config::Settings;
 use crate::error::{ApiError, Problem};
 use crate::history::{self, AuditReport, Parsed, ReplayDto, RoundsDto};
 use crate::notify::TableEvents;
+use crate::routes::tables::open_watch;
 use crate::sse;
 use crate::store;
 use crate::store::accounts::Role;
 use crate::store::events::StoredEvent;
 use crate::tables::TableService;
+use crate::watchers::Watchers;
 
 fn is_admin(user: &AuthUser) -> bool {
     user.account.role == Role::Admin
@@ -228,19 +230,23 @@ pub struct StreamQuery {
     ),
     responses(
         (status = 200, description = "`text/event-stream`: `id: <seq>` and `data: {seq, type, v, at, data, prev_hash, hash}` per event, data redacted for the caller", content_type = "text/event-stream", body = SseEvent),
-        (status = 400, description = "`invalid_last_event_id`", body = Problem, content_type = "application/problem+json"),
+        (status = 400, description = "`invalid_last_event_id`, `invalid_query` (`after` < 0)", body = Problem, content_type = "application/problem+json"),
         (status = 401, description = "`unauthorized`", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "`not_found`: no such table", body = Problem, content_type = "application/problem+json"),
+        (status = 429, description = "`too_many_streams`: too many open long polls and streams for this account or address; see `Retry-After`", body = Problem, content_type = "application/problem+json",
+            headers(("Retry-After" = u64, description = "Seconds to wait"))),
         (status = 503, description = "`service_unavailable`: the database does not answer", body = Problem, content_type = "application/problem+json"),
     )
 )]
 #[get("/tables/{id}/events/stream")]
 #[tracing::instrument(skip_all, fields(table_id = %path, account_id = %user.account.id))]
+#[allow(clippy::too_many_arguments)]
 pub async fn stream_events(
     user: AuthUser,
     req: HttpRequest,
     tables: web::Data<TableService>,
     hub: web::Data<TableEvents>,
+    watchers: web::Data<Watchers>,
     settings: web::Data<Settings>,
     path: web::Path<Uuid>,
     query: web::Query<StreamQuery>,
@@ -248,8 +254,12 @@ pub async fn stream_events(
     let table_id = *path;
     let after = match last_event_id(&req, "the seq of an event")? {
         Some(seq) => seq,
-        None => query.after.unwrap_or(0).max(0),
+        None => match query.after.unwrap_or(0) {
+            after if after < 0 => return Err(ApiError::InvalidQuery("after: 0 or more".into())),
+            after => after,
+        },
     };
+    let watch = open_watch(&req, &watchers, &settings, &user)?;
     // Subscribe before the first read, so no commit is missed. An empty
     // read first: 404 when there is no such table (and the table cached
     // for the stream).
@@ -266,7 +276,7 @@ pub async fn stream_events(
         rx,
         keepalive: settings.sse_keepalive(),
     });
-    Ok(event_stream(body))
+    Ok(event_stream(sse::until_ended(body, watch)))
 }
 
 /// A stream's `Last-Event-ID` (a number ≥ 0, `what` it names), if sent.

@@ -1,5 +1,4 @@
 use std::fmt;
-use std::net::{IpAddr, SocketAddr};
 
 use actix_web::{delete, post, web, HttpRequest, HttpResponse};
 use chrono::{DateTime, Utc};
@@ -7,13 +6,14 @@ use serde::{Deserialize, Serialize};
 use sqlx::PgPool;
 use utoipa::ToSchema;
 
-use super::accounts::AccountDto;
+use super::accounts::{AccountDto, Username};
 use crate::auth::{self, AuthUser};
 use crate::config::Settings;
 use crate::error::{ApiError, Problem};
 use crate::password;
 use crate::store;
 use crate::throttle::LoginThrottle;
+use crate::watchers::Watchers;
 
 /// Log-in request.
 #[derive(Deserialize, ToSchema)]
@@ -59,20 +59,6 @@ impl fmt::Debug for SessionDto {
     }
 }
 
-/// The client's address: the peer, or the proxy's forwarded one when
-/// `HUIT_TRUST_PROXY` is on.
-fn client_address(req: &HttpRequest, trust_proxy: bool) -> Option<IpAddr> {
-    if trust_proxy {
-        let info = req.connection_info();
-        let raw = info.realip_remote_addr()?;
-        raw.parse::<IpAddr>()
-            .ok()
-            .or_else(|| raw.parse::<SocketAddr>().ok().map(|s| s.ip()))
-    } else {
-        req.peer_addr().map(|a| a.ip())
-    }
-}
-
 /// Log in: trade a username and password for a bearer token.
 #[utoipa::path(
     tag = "sessions",
@@ -90,7 +76,7 @@ fn client_address(req: &HttpRequest, trust_proxy: bool) -> Option<IpAddr> {
     )
 )]
 #[post("/sessions")]
-#[tracing::instrument(skip_all, fields(username = %body.username))]
+#[tracing::instrument(skip_all, fields(username = %body.username.escape_debug()))]
 pub async fn create_session(
     req: HttpRequest,
     pool: web::Data<PgPool>,
@@ -99,19 +85,26 @@ pub async fn create_session(
     body: web::Json<Credentials>,
 ) -> Result<HttpResponse, ApiError> {
     let Credentials { username, password } = body.into_inner();
-    let address = client_address(&req, settings.trust_proxy);
-    if let Err(wait) = throttle.check(&username, address) {
+    let address = auth::client_address(&req, settings.trust_proxy);
+    // One spelling: a name that is not a username (non-ASCII, NUL, too
+    // long, …) is a wrong log-in, refused without a query; all such names
+    // share one throttling key.
+    let name = Username::parse(&username).ok();
+    let key = name.as_ref().map(Username::key).unwrap_or_default();
+    if let Err(wait) = throttle.check(&key, address) {
         tracing::warn!(?address, "log-in throttled");
         return Err(ApiError::TooManyRequests {
+            code: "too_many_requests",
+            detail: "too many failed log-ins for this username or address".into(),
             retry_after_secs: wait.as_secs() + u64::from(wait.subsec_nanos() > 0),
         });
     }
-
-    let found = if username.len() <= 64 {
-        store::accounts::find_with_password_hash(pool.get_ref(), &username).await?
-    } else {
-        None
+    let Some(name) = name else {
+        throttle.record_failure(&key, address);
+        return Err(ApiError::InvalidCredentials);
     };
+
+    let found = store::accounts::find_with_password_hash(pool.get_ref(), &name.key()).await?;
     let account = match found {
         Some((account, phc)) => {
             let ok = password::in_turn(move || password::verify(&password, &phc))
@@ -125,11 +118,11 @@ pub async fn create_session(
         }
     };
     let Some(account) = account else {
-        throttle.record_failure(&username, address);
+        throttle.record_failure(&key, address);
         tracing::info!(?address, "log-in failed");
         return Err(ApiError::InvalidCredentials);
     };
-    throttle.record_success(&username);
+    throttle.record_success(&key, address);
 
     let token = auth::new_token();
     let ttl = chrono::Duration::from_std(settings.token_ttl())
@@ -164,8 +157,12 @@ pub async fn create_session(
 #[tracing::instrument(skip_all, fields(account_id = %user.account.id))]
 pub async fn delete_current_session(
     pool: web::Data<PgPool>,
+    watchers: web::Data<Watchers>,
     user: AuthUser,
 ) -> Result<HttpResponse, ApiError> {
     store::sessions::revoke(pool.get_ref(), user.session_id).await?;
+    // Its long polls and streams in this process end now (in others,
+    // within `watchers::REVOCATION_CHECK`).
+    watchers.end_session(user.session_id);
     Ok(HttpResponse::NoContent().finish())
 }

@@ -15,7 +15,7 @@ use serde_json::{Map, Value};
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
-use crate::auth::{AuthUser, CachedAuthUser};
+use crate::auth::{self, AuthUser, CachedAuthUser};
 use crate::chain::canonical_json;
 use crate::config::Settings;
 use crate::error::{ApiError, Problem};
@@ -26,6 +26,7 @@ use crate::store::events::StoredEvent;
 use crate::store::idempotency::request_hash;
 use crate::store::tables::{ListedTable, SeatRow};
 use crate::tables::{redact_parsed, Idempotency, Loaded, TableService};
+use crate::watchers::{Watch, Watchers};
 
 // ----- DTOs ---------------------------------------------------------------
 
@@ -538,6 +539,17 @@ fn wait_secs(wait: Option<u64>) -> Result<u64, ApiError> {
 
 /// When a long poll of `wait` seconds started now gives up; `None` for 0
 /// (no waiting).
+/// A long poll's or stream's place among the caller's open ones (429
+/// `too_many_streams` past the limits, 503 when the process is full).
+pub fn open_watch(
+    req: &HttpRequest,
+    watchers: &Watchers,
+    settings: &Settings,
+    user: &AuthUser,
+) -> Result<Watch, ApiError> {
+    watchers.open(user, auth::client_address(req, settings.trust_proxy))
+}
+
 fn long_poll_deadline(wait: u64) -> Option<tokio::time::Instant> {
     (wait > 0).then(|| tokio::time::Instant::now() + Duration::from_secs(wait))
 }
@@ -581,10 +593,13 @@ fn cursor_of(t: &ListedTable) -> String {
 fn parse_cursor(raw: &str) -> Result<(DateTime<Utc>, Uuid), ApiError> {
     let bad = || ApiError::InvalidQuery(format!("after: not a cursor of this list: {raw:?}"));
     let (micros, id) = raw.split_once('.').ok_or_else(bad)?;
+    // Within PostgreSQL's timestamptz range (4713 BC to 294276 AD), so that
+    // no cursor becomes a database error.
     let at = micros
         .parse::<i64>()
         .ok()
         .and_then(DateTime::from_timestamp_micros)
+        .filter(|at| (-4712..=294_275).contains(&chrono::Datelike::year(at)))
         .ok_or_else(bad)?;
     Ok((at, id.parse().map_err(|_| bad())?))
 }
@@ -861,15 +876,20 @@ pub async fn start_table(
         (status = 400, description = "`invalid_query`: `wait` > 30; `invalid_header`", body = Problem, content_type = "application/problem+json"),
         (status = 401, description = "`unauthorized`", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "`not_found`", body = Problem, content_type = "application/problem+json"),
+        (status = 429, description = "`too_many_streams`: too many open long polls and streams for this account or address; see `Retry-After`", body = Problem, content_type = "application/problem+json",
+            headers(("Retry-After" = u64, description = "Seconds to wait"))),
         (status = 503, description = "`service_unavailable`", body = Problem, content_type = "application/problem+json"),
     )
 )]
 #[get("/tables/{id}/view")]
 #[tracing::instrument(skip_all, fields(account_id = %user.account.id, table_id = %path))]
+#[allow(clippy::too_many_arguments)]
 pub async fn get_view(
     req: HttpRequest,
     tables: web::Data<TableService>,
     hub: web::Data<TableEvents>,
+    watchers: web::Data<Watchers>,
+    settings: web::Data<Settings>,
     user: CachedAuthUser,
     path: web::Path<Uuid>,
     query: web::Query<ViewQuery>,
@@ -890,10 +910,11 @@ pub async fn get_view(
     };
     let changed = match long_poll_deadline(wait) {
         Some(deadline) if if_none_match.is_some() => {
-            tables
-                .read_when(&hub, id, seen, deadline, &fresh, |l| {
+            let watch = open_watch(&req, &watchers, &settings, &user)?;
+            watch
+                .unless_ended(tables.read_when(&hub, id, seen, deadline, &fresh, |l| {
                     (l.version(), Some(TableView::of(id, l, account_id)))
-                })
+                }))
                 .await?
         }
         _ => None,
@@ -943,6 +964,8 @@ pub async fn get_view(
         (status = 400, description = "`invalid_last_event_id`", body = Problem, content_type = "application/problem+json"),
         (status = 401, description = "`unauthorized`", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "`not_found`: no such table", body = Problem, content_type = "application/problem+json"),
+        (status = 429, description = "`too_many_streams`: too many open long polls and streams for this account or address; see `Retry-After`", body = Problem, content_type = "application/problem+json",
+            headers(("Retry-After" = u64, description = "Seconds to wait"))),
         (status = 503, description = "`service_unavailable`: the database does not answer", body = Problem, content_type = "application/problem+json"),
     )
 )]
@@ -952,6 +975,7 @@ pub async fn stream_view(
     req: HttpRequest,
     tables: web::Data<TableService>,
     hub: web::Data<TableEvents>,
+    watchers: web::Data<Watchers>,
     settings: web::Data<Settings>,
     user: CachedAuthUser,
     path: web::Path<Uuid>,
@@ -959,6 +983,7 @@ pub async fn stream_view(
     let id = path.into_inner();
     let account_id = user.account.id;
     let seen = last_event_id(&req, "the version of a view")?.unwrap_or(-1);
+    let watch = open_watch(&req, &watchers, &settings, &user)?;
     // 404 before the stream starts when there is no such table.
     tables.read_with(Some(&hub), id, 0, |_| ()).await?;
     let body = sse::table_views(sse::ViewStream {
@@ -969,7 +994,7 @@ pub async fn stream_view(
         frame: move |l: &Loaded| sse::frame(l.version(), &TableView::of(id, l, account_id)),
         keepalive: settings.sse_keepalive(),
     });
-    Ok(event_stream(body))
+    Ok(event_stream(sse::until_ended(body, watch)))
 }
 
 /// Make a move. The same `Idempotency-Key` with the same body (and
@@ -1028,8 +1053,10 @@ pub async fn post_move(
     };
     let idempotency = match header_str(&req, "idempotency-key")? {
         None => None,
-        Some(key) if key.is_empty() || key.len() > 255 => {
-            return Err(bad_header("Idempotency-Key: 1 to 255 characters".into()))
+        Some(key) if !is_idempotency_key(key) => {
+            return Err(bad_header(
+                "Idempotency-Key: 1 to 255 visible ASCII characters (inner spaces allowed)".into(),
+            ))
         }
         Some(key) => {
             let request = serde_json::json!({"body": &body, "if_match": if_match});
@@ -1040,15 +1067,8 @@ pub async fn post_move(
         }
     };
     if let Some(idem) = &idempotency {
-        if let Some(stored) = tables.replay(id, account_id, idem).await? {
-            let status = StatusCode::from_u16(stored.status).map_err(ApiError::internal)?;
-            let mut res = HttpResponse::build(status);
-            if let Some(v) = stored.body.get("version").and_then(Value::as_i64) {
-                res.insert_header(etag(v));
-            }
-            return Ok(res
-                .insert_header(("Idempotent-Replayed", "true"))
-                .json(stored.body));
+        if let Some(replayed) = replay(&tables, id, account_id, idem).await? {
+            return Ok(replayed);
         }
     }
     let command = TableCommand::Move {
@@ -1075,10 +1095,54 @@ pub async fn post_move(
                 })
             },
         )
-        .await?;
+        .await;
+    let acted = match (acted, &idempotency) {
+        // The same key's move was applied meanwhile (a concurrent twin
+        // committed first, and this one, decided again, was refused or
+        // conflicted): its answer, never a refusal of a done move.
+        (Err(e), Some(idem)) => {
+            return match replay(&tables, id, account_id, idem).await? {
+                Some(replayed) => Ok(replayed),
+                None => Err(e),
+            };
+        }
+        (acted, _) => acted?,
+    };
     Ok(HttpResponse::Ok()
         .insert_header(etag(acted.answer.version))
         .json(acted.answer))
+}
+
+/// The stored answer of an earlier move with this key, replayed (422 when
+/// the key came with another request).
+async fn replay(
+    tables: &TableService,
+    id: Uuid,
+    account_id: Uuid,
+    idem: &Idempotency,
+) -> Result<Option<HttpResponse>, ApiError> {
+    let Some(stored) = tables.replay(id, account_id, idem).await? else {
+        return Ok(None);
+    };
+    let status = StatusCode::from_u16(stored.status).map_err(ApiError::internal)?;
+    let mut res = HttpResponse::build(status);
+    if let Some(v) = stored.body.get("version").and_then(Value::as_i64) {
+        res.insert_header(etag(v));
+    }
+    Ok(Some(
+        res.insert_header(("Idempotent-Replayed", "true"))
+            .json(stored.body),
+    ))
+}
+
+/// 1 to 255 visible ASCII characters, spaces allowed inside (the
+/// documented pattern `^[\x21-\x7e]([\x20-\x7e]*[\x21-\x7e])?$`).
+fn is_idempotency_key(key: &str) -> bool {
+    let b = key.as_bytes();
+    (1..=255).contains(&b.len())
+        && b.iter().all(|c| (0x20..=0x7e).contains(c))
+        && b.first() != Some(&b' ')
+        && b.last() != Some(&b' ')
 }
 
 /// The caller's events after `after`, redacted for the caller; with
@@ -1093,14 +1157,20 @@ pub async fn post_move(
         (status = 400, description = "`invalid_query`: `after` < 0, `wait` > 30, `limit` not in 1..=500", body = Problem, content_type = "application/problem+json"),
         (status = 401, description = "`unauthorized`", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "`not_found`", body = Problem, content_type = "application/problem+json"),
+        (status = 429, description = "`too_many_streams`: too many open long polls and streams for this account or address; see `Retry-After`", body = Problem, content_type = "application/problem+json",
+            headers(("Retry-After" = u64, description = "Seconds to wait"))),
         (status = 503, description = "`service_unavailable`", body = Problem, content_type = "application/problem+json"),
     )
 )]
 #[get("/tables/{id}/events")]
 #[tracing::instrument(skip_all, fields(account_id = %user.account.id, table_id = %path))]
+#[allow(clippy::too_many_arguments)]
 pub async fn get_events(
+    req: HttpRequest,
     tables: web::Data<TableService>,
     hub: web::Data<TableEvents>,
+    watchers: web::Data<Watchers>,
+    settings: web::Data<Settings>,
     user: CachedAuthUser,
     path: web::Path<Uuid>,
     query: web::Query<EventsQuery>,
@@ -1115,16 +1185,16 @@ pub async fn get_events(
     if !(1..=500).contains(&limit) {
         return Err(ApiError::InvalidQuery("limit: from 1 to 500".into()));
     }
-    let events = tables
-        .poll_events(
-            &hub,
-            id,
-            user.account.id,
-            after,
-            limit,
-            long_poll_deadline(wait),
-        )
-        .await?;
+    let deadline = long_poll_deadline(wait);
+    let poll = tables.poll_events(&hub, id, user.account.id, after, limit, deadline);
+    let events = match deadline {
+        Some(_) => {
+            open_watch(&req, &watchers, &settings, &user)?
+                .unless_ended(poll)
+                .await?
+        }
+        None => poll.await?,
+    };
     let next = events.last().map_or(after, |e| e.seq);
     Ok(HttpResponse::Ok().json(EventPage { events, next }))
 }

@@ -75,16 +75,19 @@ pub async fn insert(
     })
 }
 
-/// The account of a username (case-insensitively) and its password hash.
+/// The account of a username and its password hash; `key` is the
+/// username's normal form (ASCII lowercase, `Username::key`), matched
+/// against the stored names' `lower()` (the unique index), which is the
+/// same for the ASCII names the table holds.
 #[tracing::instrument(skip(executor))]
 pub async fn find_with_password_hash(
     executor: impl PgExecutor<'_>,
-    username: &str,
+    key: &str,
 ) -> Result<Option<(Account, String)>, sqlx::Error> {
     let row = sqlx::query!(
         r#"SELECT id, username, role, created_at, password_hash
            FROM accounts WHERE lower(username) = lower($1)"#,
-        username,
+        key,
     )
     .fetch_optional(executor)
     .await?;

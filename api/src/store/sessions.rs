@@ -66,6 +66,22 @@ pub async fn find_active(
     .transpose()
 }
 
+/// Which of `ids` are revoked, expired or gone (their streams end).
+#[tracing::instrument(skip_all, fields(count = ids.len()))]
+pub async fn ended_among(
+    executor: impl PgExecutor<'_>,
+    ids: &[Uuid],
+) -> Result<Vec<Uuid>, sqlx::Error> {
+    sqlx::query_scalar!(
+        r#"SELECT id AS "id!" FROM unnest($1::uuid[]) AS w(id)
+           WHERE NOT EXISTS (SELECT 1 FROM sessions s
+                             WHERE s.id = w.id AND s.revoked_at IS NULL AND s.expires_at > now())"#,
+        ids,
+    )
+    .fetch_all(executor)
+    .await
+}
+
 /// Revokes a session; `false` when it was already revoked or does not exist.
 /// This process's session cache forgets it at once (see [`crate::auth`]).
 #[tracing::instrument(skip(executor))]

@@ -1,0 +1,320 @@
+//! No client can wear the server down, and a token ends everywhere: the
+//! findings of an outside probe of a running server, one test each (open
+//! streams without limit, streams outliving their token, usernames spelt
+//! two ways, lock-outs by anyone, 500s for client input, idempotent moves
+//! answered as conflicts).
+
+mod support;
+
+use std::time::Duration;
+
+use e2e::{assert_problem, eventually, spawn_app, spawn_app_with, TestApp};
+use serde_json::{json, Value};
+use support::{json_of, spawn_second_process, started_table, view};
+
+fn stream(app: &TestApp, token: &str, path: &str) -> reqwest::RequestBuilder {
+    app.client.get(app.url(path)).bearer_auth(token)
+}
+
+/// Reads a stream until the server closes it; `false` if it is still
+/// open after `within`.
+async fn closes_within(res: &mut reqwest::Response, within: Duration) -> bool {
+    let deadline = tokio::time::Instant::now() + within;
+    loop {
+        match tokio::time::timeout_at(deadline, res.chunk()).await {
+            Err(_) => return false,
+            Ok(Ok(Some(_))) => continue,
+            Ok(Ok(None) | Err(_)) => return true,
+        }
+    }
+}
+
+#[tokio::test]
+async fn one_account_cannot_open_streams_without_limit_the_next_gets_429_too_many_streams() {
+    let app = spawn_app_with(|s| s.max_streams_per_account = 3).await;
+    let (id, tokens) = started_table(&app, "classique", json!({}), 2).await;
+    let mut open = Vec::new();
+    for path in ["events/stream", "view/stream", "events/stream"] {
+        let res = stream(&app, &tokens[0], &format!("/v1/tables/{id}/{path}"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status(), 200);
+        open.push(res);
+    }
+    let refused = stream(&app, &tokens[0], &format!("/v1/tables/{id}/events/stream"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.headers()["retry-after"], "1");
+    assert_problem(refused, 429, "too_many_streams").await;
+    // A long poll counts too; other accounts are not held back.
+    let poll = stream(
+        &app,
+        &tokens[0],
+        &format!("/v1/tables/{id}/events?after=0&wait=5"),
+    )
+    .send()
+    .await
+    .unwrap();
+    assert_problem(poll, 429, "too_many_streams").await;
+    assert_eq!(view(&app, &tokens[1], &id).await["my_seat"], 1);
+    let other = stream(&app, &tokens[1], &format!("/v1/tables/{id}/events/stream"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(other.status(), 200);
+
+    // A client that goes away frees its place within seconds, not at the
+    // stream's next write.
+    open.pop();
+    let freed = eventually(Duration::from_secs(5), || async {
+        let res = stream(&app, &tokens[0], &format!("/v1/tables/{id}/events/stream"))
+            .send()
+            .await
+            .unwrap();
+        (res.status() == 200).then_some(res)
+    })
+    .await;
+    assert!(freed.is_some(), "the closed stream's place was not freed");
+}
+
+#[tokio::test]
+async fn a_revoked_token_ends_its_streams_and_long_polls_at_once() {
+    let app = spawn_app().await;
+    let (id, tokens) = started_table(&app, "classique", json!({}), 2).await;
+    let mut events = stream(&app, &tokens[1], &format!("/v1/tables/{id}/events/stream"))
+        .send()
+        .await
+        .unwrap();
+    let mut views = stream(&app, &tokens[1], &format!("/v1/tables/{id}/view/stream"))
+        .send()
+        .await
+        .unwrap();
+    let version = view(&app, &tokens[1], &id).await["version"].clone();
+    let poll = stream(&app, &tokens[1], &format!("/v1/tables/{id}/view?wait=20"))
+        .header("if-none-match", format!("\"{version}\""))
+        .send();
+    let poll = tokio::spawn(poll);
+    let events_poll = stream(
+        &app,
+        &tokens[1],
+        &format!("/v1/tables/{id}/events?after={version}&wait=20"),
+    )
+    .send();
+    let events_poll = tokio::spawn(events_poll);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(app.log_out(&tokens[1]).await.status(), 204);
+    assert!(closes_within(&mut events, Duration::from_secs(3)).await);
+    assert!(closes_within(&mut views, Duration::from_secs(3)).await);
+    let answered = tokio::time::timeout(Duration::from_secs(3), poll)
+        .await
+        .expect("the view long poll ends with its token")
+        .unwrap()
+        .unwrap();
+    assert_problem(answered, 401, "unauthorized").await;
+    let answered = tokio::time::timeout(Duration::from_secs(3), events_poll)
+        .await
+        .expect("the events long poll ends with its token")
+        .unwrap()
+        .unwrap();
+    assert_problem(answered, 401, "unauthorized").await;
+}
+
+#[tokio::test]
+async fn a_token_revoked_through_another_process_ends_its_streams_within_seconds() {
+    let app = spawn_app().await;
+    let other = spawn_second_process(&app).await;
+    let (id, tokens) = started_table(&app, "classique", json!({}), 2).await;
+    let mut events = stream(
+        &other,
+        &tokens[1],
+        &format!("/v1/tables/{id}/events/stream"),
+    )
+    .send()
+    .await
+    .unwrap();
+    assert_eq!(events.status(), 200);
+    assert_eq!(app.log_out(&tokens[1]).await.status(), 204);
+    assert!(closes_within(&mut events, Duration::from_secs(5)).await);
+}
+
+#[tokio::test]
+async fn an_expired_token_ends_its_stream() {
+    let app = spawn_app().await;
+    let (id, tokens) = started_table(&app, "classique", json!({}), 2).await;
+    sqlx::query("UPDATE sessions SET expires_at = now() + interval '2 seconds'")
+        .execute(&app.pool)
+        .await
+        .unwrap();
+    let mut events = stream(&app, &tokens[1], &format!("/v1/tables/{id}/events/stream"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(events.status(), 200);
+    assert!(closes_within(&mut events, Duration::from_secs(6)).await);
+}
+
+async fn log_in_raw(app: &TestApp, username: &str, password: &str) -> reqwest::Response {
+    app.post_json(
+        "/v1/sessions",
+        &json!({"username": username, "password": password}),
+    )
+    .await
+}
+
+#[tokio::test]
+async fn usernames_have_one_spelling_dotted_capital_i_and_the_kelvin_sign_do_not_log_in() {
+    let app = spawn_app().await;
+    app.register("kimihglg", "correct horse battery").await;
+    for lookalike in ["k\u{130}mihglg", "\u{212a}imihglg", "KIMIHGLG\u{0}"] {
+        let res = log_in_raw(&app, lookalike, "correct horse battery").await;
+        assert_problem(res, 401, "invalid_credentials").await;
+    }
+    // ASCII case does not matter: one normal form.
+    let res = log_in_raw(&app, "KimiHGLG", "correct horse battery").await;
+    assert_eq!(res.status(), 201);
+}
+
+#[tokio::test]
+async fn lookalike_usernames_share_one_throttling_bucket() {
+    let app = spawn_app().await;
+    // 2^n spellings with n letters i: all of them one key, locked after 5.
+    for name in [
+        "k\u{130}mi",
+        "k\u{130}m\u{130}",
+        "kim\u{130}",
+        "k\u{130}mi_",
+        "\u{130}\u{130}\u{130}",
+    ] {
+        assert_eq!(log_in_raw(&app, name, "wrong password").await.status(), 401);
+    }
+    let res = log_in_raw(&app, "k\u{130}m\u{130}\u{130}", "wrong password").await;
+    assert_problem(res, 429, "too_many_requests").await;
+}
+
+#[tokio::test]
+async fn a_nul_in_the_username_is_a_401_not_a_500() {
+    let app = spawn_app().await;
+    let res = log_in_raw(&app, "ali\u{0}ce", "correct horse battery").await;
+    assert_problem(res, 401, "invalid_credentials").await;
+}
+
+#[tokio::test]
+async fn five_wrong_passwords_from_anywhere_do_not_lock_the_owner_out() {
+    let app = spawn_app_with(|s| s.trust_proxy = true).await;
+    app.register("victim", "correct horse battery").await;
+    let from = |ip: &'static str, password: &'static str| {
+        app.client
+            .post(app.url("/v1/sessions"))
+            .header("x-forwarded-for", ip)
+            .json(&json!({"username": "victim", "password": password}))
+            .send()
+    };
+    for _ in 0..5 {
+        assert_eq!(
+            from("10.9.9.9", "wrong password").await.unwrap().status(),
+            401
+        );
+    }
+    let locked = from("10.9.9.9", "correct horse battery").await.unwrap();
+    assert_problem(locked, 429, "too_many_requests").await;
+    let owner = from("10.1.1.1", "correct horse battery").await.unwrap();
+    assert_eq!(owner.status(), 201, "the owner elsewhere logs in");
+}
+
+#[tokio::test]
+async fn a_cursor_out_of_range_is_a_400_not_a_500() {
+    let app = spawn_app().await;
+    let token = app.player_token("lister").await;
+    for after in [
+        "-210866803200000001.00000000000000000000000000000000",
+        "9223372036854775807.00000000000000000000000000000000",
+    ] {
+        let res = app
+            .get_as(&format!("/v1/tables?after={after}"), &token)
+            .await;
+        assert_problem(res, 400, "invalid_query").await;
+    }
+}
+
+#[tokio::test]
+async fn an_event_stream_after_below_zero_is_a_400_like_events() {
+    let app = spawn_app().await;
+    let (id, tokens) = started_table(&app, "classique", json!({}), 2).await;
+    let res = stream(
+        &app,
+        &tokens[0],
+        &format!("/v1/tables/{id}/events/stream?after=-5"),
+    )
+    .send()
+    .await
+    .unwrap();
+    assert_problem(res, 400, "invalid_query").await;
+}
+
+#[tokio::test]
+async fn an_idempotency_key_with_a_tab_is_a_400() {
+    let app = spawn_app().await;
+    let (id, tokens) = started_table(&app, "classique", json!({}), 2).await;
+    // (Leading and trailing spaces never reach the server: HTTP trims them.)
+    for key in ["a\tb", ""] {
+        let res = app
+            .client
+            .post(app.url(&format!("/v1/tables/{id}/moves")))
+            .bearer_auth(&tokens[0])
+            .header("idempotency-key", key)
+            .json(&json!({"move": {"type": "draw"}}))
+            .send()
+            .await
+            .unwrap();
+        assert_problem(res, 400, "invalid_header").await;
+    }
+}
+
+#[tokio::test]
+async fn six_concurrent_identical_moves_with_one_key_never_answer_version_conflict() {
+    let app = spawn_app().await;
+    let (id, tokens) = started_table(&app, "classique", json!({}), 2).await;
+    let v = view(&app, &tokens[0], &id).await;
+    let seat = v["current_seat"].as_u64().unwrap() as usize;
+    let mine = view(&app, &tokens[seat], &id).await;
+    let mv = mine["legal_moves"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["type"] == "draw")
+        .cloned()
+        .unwrap_or_else(|| mine["legal_moves"][0].clone());
+    let version = mine["version"].as_i64().unwrap();
+    let sends = (0..6).map(|_| {
+        app.client
+            .post(app.url(&format!("/v1/tables/{id}/moves")))
+            .bearer_auth(&tokens[seat])
+            .header("idempotency-key", "same-move-1")
+            .json(&json!({"move": mv}))
+            .send()
+    });
+    let answers = futures_util::future::join_all(sends).await;
+    let mut versions = Vec::new();
+    for res in answers {
+        let res = res.unwrap();
+        let status = res.status().as_u16();
+        let body: Value = res.json().await.unwrap();
+        match status {
+            200 => versions.push(body["version"].as_i64().unwrap()),
+            409 if body["code"] == "version_conflict" => panic!("{body}"),
+            409 => assert_eq!(body["code"], "idempotency_key_in_use", "{body}"),
+            other => panic!("{other}: {body}"),
+        }
+    }
+    assert!(!versions.is_empty());
+    assert!(versions.iter().all(|v| *v == versions[0]), "{versions:?}");
+    let after = json_of(
+        app.get_as(&format!("/v1/tables/{id}"), &tokens[0]).await,
+        200,
+    )
+    .await;
+    assert_eq!(after["version"], versions[0], "the move was applied once");
+    assert!(versions[0] > version);
+}
