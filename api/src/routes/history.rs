@@ -213,6 +213,7 @@ pub struct SseEvent {
 pub struct StreamQuery {
     /// Resume after this seq (the `Last-Event-ID` header wins when both are
     /// sent; default 0: from the beginning).
+    #[param(minimum = 0)]
     after: Option<i64>,
 }
 

@@ -111,9 +111,28 @@ impl Server {
         database_url: &str,
         env: &[(&str, &str)],
     ) -> Self {
+        Self::start_under(scratch, name, database_url, env, &[]).await
+    }
+
+    /// [`Server::start`] through a wrapper command (`prlimit …`, ending
+    /// in `--`) that then runs `huit serve`.
+    pub async fn start_under(
+        scratch: &Scratch,
+        name: &str,
+        database_url: &str,
+        env: &[(&str, &str)],
+        wrapper: &[&str],
+    ) -> Self {
         let log = scratch.path(&format!("{name}.log"));
         let out = File::create(&log).expect("the server log");
-        let mut cmd = Command::new(huit_bin());
+        let mut cmd = match wrapper.split_first() {
+            Some((program, args)) => {
+                let mut cmd = Command::new(program);
+                cmd.args(args).arg(huit_bin());
+                cmd
+            }
+            None => Command::new(huit_bin()),
+        };
         cmd.arg("serve")
             .env("DATABASE_URL", database_url)
             .env("BIND", "127.0.0.1:0")
