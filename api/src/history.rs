@@ -468,7 +468,7 @@ pub struct AuditReport {
 fn has_salt(data: &serde_json::Value) -> bool {
     data.get(domain::redaction::SALT_KEY)
         .and_then(|s| s.as_str())
-        .is_some_and(|s| s.len() == 32 && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')))
+        .is_some_and(domain::Salt::is_written)
 }
 
 pub fn audit(log: &Log) -> AuditReport {

@@ -35,6 +35,11 @@ impl Salt {
         Salt(bytes)
     }
 
+    /// Whether `text` is a salt as written: 32 lowercase hex digits.
+    pub fn is_written(text: &str) -> bool {
+        text.len() == 32 && text.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+    }
+
     /// 32 lowercase hex digits.
     pub fn to_hex(self) -> String {
         use std::fmt::Write as _;
@@ -202,10 +207,8 @@ mod tests {
         let mut rng = rand::rngs::StdRng::seed_from_u64(7);
         let a = Salt::draw(&mut rng).to_hex();
         let b = Salt::draw(&mut rng).to_hex();
-        assert_eq!(a.len(), 32);
-        assert!(a
-            .bytes()
-            .all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(&c)));
+        assert!(Salt::is_written(&a), "{a}");
+        assert!(!Salt::is_written(&a[1..]) && !Salt::is_written(&format!("{a}0")));
         assert_ne!(a, b);
     }
 

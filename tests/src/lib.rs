@@ -257,3 +257,16 @@ pub fn frames(text: &str) -> Vec<Value> {
         .map(|d| serde_json::from_str(d).unwrap())
         .collect()
 }
+
+/// The hash of a public event (`{seq, type, v, at, prev_hash, …}` as sent)
+/// recomputed with `data` in place of its own.
+pub fn hash_of(event: &Value, data: &Value) -> String {
+    api::chain::event_hash(
+        event["prev_hash"].as_str().unwrap(),
+        event["seq"].as_i64().unwrap(),
+        event["type"].as_str().unwrap(),
+        event["v"].as_i64().unwrap() as i32,
+        event["at"].as_str().unwrap(),
+        data,
+    )
+}

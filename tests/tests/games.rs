@@ -15,9 +15,9 @@ mod support;
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-use api::chain::{event_hash, verify_chain};
+use api::chain::verify_chain;
 use api::store::events::StoredEvent;
-use e2e::spawn_app;
+use e2e::{hash_of, spawn_app};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde_json::{json, Value};
@@ -67,18 +67,6 @@ fn assert_redacted(event: &Value, seat: Option<u64>, context: &str) {
     }
 }
 
-/// The hash of `event` (as sent) recomputed from `data`.
-fn hash_with(event: &Value, data: &Value) -> String {
-    event_hash(
-        event["prev_hash"].as_str().unwrap(),
-        event["seq"].as_i64().unwrap(),
-        event["type"].as_str().unwrap(),
-        event["v"].as_i64().unwrap() as i32,
-        event["at"].as_str().unwrap(),
-        data,
-    )
-}
-
 /// An event sent to a reader against the stored one: the same hashes; shown
 /// whole (its hash recomputes from what was sent), or redacted without its
 /// salt, so that even the true hidden cards, added to what was sent, do not
@@ -88,7 +76,7 @@ fn assert_commitment_hides(sent: &Value, stored: &StoredEvent, context: &str) {
     assert_eq!(sent["prev_hash"], stored.prev_hash, "{context}: {sent}");
     assert_eq!(sent["v"], 2, "{context}: {sent}");
     if sent["data"] == stored.data {
-        assert_eq!(hash_with(sent, &sent["data"]), stored.hash, "{context}");
+        assert_eq!(hash_of(sent, &sent["data"]), stored.hash, "{context}");
         return;
     }
     assert!(
@@ -98,7 +86,7 @@ fn assert_commitment_hides(sent: &Value, stored: &StoredEvent, context: &str) {
     let mut guess = stored.data.clone();
     guess.as_object_mut().unwrap().remove("salt");
     assert_ne!(
-        hash_with(sent, &guess),
+        hash_of(sent, &guess),
         stored.hash,
         "{context}: the hidden cards recompute the hash of {sent}"
     );
@@ -299,7 +287,7 @@ async fn play_game(ruleset: &str, players: usize, options: Value, seed: u64) -> 
         for full in replay["events"].as_array().unwrap() {
             assert!(full["data"]["salt"].is_string(), "{full}");
             for (_, e) in given.iter().filter(|(_, e)| e["seq"] == full["seq"]) {
-                assert_eq!(hash_with(e, &full["data"]), e["hash"].as_str().unwrap());
+                assert_eq!(hash_of(e, &full["data"]), e["hash"].as_str().unwrap());
                 checked += 1;
             }
         }

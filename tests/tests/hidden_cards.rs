@@ -5,9 +5,8 @@
 
 mod support;
 
-use api::chain::event_hash;
 use api::store::events::StoredEvent;
-use e2e::{frames, read_until, spawn_app, TestApp};
+use e2e::{frames, hash_of, read_until, spawn_app, TestApp};
 use serde_json::{json, Value};
 use support::{all_events, json_of, play, started_table, view};
 
@@ -22,17 +21,6 @@ fn french_codes() -> Vec<String> {
         .collect();
     codes.push("JK".into());
     codes
-}
-
-fn hash_of(e: &Value, data: &Value) -> String {
-    event_hash(
-        e["prev_hash"].as_str().unwrap(),
-        e["seq"].as_i64().unwrap(),
-        e["type"].as_str().unwrap(),
-        e["v"].as_i64().unwrap() as i32,
-        e["at"].as_str().unwrap(),
-        data,
-    )
 }
 
 /// A 2-seat `classique` table (draw, then may play the card drawn) played
