@@ -253,13 +253,12 @@ pub async fn stream_events(
     query: web::Query<StreamQuery>,
 ) -> Result<HttpResponse, ApiError> {
     let table_id = *path;
-    let after = match last_event_id(&req, "the seq of an event")? {
-        Some(seq) => seq,
-        None => match query.after.unwrap_or(0) {
-            after if after < 0 => return Err(ApiError::InvalidQuery("after: 0 or more".into())),
-            after => after,
-        },
+    // A bad `after` is refused even when `Last-Event-ID` wins over it.
+    let after = match query.after.unwrap_or(0) {
+        after if after < 0 => return Err(ApiError::InvalidQuery("after: 0 or more".into())),
+        after => after,
     };
+    let after = last_event_id(&req, "the seq of an event")?.unwrap_or(after);
     let watch = open_watch(&req, &watchers, &settings, &user)?;
     // Subscribe before the first read, so no commit is missed. An empty
     // read first: 404 when there is no such table (and the table cached
