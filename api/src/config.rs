@@ -76,6 +76,19 @@ pub struct Settings {
     #[arg(long, env = "HUIT_MAX_STREAMS", default_value_t = 0)]
     pub max_streams: usize,
 
+    /// Accounts created per client address per minute (and at most this
+    /// many at once); 0: no limit.
+    #[arg(long, env = "HUIT_SIGN_UPS_PER_MINUTE", default_value_t = 20)]
+    pub sign_ups_per_minute: u32,
+
+    /// Successful log-ins (new sessions) per account per minute; 0: no limit.
+    #[arg(long, env = "HUIT_LOG_INS_PER_MINUTE", default_value_t = 30)]
+    pub log_ins_per_minute: u32,
+
+    /// Tables created per account per minute; 0: no limit.
+    #[arg(long, env = "HUIT_TABLES_PER_MINUTE", default_value_t = 30)]
+    pub tables_per_minute: u32,
+
     /// Length of the failed-login window, in seconds.
     #[arg(long, env = "HUIT_LOGIN_WINDOW_SECS", default_value_t = 300)]
     pub login_window_secs: u64,
@@ -108,6 +121,9 @@ impl Settings {
             max_streams_per_account: 16,
             max_streams_per_address: 256,
             max_streams: 0,
+            sign_ups_per_minute: 20,
+            log_ins_per_minute: 30,
+            tables_per_minute: 30,
             login_window_secs: 300,
             trust_proxy: false,
             sse_keepalive_ms: 15_000,
@@ -147,7 +163,17 @@ impl fmt::Debug for Settings {
                 "login_max_failures_per_address",
                 &self.login_max_failures_per_address,
             )
+            .field(
+                "login_max_failures_per_username",
+                &self.login_max_failures_per_username,
+            )
             .field("login_window_secs", &self.login_window_secs)
+            .field("max_streams_per_account", &self.max_streams_per_account)
+            .field("max_streams_per_address", &self.max_streams_per_address)
+            .field("max_streams", &self.max_streams)
+            .field("sign_ups_per_minute", &self.sign_ups_per_minute)
+            .field("log_ins_per_minute", &self.log_ins_per_minute)
+            .field("tables_per_minute", &self.tables_per_minute)
             .field("trust_proxy", &self.trust_proxy)
             .field("sse_keepalive_ms", &self.sse_keepalive_ms)
             .finish()

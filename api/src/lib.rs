@@ -17,6 +17,7 @@ pub mod log_writer;
 pub mod notify;
 pub mod openapi;
 pub mod password;
+pub mod rates;
 pub mod routes;
 pub mod sse;
 pub mod startup;

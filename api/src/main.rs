@@ -131,7 +131,7 @@ async fn create_admin(username: &str, database_url: String) -> Result<(), BoxErr
     let settings = Settings::with_database_url(database_url);
     let pool = startup::connect_lazy(&settings)?;
     startup::migrate(&pool).await?;
-    let account = api::routes::accounts::register(&pool, username, password, Role::Admin)
+    let account = api::routes::accounts::register(&pool, username, password, Role::Admin, None)
         .await
         .map_err(|e| e.to_string())?;
     println!("created admin {} ({})", account.username, account.id);

@@ -18,6 +18,7 @@ use crate::config::Settings;
 use crate::error::{self, ApiError};
 use crate::notify::TableEvents;
 use crate::openapi::ApiDoc;
+use crate::rates::{RateLimits, Rates};
 use crate::tables::TableService;
 use crate::telemetry::RequestSpan;
 use crate::throttle::{LoginLimits, LoginThrottle};
@@ -96,6 +97,11 @@ impl Application {
             per_username: settings.login_max_failures_per_username,
             window: settings.login_window(),
         }));
+        let rates = web::Data::new(Rates::new(RateLimits {
+            sign_ups_per_address: settings.sign_ups_per_minute,
+            log_ins_per_account: settings.log_ins_per_minute,
+            tables_per_account: settings.tables_per_minute,
+        }));
         let descriptors = descriptor_limit();
         let watchers = Watchers::new(WatchLimits {
             per_account: settings.max_streams_per_account,
@@ -121,6 +127,7 @@ impl Application {
                 .app_data(pool.clone())
                 .app_data(settings.clone())
                 .app_data(throttle.clone())
+                .app_data(rates.clone())
                 .app_data(events.clone())
                 .app_data(tables.clone())
                 .app_data(watchers.clone())

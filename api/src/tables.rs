@@ -67,6 +67,7 @@ use crate::chain::GENESIS_PREV_HASH;
 use crate::error::ApiError;
 use crate::log_writer::LogWriter;
 use crate::notify::TableEvents;
+use crate::rates::Rates;
 use crate::store;
 use crate::store::events::{Chained, CopyRows, EventData, NewEvent, StoredEvent};
 use crate::store::idempotency::StoredResponse;
@@ -505,8 +506,11 @@ impl TableService {
     /// Opens a table: its projection row, `table_created` and the creator's
     /// `player_joined` at seat 0, in one transaction.
     #[tracing::instrument(skip(self, options))]
+    /// Creates a table; a valid request counts against `creator`'s table
+    /// rate (an invalid one is refused first and costs nothing).
     pub async fn create(
         &self,
+        rates: &Rates,
         creator: Uuid,
         username: &str,
         ruleset: &str,
@@ -515,6 +519,7 @@ impl TableService {
     ) -> Result<(Uuid, Loaded), ApiError> {
         let events = Table::create(ruleset, options, seats, &creator.to_string(), username)
             .map_err(table_error)?;
+        rates.table(creator)?;
         let table = Table::from_events(&events).ok_or_else(|| corrupt("no table_created"))?;
         let id = Uuid::new_v4();
         let seats = i32::try_from(seats).map_err(ApiError::internal)?;

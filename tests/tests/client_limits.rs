@@ -251,6 +251,17 @@ async fn an_event_stream_after_below_zero_is_a_400_like_events() {
     .await
     .unwrap();
     assert_problem(res, 400, "invalid_query").await;
+    // Also when a `Last-Event-ID` (which wins over `after`) comes with it.
+    let res = stream(
+        &app,
+        &tokens[0],
+        &format!("/v1/tables/{id}/events/stream?after=-1"),
+    )
+    .header("Last-Event-ID", "0")
+    .send()
+    .await
+    .unwrap();
+    assert_problem(res, 400, "invalid_query").await;
 }
 
 #[tokio::test]
@@ -317,4 +328,89 @@ async fn six_concurrent_identical_moves_with_one_key_never_answer_version_confli
     .await;
     assert_eq!(after["version"], versions[0], "the move was applied once");
     assert!(versions[0] > version);
+}
+
+/// Asserts a 429 `too_many_requests` whose `Retry-After` is a whole number
+/// of seconds, at least 1 and at most a minute (the buckets' period).
+async fn assert_rate_limited(res: reqwest::Response) {
+    let wait: u64 = res.headers()["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((1..=60).contains(&wait), "Retry-After: {wait}");
+    assert_problem(res, 429, "too_many_requests").await;
+}
+
+#[tokio::test]
+async fn accounts_created_without_limit_from_one_address_get_429_with_retry_after() {
+    let app = spawn_app_with(|s| s.sign_ups_per_minute = 3).await;
+    for n in 0..3 {
+        app.register(&format!("flood{n}"), "correct horse battery")
+            .await;
+    }
+    let creds = json!({"username": "flood3", "password": "correct horse battery"});
+    assert_rate_limited(app.post_json("/v1/accounts", &creds).await).await;
+    // Nothing was created, and an invalid request is still told what is
+    // wrong with it (it would create nothing, so it costs no quota).
+    let res = app.post_json("/v1/sessions", &creds).await;
+    assert_problem(res, 401, "invalid_credentials").await;
+    let res = app
+        .post_json(
+            "/v1/accounts",
+            &json!({"username": "x", "password": "correct horse battery"}),
+        )
+        .await;
+    assert_problem(res, 422, "invalid_username").await;
+}
+
+#[tokio::test]
+async fn sessions_opened_without_limit_for_one_account_get_429_and_wrong_passwords_cost_no_quota() {
+    let app = spawn_app_with(|s| s.log_ins_per_minute = 2).await;
+    app.register("busy", "correct horse battery").await;
+    app.register("other", "correct horse battery").await;
+    // Wrong passwords (the log-in throttle's business) do not spend the
+    // owner's quota: anyone could otherwise keep them from logging in.
+    for _ in 0..3 {
+        let res = app
+            .post_json(
+                "/v1/sessions",
+                &json!({"username": "busy", "password": "wrong password"}),
+            )
+            .await;
+        assert_problem(res, 401, "invalid_credentials").await;
+    }
+    app.login("busy", "correct horse battery").await;
+    app.login("busy", "correct horse battery").await;
+    let res = app
+        .post_json(
+            "/v1/sessions",
+            &json!({"username": "busy", "password": "correct horse battery"}),
+        )
+        .await;
+    assert_rate_limited(res).await;
+    app.login("other", "correct horse battery").await;
+}
+
+#[tokio::test]
+async fn tables_created_without_limit_by_one_account_get_429_with_retry_after() {
+    let app = spawn_app_with(|s| s.tables_per_minute = 2).await;
+    let token = app.player_token("builder").await;
+    let other = app.player_token("another").await;
+    let create = |token: &str, ruleset: &str| {
+        app.client
+            .post(app.url("/v1/tables"))
+            .bearer_auth(token)
+            .json(&json!({"ruleset": ruleset, "seats": 2}))
+            .send()
+    };
+    for _ in 0..2 {
+        assert_eq!(create(&token, "classique").await.unwrap().status(), 201);
+    }
+    assert_rate_limited(create(&token, "classique").await.unwrap()).await;
+    // An invalid table is refused for what it is, and costs nothing.
+    assert_problem(create(&token, "nope").await.unwrap(), 422, "invalid_rules").await;
+    assert_eq!(create(&other, "classique").await.unwrap().status(), 201);
+    let listed = json_of(app.get_as("/v1/tables?limit=100", &token).await, 200).await;
+    assert_eq!(listed["tables"].as_array().unwrap().len(), 3);
 }

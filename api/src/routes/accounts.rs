@@ -1,13 +1,18 @@
 use std::fmt;
 
-use actix_web::{post, web, HttpResponse};
+use std::net::IpAddr;
+
+use actix_web::{post, web, HttpRequest, HttpResponse};
 use serde::{Deserialize, Serialize};
 use sqlx::PgPool;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
+use crate::auth;
+use crate::config::Settings;
 use crate::error::{ApiError, Problem};
 use crate::password;
+use crate::rates::Rates;
 use crate::store;
 use crate::store::accounts::{Account, Role};
 
@@ -135,9 +140,14 @@ pub async fn register(
     username: &str,
     password: &str,
     role: Role,
+    rates: Option<(&Rates, Option<IpAddr>)>,
 ) -> Result<Account, ApiError> {
     let username = Username::parse(username)?;
     let password = NewPassword::parse(password)?;
+    // Counted once the request is valid: only accounts about to be made.
+    if let Some((rates, address)) = rates {
+        rates.sign_up(address)?;
+    }
     let phc = hash_password(password).await?;
     Ok(store::accounts::insert(pool, username.as_str(), &phc, role).await?)
 }
@@ -153,16 +163,29 @@ pub async fn register(
         (status = 413, description = "`payload_too_large`", body = Problem, content_type = "application/problem+json"),
         (status = 415, description = "`unsupported_media_type`", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "`invalid_username`, `invalid_password` or `invalid_body`", body = Problem, content_type = "application/problem+json"),
+        (status = 429, description = "`too_many_requests`: too many accounts created from this address; see `Retry-After`", body = Problem, content_type = "application/problem+json",
+            headers(("Retry-After" = u64, description = "Seconds to wait"))),
         (status = 503, description = "`service_unavailable`", body = Problem, content_type = "application/problem+json"),
     )
 )]
 #[post("/accounts")]
 #[tracing::instrument(skip_all, fields(username = %body.username))]
 pub async fn create_account(
+    req: HttpRequest,
     pool: web::Data<PgPool>,
+    settings: web::Data<Settings>,
+    rates: web::Data<Rates>,
     body: web::Json<NewAccount>,
 ) -> Result<HttpResponse, ApiError> {
-    let account = register(pool.get_ref(), &body.username, &body.password, Role::Player).await?;
+    let address = auth::client_address(&req, settings.trust_proxy);
+    let account = register(
+        pool.get_ref(),
+        &body.username,
+        &body.password,
+        Role::Player,
+        Some((&rates, address)),
+    )
+    .await?;
     tracing::info!(account_id = %account.id, "account created");
     Ok(HttpResponse::Created()
         .insert_header((actix_web::http::header::LOCATION, "/v1/me"))

@@ -11,6 +11,7 @@ use crate::auth::{self, AuthUser};
 use crate::config::Settings;
 use crate::error::{ApiError, Problem};
 use crate::password;
+use crate::rates::Rates;
 use crate::store;
 use crate::throttle::LoginThrottle;
 use crate::watchers::Watchers;
@@ -70,7 +71,7 @@ impl fmt::Debug for SessionDto {
         (status = 413, description = "`payload_too_large`", body = Problem, content_type = "application/problem+json"),
         (status = 415, description = "`unsupported_media_type`", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "`invalid_body`", body = Problem, content_type = "application/problem+json"),
-        (status = 429, description = "`too_many_requests`: too many failed log-ins for this username or address; see `Retry-After`", body = Problem, content_type = "application/problem+json",
+        (status = 429, description = "`too_many_requests`: too many failed log-ins for this username or address, or log-ins for this account; see `Retry-After`", body = Problem, content_type = "application/problem+json",
             headers(("Retry-After" = u64, description = "Seconds to wait"))),
         (status = 503, description = "`service_unavailable`", body = Problem, content_type = "application/problem+json"),
     )
@@ -82,6 +83,7 @@ pub async fn create_session(
     pool: web::Data<PgPool>,
     settings: web::Data<Settings>,
     throttle: web::Data<LoginThrottle>,
+    rates: web::Data<Rates>,
     body: web::Json<Credentials>,
 ) -> Result<HttpResponse, ApiError> {
     let Credentials { username, password } = body.into_inner();
@@ -123,6 +125,7 @@ pub async fn create_session(
         return Err(ApiError::InvalidCredentials);
     };
     throttle.record_success(&key, address);
+    rates.log_in(account.id)?;
 
     let token = auth::new_token();
     let ttl = chrono::Duration::from_std(settings.token_ttl())

@@ -20,6 +20,7 @@ use crate::chain::canonical_json;
 use crate::config::Settings;
 use crate::error::{ApiError, Problem};
 use crate::notify::TableEvents;
+use crate::rates::Rates;
 use crate::routes::history::{event_stream, last_event_id, SseEvent};
 use crate::sse;
 use crate::store::events::StoredEvent;
@@ -642,6 +643,8 @@ pub async fn list_rulesets() -> Result<HttpResponse, ApiError> {
         (status = 413, description = "`payload_too_large`", body = Problem, content_type = "application/problem+json"),
         (status = 415, description = "`unsupported_media_type`", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "`invalid_rules` (unknown preset, bad option, seats out of the rules' bounds; `detail` says why) or `invalid_body`", body = Problem, content_type = "application/problem+json"),
+        (status = 429, description = "`too_many_requests`: too many tables created by this account; see `Retry-After`", body = Problem, content_type = "application/problem+json",
+            headers(("Retry-After" = u64, description = "Seconds to wait"))),
         (status = 503, description = "`service_unavailable`", body = Problem, content_type = "application/problem+json"),
     )
 )]
@@ -650,6 +653,7 @@ pub async fn list_rulesets() -> Result<HttpResponse, ApiError> {
 pub async fn create_table(
     tables: web::Data<TableService>,
     user: AuthUser,
+    rates: web::Data<Rates>,
     body: web::Json<NewTable>,
 ) -> Result<HttpResponse, ApiError> {
     let NewTable {
@@ -659,6 +663,7 @@ pub async fn create_table(
     } = body.into_inner();
     let (id, loaded) = tables
         .create(
+            &rates,
             user.account.id,
             &user.account.username,
             &ruleset,

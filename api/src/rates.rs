@@ -1,0 +1,147 @@
+//! Rate limits on what costs the server to create: accounts (per client
+//! address), sessions and tables (per account). Each is a token bucket
+//! (GCRA, the `governor` crate): N per minute, and at most N at once after
+//! a quiet minute. Past it, 429 `too_many_requests` with `Retry-After`.
+//! Counted per process, like the log-in throttle.
+//!
+//! Only requests that would create something count: a malformed sign-up
+//! or table, or a wrong password, costs no quota (wrong passwords have the
+//! log-in throttle), so nobody can spend another person's quota.
+
+use std::hash::Hash;
+use std::net::IpAddr;
+use std::num::NonZeroU32;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use governor::clock::{Clock, DefaultClock};
+use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
+use uuid::Uuid;
+
+use crate::error::ApiError;
+
+/// One bucket per key, or none at all (a limit of 0).
+#[derive(Debug)]
+struct Limit<K: Hash + Eq + Clone> {
+    limiter: Option<DefaultKeyedRateLimiter<K>>,
+    checks: AtomicU32,
+    /// Said in the 429's detail: "too many {what}".
+    what: &'static str,
+}
+
+/// Forgotten buckets (full again) are swept after this many checks, so that
+/// the keys kept stay about those of the last minute.
+const SWEEP_EVERY: u32 = 1024;
+
+impl<K: Hash + Eq + Clone> Limit<K> {
+    fn per_minute(n: u32, what: &'static str) -> Self {
+        Self {
+            limiter: NonZeroU32::new(n).map(|n| RateLimiter::keyed(Quota::per_minute(n))),
+            checks: AtomicU32::new(0),
+            what,
+        }
+    }
+
+    /// Takes one from `key`'s bucket, or says how long to wait.
+    fn take(&self, key: &K) -> Result<(), ApiError> {
+        let Some(limiter) = &self.limiter else {
+            return Ok(());
+        };
+        if self.checks.fetch_add(1, Ordering::Relaxed) % SWEEP_EVERY == SWEEP_EVERY - 1 {
+            limiter.retain_recent();
+        }
+        limiter.check_key(key).map_err(|not_until| {
+            let wait = not_until.wait_time_from(DefaultClock::default().now());
+            ApiError::TooManyRequests {
+                code: "too_many_requests",
+                detail: format!("too many {}; try again later", self.what),
+                retry_after_secs: (wait.as_secs() + u64::from(wait.subsec_nanos() > 0)).max(1),
+            }
+        })
+    }
+}
+
+/// The limits, per minute; 0 turns one off.
+#[derive(Debug, Clone, Copy)]
+pub struct RateLimits {
+    pub sign_ups_per_address: u32,
+    pub log_ins_per_account: u32,
+    pub tables_per_account: u32,
+}
+
+/// Shared by every worker of a process.
+#[derive(Debug)]
+pub struct Rates {
+    sign_ups: Limit<Option<IpAddr>>,
+    log_ins: Limit<Uuid>,
+    tables: Limit<Uuid>,
+}
+
+impl Rates {
+    pub fn new(limits: RateLimits) -> Self {
+        Self {
+            sign_ups: Limit::per_minute(limits.sign_ups_per_address, "accounts from this address"),
+            log_ins: Limit::per_minute(limits.log_ins_per_account, "log-ins for this account"),
+            tables: Limit::per_minute(limits.tables_per_account, "tables for this account"),
+        }
+    }
+
+    /// An account about to be created from `address`.
+    pub fn sign_up(&self, address: Option<IpAddr>) -> Result<(), ApiError> {
+        self.sign_ups.take(&address)
+    }
+
+    /// A session about to be opened for `account` (its password checked).
+    pub fn log_in(&self, account: Uuid) -> Result<(), ApiError> {
+        self.log_ins.take(&account)
+    }
+
+    /// A table about to be created by `account`.
+    pub fn table(&self, account: Uuid) -> Result<(), ApiError> {
+        self.tables.take(&account)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rates(n: u32) -> Rates {
+        Rates::new(RateLimits {
+            sign_ups_per_address: n,
+            log_ins_per_account: n,
+            tables_per_account: n,
+        })
+    }
+
+    #[test]
+    fn a_burst_of_n_then_429_with_retry_after() {
+        let rates = rates(3);
+        let me = Uuid::new_v4();
+        for _ in 0..3 {
+            rates.table(me).unwrap();
+        }
+        match rates.table(me) {
+            Err(ApiError::TooManyRequests {
+                code,
+                retry_after_secs,
+                ..
+            }) => {
+                assert_eq!(code, "too_many_requests");
+                // One token comes back every 20 s.
+                assert!((1..=20).contains(&retry_after_secs), "{retry_after_secs}");
+            }
+            other => panic!("expected 429, got {other:?}"),
+        }
+        // Other accounts and other kinds keep their own buckets.
+        rates.table(Uuid::new_v4()).unwrap();
+        rates.log_in(me).unwrap();
+    }
+
+    #[test]
+    fn zero_is_no_limit() {
+        let rates = rates(0);
+        for _ in 0..10_000 {
+            rates.sign_up(None).unwrap();
+        }
+    }
+}
