@@ -1,5 +1,5 @@
 //! Cards and their codes: `AS`, `10H`, `JK` for French cards, `A`…`Z`, `STAR`,
-//! `BANG` for the Amérix letter deck (API.md, "Cards and moves").
+//! `BANG` for the Amérix letter deck (docs/API.md, "Cards and moves").
 
 use std::fmt;
 use std::str::FromStr;

@@ -1,4 +1,4 @@
-//! The decks (RULES.md §3.1, §4): French 32, 52 and 54 cards, and the
+//! The decks (docs/RULES.md §3.1, §4): French 32, 52 and 54 cards, and the
 //! letter deck `letters100`, loaded from data. Every deck has an id and a
 //! content hash, recorded with each deal so that old games still replay.
 

@@ -1,4 +1,4 @@
-//! `decide`: every rule of RULES.md. A command is checked against the state
+//! `decide`: every rule of docs/RULES.md. A command is checked against the state
 //! without changing it; when it is legal, its consequences are worked out as
 //! events, each applied through `evolve` as it is emitted, so the events of a
 //! move always fold into exactly the state the rules describe.
@@ -621,7 +621,7 @@ impl Game {
         }
     }
 
-    /// RULES.md §2.4 and §4: is a card legal on the card to match?
+    /// docs/RULES.md §2.4 and §4: is a card legal on the card to match?
     fn legal_on(&self, target: Target, card: Card, effect: Option<Effect>) -> bool {
         match effect {
             Some(Effect::WildSuit) => !matches!(

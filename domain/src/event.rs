@@ -1,5 +1,5 @@
 //! Moves (what a player asks) and events (what happened), in the public
-//! shapes of API.md. Events are past tense and versioned; `evolve` applies
+//! shapes of docs/API.md. Events are past tense and versioned; `evolve` applies
 //! them and cannot fail.
 
 use std::collections::BTreeMap;
@@ -12,7 +12,7 @@ use crate::deck::DeckId;
 /// A seat at the table, 0..n-1.
 pub type Seat = usize;
 
-/// The version of the event format this crate writes (API.md `v`). Version
+/// The version of the event format this crate writes (docs/API.md `v`). Version
 /// 2 adds a `salt` to every event's data (see [`crate::redaction`]); version
 /// 1 events (no salt) still parse and fold the same.
 pub const EVENT_VERSION: u32 = 2;
@@ -93,7 +93,7 @@ pub enum Target {
     Any,
 }
 
-/// What constrains the seat on turn (RULES.md §3.3, D28).
+/// What constrains the seat on turn (docs/RULES.md §3.3, D28).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Default)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Pending {

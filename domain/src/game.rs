@@ -66,7 +66,7 @@ pub struct Round {
     pub out: Vec<Seat>,
     /// D31: consecutive turns that ended with an empty draw.
     pub idle: usize,
-    /// Cards in play in this round (invariant, RULES.md §7).
+    /// Cards in play in this round (invariant, docs/RULES.md §8).
     pub size: usize,
     /// The distinct cards of each hand, kept with `hands` by `evolve`, so
     /// that what a seat may play is a set operation.

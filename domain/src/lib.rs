@@ -1,4 +1,4 @@
-//! Huit's rules engine: the whole 8 américain family (RULES.md) as one
+//! Huit's rules engine: the whole 8 américain family (docs/RULES.md) as one
 //! parameterised game.
 //!
 //! - [`Rules`] holds every knob; [`Preset`] builds the five rule sets of the

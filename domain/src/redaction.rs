@@ -1,4 +1,4 @@
-//! Who may see what of an event (API.md "The event log"), decided once per
+//! Who may see what of an event (docs/API.md "The event log"), decided once per
 //! event type and field, and the salt that makes an event's hash a
 //! commitment that hides.
 //!

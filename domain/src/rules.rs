@@ -1,4 +1,4 @@
-//! The knobs of RULES.md §3, the five presets of §5 and their options, and the
+//! The knobs of docs/RULES.md §3, the five presets of §5 and their options, and the
 //! validation that refuses impossible combinations.
 //!
 //! `Rules` is the one description of a game; presets are constructors of it.
@@ -13,7 +13,7 @@ use crate::card::{Card, CardSet, Face, Letter, Rank, Suit};
 use crate::deck::DeckKind;
 use crate::event::Target;
 
-/// Every knob of RULES.md §3.
+/// Every knob of docs/RULES.md §3.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Rules {
@@ -109,7 +109,7 @@ pub enum DrawRule {
     DrawEndsTurn,
 }
 
-/// The catalogue of effects (RULES.md §3.3).
+/// The catalogue of effects (docs/RULES.md §3.3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Effect {
@@ -249,7 +249,7 @@ fn invalid<T>(reason: impl Into<String>) -> Result<T, RulesError> {
     Err(RulesError::Invalid(reason.into()))
 }
 
-/// The five presets of RULES.md §5.
+/// The five presets of docs/RULES.md §5.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Preset {
     Classique,
@@ -443,7 +443,7 @@ impl Preset {
         }
     }
 
-    /// The preset with a table's options applied (RULES.md §5), validated.
+    /// The preset with a table's options applied (docs/RULES.md §5), validated.
     pub fn with_options(self, options: &Map<String, Value>) -> Result<Rules, RulesError> {
         let mut r = self.rules();
         let mut knobs = Map::new();
@@ -630,7 +630,7 @@ fn letter_points() -> Points {
 pub const MAX_SEATS: usize = 64;
 
 impl Rules {
-    /// Refuses impossible combinations with a reason (RULES.md §3).
+    /// Refuses impossible combinations with a reason (docs/RULES.md §3).
     pub fn validate(&self) -> Result<(), RulesError> {
         self.compile().map(|_| ())
     }
@@ -900,7 +900,7 @@ impl Plays {
                 p.effectful = p.effectful.union(one);
             }
         }
-        // RULES.md §2.4 and §4, as the engine's `legal_on` reads them: a
+        // docs/RULES.md §2.4 and §4, as the engine's `legal_on` reads them: a
         // natural card matches the face or suit (or letter) to follow, an
         // 8 goes on anything but the faces of `wild_not_on`, and the cards
         // legal anywhere go anywhere.

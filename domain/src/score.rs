@@ -1,4 +1,4 @@
-//! Round scores and the end of the game (RULES.md §3.5, §3.6, D16, D17, D21,
+//! Round scores and the end of the game (docs/RULES.md §3.5, §3.6, D16, D17, D21,
 //! D31): pure functions of the final hands, the order of going out and the
 //! rules.
 

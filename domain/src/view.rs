@@ -1,4 +1,4 @@
-//! What a seat may see (API.md "The player view"), and the omniscient view of
+//! What a seat may see (docs/API.md "The player view"), and the omniscient view of
 //! replays. A seat's view never holds another hand, the stock order, or a
 //! card another player has just drawn.
 

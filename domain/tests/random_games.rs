@@ -1,6 +1,6 @@
 //! Property tests: thousands of seeded random games, every preset, at 2, 3
 //! and the maximum number of players, each played to the end of the game.
-//! At every step: the invariants of RULES.md §7; that every move listed in
+//! At every step: the invariants of docs/RULES.md §8; that every move listed in
 //! `legal_moves` is accepted and random moves outside it are refused with no
 //! change; that `decide` and `execute` agree; and that refolding the events
 //! rebuilds the identical game.
@@ -126,7 +126,7 @@ fn check_redaction(events: &[Event], seats: usize) {
 
 fn check_step(g: &Game, events: &[Event], rng: &mut (impl Rng + Clone), thorough: bool) {
     let Some(r) = g.round() else { return };
-    // §7: the number of cards never changes within a round.
+    // §8: the number of cards never changes within a round.
     assert_eq!(r.card_count(), r.size, "card count changed");
     if !thorough {
         return;
@@ -207,7 +207,7 @@ fn play_game(rules: &Rules, seats: usize, seed: u64, check_storage: bool) -> usi
             "seed {seed}: game not over after {moves} moves ({rounds_seen} rounds)"
         );
     }
-    // §7: the state is a pure function of the events.
+    // §8: the state is a pure function of the events.
     let refolded = Game::from_events(rules.clone(), seats, &log).unwrap();
     assert_eq!(refolded, g, "refolding the log gives another game");
     // The log survives storage: every event read back from its stored

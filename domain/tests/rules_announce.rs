@@ -1,4 +1,4 @@
-//! RULES.md §2.6 and D8: the announcement ("Carte !", "Toutilix !", "CARTE")
+//! docs/RULES.md §2.6 and D8: the announcement ("Carte !", "Toutilix !", "CARTE")
 //! and the challenge ("Contre-carte !", "étoile !"), with the penalty of
 //! every preset (§3.4).
 

@@ -1,4 +1,4 @@
-//! RULES.md §3.3: every effect of the catalogue (normal case, edge case,
+//! docs/RULES.md §3.3: every effect of the catalogue (normal case, edge case,
 //! interaction with another effect), and the related knobs `wild_not_on`,
 //! `stacking` (D25), `joker_counter`, `special_finish` (D26, D34),
 //! `two_player_reverse` (D6, D7), plus D1, D3, D4, D5, D11–D14, D28, D29, D33.

@@ -1,4 +1,4 @@
-//! RULES.md §2, the flow every preset shares: deal sizes per preset and
+//! docs/RULES.md §2, the flow every preset shares: deal sizes per preset and
 //! player count, decks per player count, the starter (D9, D10, D20), first
 //! seat and dealer rotation (D22, D23), the legal card (§2.4), recycling the
 //! stock (§2.5, D24), the draw rules (D2, D15, D27, S2 draw_ends_turn).
@@ -98,7 +98,7 @@ fn s4_one_54_card_deck_per_six_players() {
     assert_eq!(dealt("757", 18), (vec![5; 18], 162 - 90 - 1, 3));
 }
 
-/// §7: hands + stock + starter is exactly the table's decks.
+/// §8: hands + stock + starter is exactly the table's decks.
 #[test]
 fn deal_uses_every_card_of_the_decks_once() {
     for (id, seats) in [

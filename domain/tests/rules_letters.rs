@@ -1,4 +1,4 @@
-//! RULES.md §4, the letter deck of S3 (Amérix): the circular ±3 rule, vowels
+//! docs/RULES.md §4, the letter deck of S3 (Amérix): the circular ±3 rule, vowels
 //! on vowels, the étoile (wild_letter), the pétard (firecracker, D20, D30),
 //! X (reverse, two players: plays again) and the points.
 

@@ -1,4 +1,4 @@
-//! RULES.md §5: every preset's knob values and options, and §3's refusal of
+//! docs/RULES.md §5: every preset's knob values and options, and §3's refusal of
 //! impossible combinations (`RulesError`), options of the wrong type or of
 //! another preset, and the override of any §3 knob by its name.
 

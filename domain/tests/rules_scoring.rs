@@ -1,4 +1,4 @@
-//! RULES.md §3.5 (card points of every preset, `by_effect`), §3.6 (scoring
+//! docs/RULES.md §3.5 (card points of every preset, `by_effect`), §3.6 (scoring
 //! and end of game), D16, D17, D21, D31, D32.
 
 mod support;

@@ -1,4 +1,4 @@
-//! RULES.md §2.6 and D8 over HTTP: a player whose play leaves one card
+//! docs/RULES.md §2.6 and D8 over HTTP: a player whose play leaves one card
 //! unannounced can be challenged by a player who is not on turn; the
 //! challenge makes the target draw the penalty and closes the window.
 

@@ -44,7 +44,7 @@ pub struct RulesetDto {
     pub id: String,
     pub name: String,
     pub description: String,
-    /// Every knob of RULES.md §3 at its default for this preset.
+    /// Every knob of docs/RULES.md §3 at its default for this preset.
     #[schema(value_type = Object)]
     pub rules: Value,
 }
@@ -56,7 +56,7 @@ pub struct RulesetDto {
 pub struct NewTable {
     /// A preset id from `GET /v1/rulesets`.
     pub ruleset: String,
-    /// Options of RULES.md §5 (`target`, `rounds`, `decks`, the preset's
+    /// Options of docs/RULES.md §5 (`target`, `rounds`, `decks`, the preset's
     /// own, or any knob by name).
     #[serde(default)]
     #[schema(value_type = Option<Object>)]
@@ -285,7 +285,7 @@ pub struct ViewPlayer {
     pub out: bool,
 }
 
-/// The caller's view (API.md "The player view"): the engine's seat view,
+/// The caller's view (docs/API.md "The player view"): the engine's seat view,
 /// with the table id, version, status and the players' names. A caller who
 /// does not sit at the table gets the spectator view: no hand, no moves.
 #[derive(Debug, Serialize, ToSchema)]
@@ -611,7 +611,7 @@ fn parse_cursor(raw: &str) -> Result<(DateTime<Utc>, Uuid), ApiError> {
 #[utoipa::path(
     tag = "tables",
     responses(
-        (status = 200, description = "The five presets of RULES.md §5", body = Vec<RulesetDto>),
+        (status = 200, description = "The five presets of docs/RULES.md §5", body = Vec<RulesetDto>),
         (status = 500, description = "`internal_error`", body = Problem, content_type = "application/problem+json"),
     )
 )]
