@@ -10,6 +10,7 @@ use std::fmt::Write as _;
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, ResponseError};
+use domain::{RuleError, TableError};
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -267,6 +268,42 @@ impl From<sqlx::Error> for ApiError {
                 }
             }
             _ => Self::Internal(Box::new(err)),
+        }
+    }
+}
+
+/// A refusal of the engine as an answer: state conflicts are 409, callers
+/// who may not do this 403, bad rules and illegal moves 422. Every refusal
+/// is placed here by name, so a new one cannot go unanswered.
+impl From<TableError> for ApiError {
+    fn from(err: TableError) -> Self {
+        let status = match &err {
+            TableError::Full
+            | TableError::AlreadySeated
+            | TableError::NotWaiting
+            | TableError::NotEnoughPlayers { .. } => StatusCode::CONFLICT,
+            TableError::NotSeated | TableError::NotCreator => StatusCode::FORBIDDEN,
+            TableError::Rules(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            TableError::Rule(rule) => match rule {
+                RuleError::GameOver | RuleError::NotStarted | RuleError::AlreadyStarted => {
+                    StatusCode::CONFLICT
+                }
+                RuleError::NoSuchSeat(_)
+                | RuleError::NotYourTurn { .. }
+                | RuleError::NotInHand(_)
+                | RuleError::Illegal { .. }
+                | RuleError::BadChoice { .. }
+                | RuleError::BadAnnounce(_)
+                | RuleError::CannotDraw(_)
+                | RuleError::CannotPass(_)
+                | RuleError::CannotChallenge { .. }
+                | RuleError::BadDeck(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            },
+        };
+        ApiError::Problem {
+            status,
+            code: err.code(),
+            detail: err.to_string(),
         }
     }
 }

@@ -22,7 +22,7 @@ pub mod routes;
 pub mod sse;
 pub mod startup;
 pub mod store;
-pub mod tables;
+pub mod table_service;
 pub mod telemetry;
 pub mod throttle;
 pub mod versions;

@@ -1,6 +1,6 @@
 //! The moves of every table of this process, written to the log together.
 //!
-//! A plain move (no transaction of its own: see [`crate::tables`]) is handed
+//! A plain move (no transaction of its own: see [`crate::table_service`]) is handed
 //! to the [`LogWriter`] once decided and chained. A writer task
 //! ([`WRITERS`], a [`Batcher`]) takes every move queued meanwhile, on a
 //! connection of its own ([`Held`]), and appends them in ONE
@@ -11,7 +11,7 @@
 //! answered only once its statement has committed, as before.
 //!
 //! A batch is of distinct tables (a second move of a table waits for the
-//! next batch; the table's lock in [`crate::tables`] makes that rare). A
+//! next batch; the table's lock in [`crate::table_service`] makes that rare). A
 //! statement PostgreSQL refuses wrote nothing, so its moves are written
 //! again one by one, each getting its own answer (a duplicate seq is only
 //! its own table's conflict); a connection lost mid-statement leaves every

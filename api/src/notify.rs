@@ -7,17 +7,17 @@
 //! a commit. (Not in the appending transaction: PostgreSQL serialises the
 //! commits of notifying transactions until their commit is flushed.) Here one listener connection per process bumps a per-table counter
 //! that long-pollers watch, and remembers the highest version heard per table
-//! ([`TableEvents::heard`]), which lets the table cache skip its refresh read
+//! ([`CommitHub::heard`]), which lets the table cache skip its refresh read
 //! when nothing newer was committed elsewhere.
 //!
 //! Use it without missing a wake-up: subscribe *first*, then read the events,
 //! then wait:
 //!
 //! ```ignore
-//! let mut rx = table_events.subscribe(table_id);
+//! let mut rx = hub.subscribe(table_id);
 //! let events = store::events::read_after(&pool, table_id, after, limit).await?;
 //! if events.is_empty() {
-//!     table_events.wait(&mut rx, deadline).await; // then read again
+//!     hub.wait(&mut rx, deadline).await; // then read again
 //! }
 //! ```
 
@@ -42,7 +42,7 @@ const HEARD_LIMIT: usize = 16_384;
 
 /// Wake-ups per table. Cheap to clone; shared by every worker.
 #[derive(Debug, Clone, Default)]
-pub struct TableEvents {
+pub struct CommitHub {
     senders: Arc<Mutex<HashMap<Uuid, watch::Sender<u64>>>>,
     heard: Arc<Mutex<Heard>>,
 }
@@ -59,8 +59,8 @@ struct Heard {
     versions: HashMap<Uuid, i64>,
 }
 
-impl TableEvents {
-    /// A hub with no listener: only [`TableEvents::wake`] wakes it.
+impl CommitHub {
+    /// A hub with no listener: only [`CommitHub::wake`] wakes it.
     pub fn new() -> Self {
         Self::default()
     }
@@ -283,7 +283,7 @@ mod tests {
 
     #[test]
     fn a_version_heard_back_after_this_process_committed_it_wakes_nobody() {
-        let hub = TableEvents::new();
+        let hub = CommitHub::new();
         let table = Uuid::from_u128(9);
         let mut rx = hub.subscribe(table);
         hub.committed(table, 4);

@@ -12,9 +12,8 @@ use tokio::time::Instant;
 use uuid::Uuid;
 
 use crate::history::PAGE;
-use crate::notify::TableEvents;
 use crate::store;
-use crate::tables::{Loaded, TableService};
+use crate::table_service::{Loaded, TableService};
 use crate::watchers::Watch;
 
 /// The whole log of a table as NDJSON, one public event per line, read from
@@ -78,7 +77,6 @@ where
 #[derive(Debug)]
 pub struct EventStream {
     pub tables: TableService,
-    pub hub: TableEvents,
     pub table_id: Uuid,
     /// The last seq sent.
     pub after: i64,
@@ -101,7 +99,7 @@ pub fn frame(id: i64, data: &impl serde::Serialize) -> Bytes {
 
 /// The server-sent events of a table: a comment first, then every event
 /// after `after`, then each new one as it is committed (woken through
-/// [`TableEvents`], not by polling the database), with a keep-alive
+/// [`crate::notify::CommitHub`], not by polling the database), with a keep-alive
 /// comment after each `keepalive` of silence, after which the table's
 /// stored version is checked too (a notification can be lost). Events come from the table
 /// cache like long polls' (the log is read only for old events or when
@@ -123,7 +121,7 @@ pub fn table_events(s: EventStream) -> impl Stream<Item = Result<Bytes, sqlx::Er
                 }
                 let page = s
                     .tables
-                    .events_after(&s.hub, s.table_id, s.account_id, s.after, PAGE, verify)
+                    .events_after(s.table_id, s.account_id, s.after, PAGE, verify)
                     .await;
                 verify = false;
                 match page {
@@ -141,10 +139,10 @@ pub fn table_events(s: EventStream) -> impl Stream<Item = Result<Bytes, sqlx::Er
                     Ok(_) => {}
                 }
                 let deadline = Instant::now() + s.keepalive;
-                if !s.hub.wait(&mut s.rx, deadline).await {
+                if !s.tables.hub().wait(&mut s.rx, deadline).await {
                     if Instant::now() < deadline {
                         // The wake-up channel closed: subscribe again, re-read.
-                        s.rx = s.hub.subscribe(s.table_id);
+                        s.rx = s.tables.hub().subscribe(s.table_id);
                         continue;
                     }
                     pending.push_back(Bytes::from_static(b": keep-alive\n\n"));
@@ -160,7 +158,6 @@ pub fn table_events(s: EventStream) -> impl Stream<Item = Result<Bytes, sqlx::Er
 /// A subscriber's place in a table's stream of views.
 pub struct ViewStream<F> {
     pub tables: TableService,
-    pub hub: TableEvents,
     pub table_id: Uuid,
     /// The version of the last view sent (or the one the client has, from
     /// `Last-Event-ID`); -1 for none.
@@ -184,7 +181,7 @@ impl<F> std::fmt::Debug for ViewStream<F> {
 /// The server-sent views of a table: a comment first, then the caller's
 /// view whenever the table is at a version other than the last one sent,
 /// at once for the first (unless the client has it) and as each commit is
-/// heard (woken through [`TableEvents`] as long polls are, from the table
+/// heard (woken through [`crate::notify::CommitHub`] as long polls are, from the table
 /// cache). Commits heard together give one frame, of the latest view. A
 /// keep-alive comment follows each `keepalive` of silence, after which the
 /// table's stored version is checked too (a notification can be lost). The
@@ -205,7 +202,6 @@ where
         let changed = s
             .tables
             .read_when(
-                &s.hub,
                 s.table_id,
                 seen,
                 deadline,
@@ -219,7 +215,7 @@ where
             // same, then a keep-alive.
             Ok(None) => match s
                 .tables
-                .read_with(Some(&s.hub), s.table_id, seen, |l| {
+                .read(s.table_id, seen, |l| {
                     (l.version() != seen).then(|| (l.version(), frame(l)))
                 })
                 .await

@@ -16,10 +16,10 @@ use utoipa_scalar::{Scalar, Servable};
 
 use crate::config::Settings;
 use crate::error::{self, ApiError};
-use crate::notify::TableEvents;
+use crate::notify::CommitHub;
 use crate::openapi::ApiDoc;
 use crate::rates::{RateLimits, Rates};
-use crate::tables::TableService;
+use crate::table_service::TableService;
 use crate::telemetry::RequestSpan;
 use crate::throttle::{LoginLimits, LoginThrottle};
 use crate::watchers::{WatchLimits, Watchers};
@@ -70,7 +70,7 @@ pub async fn migrate(pool: &PgPool) -> Result<(), sqlx::migrate::MigrateError> {
 pub struct Application {
     port: u16,
     server: Server,
-    table_events: TableEvents,
+    hub: CommitHub,
     listener_task: tokio::task::JoinHandle<()>,
     revocations: tokio::task::JoinHandle<()>,
 }
@@ -89,7 +89,7 @@ impl Application {
     pub async fn build(settings: Settings, pool: PgPool) -> std::io::Result<Self> {
         let listener = TcpListener::bind(&settings.bind)?;
         let port = listener.local_addr()?.port();
-        let (table_events, listener_task) = TableEvents::start(pool.clone()).await;
+        let (hub, listener_task) = CommitHub::start(pool.clone()).await;
 
         let throttle = web::Data::new(LoginThrottle::new(LoginLimits {
             per_pair: settings.login_max_failures,
@@ -114,8 +114,7 @@ impl Application {
         let revocations = watchers.spawn_revocation_checks(pool.clone());
         let watchers = web::Data::new(watchers);
         let pool = web::Data::new(pool);
-        let events = web::Data::new(table_events.clone());
-        let tables = web::Data::new(TableService::new(pool.get_ref().clone()));
+        let tables = web::Data::new(TableService::new(pool.get_ref().clone(), hub.clone()));
         let body_limit = settings.body_limit_bytes;
         let workers = settings.workers;
         let settings = web::Data::new(settings);
@@ -128,7 +127,6 @@ impl Application {
                 .app_data(settings.clone())
                 .app_data(throttle.clone())
                 .app_data(rates.clone())
-                .app_data(events.clone())
                 .app_data(tables.clone())
                 .app_data(watchers.clone())
                 .app_data(
@@ -183,7 +181,7 @@ impl Application {
         Ok(Self {
             port,
             server: server.run(),
-            table_events,
+            hub,
             listener_task,
             revocations,
         })
@@ -194,8 +192,8 @@ impl Application {
     }
 
     /// The wake-up hub of this process (shared with the handlers).
-    pub fn table_events(&self) -> TableEvents {
-        self.table_events.clone()
+    pub fn hub(&self) -> CommitHub {
+        self.hub.clone()
     }
 
     /// Serves until the server is stopped (SIGINT/SIGTERM: graceful).

@@ -86,10 +86,11 @@ pub async fn run(database_url: &str, events: usize, seed: u64) -> Result<(), Err
     // whole log (read as data text, parsed, folded) on first use.
     let mut rates = Vec::new();
     for _ in 0..3 {
-        let service = api::tables::TableService::new(pool.clone());
+        let service =
+            api::table_service::TableService::new(pool.clone(), api::notify::CommitHub::new());
         let t0 = Instant::now();
         let (n, rebuilt) = service
-            .read(table_id, |l| (l.version(), l.table.clone()))
+            .read(table_id, 0, |l| (l.version(), l.table.clone()))
             .await
             .map_err(|e| e.to_string())?;
         let secs = t0.elapsed().as_secs_f64();

@@ -23,7 +23,7 @@ pub struct TestApp {
     /// A pool on the app's own database (for arranging and inspecting).
     pub pool: PgPool,
     pub database: String,
-    pub table_events: api::notify::TableEvents,
+    pub hub: api::notify::CommitHub,
 }
 
 /// The cluster URL from `DATABASE_URL`.
@@ -89,7 +89,7 @@ async fn start(settings: Settings, app_pool: PgPool, pool: PgPool, database: Str
         .await
         .expect("the app builds");
     let address = format!("http://127.0.0.1:{}", app.port());
-    let table_events = app.table_events();
+    let hub = app.hub();
     tokio::spawn(app.run_until_stopped());
     let client = http_client(Duration::from_secs(30));
     TestApp {
@@ -97,7 +97,7 @@ async fn start(settings: Settings, app_pool: PgPool, pool: PgPool, database: Str
         client,
         pool,
         database,
-        table_events,
+        hub,
     }
 }
 

@@ -6,7 +6,7 @@ use std::time::Duration;
 use api::chain::{verify_chain, GENESIS_PREV_HASH};
 use api::error::ApiError;
 use api::log_writer::LogWriter;
-use api::notify::TableEvents;
+use api::notify::CommitHub;
 use api::store::events::{self, Appended, Chained, NewEvent};
 use api::store::{self, accounts::Role};
 use api::versions::{self, Reads};
@@ -470,13 +470,13 @@ async fn a_move_is_written_while_the_worker_that_asked_for_it_computes() {
 
 /// The wake-up hub of a second "process" on the database of `pool`: its
 /// own pool and LISTEN connection.
-async fn another_process(pool: &PgPool) -> (TableEvents, tokio::task::JoinHandle<()>) {
+async fn another_process(pool: &PgPool) -> (CommitHub, tokio::task::JoinHandle<()>) {
     let listener_pool = sqlx::postgres::PgPoolOptions::new()
         .max_connections(2)
         .connect_with((*pool.connect_options()).clone())
         .await
         .unwrap();
-    TableEvents::start(listener_pool).await
+    CommitHub::start(listener_pool).await
 }
 
 #[tokio::test]

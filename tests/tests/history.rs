@@ -5,8 +5,9 @@
 use std::time::Duration;
 
 use api::chain::{event_hash, GENESIS_PREV_HASH};
+use api::notify::CommitHub;
 use api::store::accounts::Role;
-use api::tables::TableService;
+use api::table_service::TableService;
 use domain::table::{Table, TableEvent};
 use domain::TableCommand;
 use e2e::games::{self, tamper, PlayedGame};
@@ -645,7 +646,7 @@ async fn event_stream_sends_redacted_events_wakes_on_commits_resumes_and_keeps_a
     // The client goes away: the server drops its subscription.
     drop(res);
     let gone = eventually(Duration::from_secs(10), || async {
-        (app.table_events.subscribers(table) == 0).then_some(())
+        (app.hub.subscribers(table) == 0).then_some(())
     })
     .await;
     assert!(gone.is_some(), "the stream ended when the client left");
@@ -757,7 +758,7 @@ async fn view_stream_sends_the_callers_view_then_the_latest_at_each_change() {
     // The client goes away: the server drops its subscription.
     drop(res);
     let gone = eventually(Duration::from_secs(10), || async {
-        (app.table_events.subscribers(table) == 0).then_some(())
+        (app.hub.subscribers(table) == 0).then_some(())
     })
     .await;
     assert!(gone.is_some(), "the stream ended when the client left");
@@ -863,9 +864,9 @@ async fn a_move_dropped_while_written_leaves_nothing_in_the_cache() {
     let cast = cast(&app).await;
     let (_, table, version) = stored_at_first_deal(&app, &cast).await;
     let version = version as i64;
-    let tables = TableService::new(app.pool.clone());
+    let tables = TableService::new(app.pool.clone(), CommitHub::new());
     let (seat, mv) = tables
-        .read(table, |l| {
+        .read(table, 0, |l| {
             let g = l.table.game.as_ref().unwrap();
             let seat = g.round().unwrap().current.unwrap();
             (seat, g.legal_moves(seat).remove(0))
@@ -920,6 +921,6 @@ async fn a_move_dropped_while_written_leaves_nothing_in_the_cache() {
         .unwrap();
     assert_eq!(stored, version, "nothing of the move was written");
 
-    let cached = tables.read(table, |l| l.version()).await.unwrap();
+    let cached = tables.read(table, 0, |l| l.version()).await.unwrap();
     assert_eq!(cached, version, "the table as its log says");
 }

@@ -25,13 +25,12 @@ use crate::auth::AuthUser;
 use crate::config::Settings;
 use crate::error::{ApiError, Problem};
 use crate::history::{self, AuditReport, Parsed, ReplayDto, RoundsDto};
-use crate::notify::TableEvents;
-use crate::routes::tables::open_watch;
+use crate::routes::tables::play::open_watch;
 use crate::sse;
 use crate::store;
 use crate::store::accounts::Role;
 use crate::store::events::StoredEvent;
-use crate::tables::TableService;
+use crate::table_service::TableService;
 use crate::watchers::Watchers;
 
 fn is_admin(user: &AuthUser) -> bool {
@@ -246,7 +245,6 @@ pub async fn stream_events(
     user: AuthUser,
     req: HttpRequest,
     tables: web::Data<TableService>,
-    hub: web::Data<TableEvents>,
     watchers: web::Data<Watchers>,
     settings: web::Data<Settings>,
     path: web::Path<Uuid>,
@@ -263,13 +261,12 @@ pub async fn stream_events(
     // Subscribe before the first read, so no commit is missed. An empty
     // read first: 404 when there is no such table (and the table cached
     // for the stream).
-    let rx = hub.subscribe(table_id);
+    let rx = tables.hub().subscribe(table_id);
     tables
-        .events_after(&hub, table_id, user.account.id, after, 0, true)
+        .events_after(table_id, user.account.id, after, 0, true)
         .await?;
     let body = sse::table_events(sse::EventStream {
         tables: tables.get_ref().clone(),
-        hub: hub.get_ref().clone(),
         table_id,
         after,
         account_id: user.account.id,

@@ -22,10 +22,10 @@ pub mod tables;
 pub fn configure(cfg: &mut ServiceConfig<'_>) {
     cfg.service(health::healthz).service(
         utoipa_actix_web::scope("/v1")
-            .service(tables::get_view)
-            .service(tables::post_move)
-            .service(tables::get_events)
-            .service(tables::stream_view)
+            .service(tables::play::get_view)
+            .service(tables::play::post_move)
+            .service(tables::play::get_events)
+            .service(tables::play::stream_view)
             .service(accounts::create_account)
             .service(sessions::create_session)
             .service(sessions::delete_current_session)
@@ -35,13 +35,13 @@ pub fn configure(cfg: &mut ServiceConfig<'_>) {
             .service(history::export_log)
             .service(history::stream_events)
             .service(history::audit_table)
-            .service(tables::list_rulesets)
-            .service(tables::create_table)
-            .service(tables::list_tables)
-            .service(tables::get_table)
-            .service(tables::join_table)
-            .service(tables::leave_table)
-            .service(tables::start_table),
+            .service(tables::lobby::list_rulesets)
+            .service(tables::lobby::create_table)
+            .service(tables::lobby::list_tables)
+            .service(tables::lobby::get_table)
+            .service(tables::lobby::join_table)
+            .service(tables::lobby::leave_table)
+            .service(tables::lobby::start_table),
     );
 }
 

@@ -172,13 +172,13 @@ pub async fn spawn_second_process(app: &TestApp) -> TestApp {
         .await
         .expect("the second app builds");
     let address = format!("http://127.0.0.1:{}", server.port());
-    let table_events = server.table_events();
+    let hub = server.hub();
     tokio::spawn(server.run_until_stopped());
     TestApp {
         address,
         client: e2e::http_client(Duration::from_secs(30)),
         pool: app.pool.clone(),
         database: app.database.clone(),
-        table_events,
+        hub,
     }
 }

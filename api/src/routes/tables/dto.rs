@@ -1,0 +1,527 @@
+//! The documents of the table routes: what a client sends and gets.
+
+use chrono::{DateTime, Utc};
+use domain::{Direction, GameEnded, Move, PendingView, Seat, Status, TableEvent};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use utoipa::{IntoParams, ToSchema};
+use uuid::Uuid;
+
+use crate::store::events::StoredEvent;
+use crate::store::tables::{ListedTable, SeatRow};
+use crate::table_service::{redact_parsed, Loaded};
+
+/// A preset rule set.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(example = json!({
+    "id": "classique",
+    "name": "8 américain classique",
+    "description": "Classic rules (S0): 8 wild but not on a 2, ...",
+    "rules": {"deck": "french52", "players": {"min": 2, "max": 10}}
+}))]
+pub struct RulesetDto {
+    /// What `POST /v1/tables` takes as `ruleset`.
+    pub id: String,
+    pub name: String,
+    pub description: String,
+    /// Every knob of docs/RULES.md §3 at its default for this preset.
+    #[schema(value_type = Object)]
+    pub rules: Value,
+}
+
+/// Opening a table.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(example = json!({"ruleset": "classique", "options": {"jokers": true, "target": 300}, "seats": 4}))]
+pub struct NewTable {
+    /// A preset id from `GET /v1/rulesets`.
+    pub ruleset: String,
+    /// Options of docs/RULES.md §5 (`target`, `rounds`, `decks`, the preset's
+    /// own, or any knob by name).
+    #[serde(default)]
+    #[schema(value_type = Option<Object>)]
+    pub options: Option<Map<String, Value>>,
+    /// The most players the table takes (within the rules' bounds).
+    #[serde(deserialize_with = "crate::routes::integer::u32")]
+    pub seats: u32,
+}
+
+/// `waiting`, `playing` or `finished`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+#[schema(example = "playing")]
+pub enum TableStatus {
+    Waiting,
+    Playing,
+    Finished,
+}
+
+impl From<Status> for TableStatus {
+    fn from(s: Status) -> Self {
+        match s {
+            Status::Waiting => Self::Waiting,
+            Status::Playing => Self::Playing,
+            Status::Finished => Self::Finished,
+        }
+    }
+}
+
+/// A seated player in a table's summary.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(example = json!({"seat": 0, "account_id": "0b5c9e04-5f5e-4a43-9f1e-0c2b8d1c7a10", "username": "alice", "hand_size": 5, "total": 12}))]
+pub struct SummaryPlayer {
+    pub seat: usize,
+    pub account_id: Uuid,
+    pub username: String,
+    /// Cards in hand (0 before the deal).
+    pub hand_size: usize,
+    /// Points so far.
+    pub total: i32,
+}
+
+/// A table's public summary.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(example = json!({
+    "id": "6f1c2a5e-2b7d-4c1e-9a53-0d4f8b2e7c11",
+    "ruleset": "classique",
+    "rules": {"deck": "french52"},
+    "status": "playing",
+    "seats": 4,
+    "players": [
+        {"seat": 0, "account_id": "0b5c9e04-5f5e-4a43-9f1e-0c2b8d1c7a10", "username": "alice", "hand_size": 5, "total": 0},
+        {"seat": 1, "account_id": "7d1e0c8a-3b9f-4e2d-8c6a-5f4b3a2e1d00", "username": "bob", "hand_size": 7, "total": 0}
+    ],
+    "round": 1,
+    "version": 9,
+    "created_by": "0b5c9e04-5f5e-4a43-9f1e-0c2b8d1c7a10",
+    "created_at": "2025-01-31T18:04:05.123456Z",
+    "result": null
+}))]
+pub struct TableSummary {
+    pub id: Uuid,
+    pub ruleset: String,
+    /// The table's rules, every knob.
+    #[schema(value_type = Object)]
+    pub rules: Value,
+    pub status: TableStatus,
+    /// The most players the table takes.
+    pub seats: usize,
+    /// Seated players by seat (renumbered 0..n-1 at the start).
+    pub players: Vec<SummaryPlayer>,
+    /// The current (or last) round; null before the deal.
+    pub round: Option<u32>,
+    /// The seq of the table's last event.
+    pub version: i64,
+    pub created_by: Uuid,
+    pub created_at: DateTime<Utc>,
+    /// The final ranking once `finished` (the engine's `GameEnded`).
+    #[schema(value_type = Option<Object>, example = json!({
+        "ranking": [{"seat": 1, "total": 40, "place": 1}, {"seat": 0, "total": 230, "place": 2}],
+        "winners": [1],
+        "losers": [0]
+    }))]
+    pub result: Option<GameEnded>,
+}
+
+impl TableSummary {
+    pub fn of(id: Uuid, l: &Loaded) -> Self {
+        let t = &l.table;
+        let game = t.game.as_ref();
+        let view = game.map(|g| g.view(None));
+        let players = t
+            .seated()
+            .map(|s| {
+                let p = view.as_ref().and_then(|v| v.players.get(s.seat));
+                SummaryPlayer {
+                    seat: s.seat,
+                    account_id: s.account_id.parse().unwrap_or_default(),
+                    username: s.username.clone(),
+                    hand_size: p.map_or(0, |p| p.hand_size),
+                    total: p.map_or(0, |p| p.total),
+                }
+            })
+            .collect();
+        Self {
+            id,
+            ruleset: t.ruleset.clone(),
+            rules: serde_json::to_value(&t.rules).unwrap_or(Value::Null),
+            status: t.status().into(),
+            seats: t.seats,
+            players,
+            round: game.and_then(|g| g.round()).map(|r| r.number),
+            version: l.version(),
+            created_by: l.created_by,
+            created_at: l.created_at,
+            result: game.and_then(|g| g.result()).cloned(),
+        }
+    }
+}
+
+/// A seated player in a list.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(example = json!({"seat": 0, "account_id": "0b5c9e04-5f5e-4a43-9f1e-0c2b8d1c7a10", "username": "alice"}))]
+pub struct ListedPlayer {
+    pub seat: i32,
+    pub account_id: Uuid,
+    pub username: String,
+}
+
+/// A table in a list.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(example = json!({
+    "id": "6f1c2a5e-2b7d-4c1e-9a53-0d4f8b2e7c11",
+    "ruleset": "classique",
+    "status": "waiting",
+    "seats": 4,
+    "players": [{"seat": 0, "account_id": "0b5c9e04-5f5e-4a43-9f1e-0c2b8d1c7a10", "username": "alice"}],
+    "version": 2,
+    "created_by": "0b5c9e04-5f5e-4a43-9f1e-0c2b8d1c7a10",
+    "created_at": "2025-01-31T18:04:05.123456Z"
+}))]
+pub struct ListedTableDto {
+    pub id: Uuid,
+    pub ruleset: String,
+    pub status: String,
+    /// The most players the table takes.
+    pub seats: Option<i32>,
+    pub players: Vec<ListedPlayer>,
+    pub version: i64,
+    pub created_by: Uuid,
+    pub created_at: DateTime<Utc>,
+}
+
+impl ListedTableDto {
+    pub fn of(t: ListedTable, seats: Vec<SeatRow>) -> Self {
+        Self {
+            id: t.id,
+            ruleset: t.ruleset,
+            status: t.status,
+            seats: t.seats,
+            players: seats
+                .into_iter()
+                .map(|s| ListedPlayer {
+                    seat: s.seat,
+                    account_id: s.account_id,
+                    username: s.username,
+                })
+                .collect(),
+            version: t.version,
+            created_by: t.created_by,
+            created_at: t.created_at,
+        }
+    }
+}
+
+/// A page of tables, oldest first; pass `next` as `after` for the next page
+/// (null: no more).
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(example = json!({
+    "tables": [{
+        "id": "6f1c2a5e-2b7d-4c1e-9a53-0d4f8b2e7c11",
+        "ruleset": "classique",
+        "status": "waiting",
+        "seats": 4,
+        "players": [{"seat": 0, "account_id": "0b5c9e04-5f5e-4a43-9f1e-0c2b8d1c7a10", "username": "alice"}],
+        "version": 2,
+        "created_by": "0b5c9e04-5f5e-4a43-9f1e-0c2b8d1c7a10",
+        "created_at": "2025-01-31T18:04:05.123456Z"
+    }],
+    "next": "1738346645123456.6f1c2a5e2b7d4c1e9a530d4f8b2e7c11"
+}))]
+pub struct TablePage {
+    pub tables: Vec<ListedTableDto>,
+    pub next: Option<String>,
+}
+
+/// Filters and cursor of `GET /v1/tables`.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ListQuery {
+    /// Only tables with this status: `waiting`, `playing` or `finished`.
+    #[param(value_type = Option<TableStatus>)]
+    pub status: Option<String>,
+    /// Only tables where the caller sits.
+    pub mine: Option<bool>,
+    /// The `next` of the previous page.
+    #[param(pattern = r"^-?[0-9]{1,16}\.[0-9a-fA-F]{32}$")]
+    pub after: Option<String>,
+    /// 1 to 100 (default 20).
+    #[param(minimum = 1, maximum = 100)]
+    pub limit: Option<i64>,
+}
+
+/// A player in a view.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(example = json!({"seat": 1, "account_id": "7d1e0c8a-3b9f-4e2d-8c6a-5f4b3a2e1d00", "username": "bob", "hand_size": 7, "total": 0, "announced": false, "out": false}))]
+pub struct ViewPlayer {
+    pub seat: usize,
+    pub account_id: Uuid,
+    pub username: String,
+    pub hand_size: usize,
+    pub total: i32,
+    /// Announced their last card.
+    pub announced: bool,
+    /// Out of this round (placement scoring).
+    pub out: bool,
+}
+
+/// The caller's view (docs/API.md "The player view"): the engine's seat view,
+/// with the table id, version, status and the players' names. A caller who
+/// does not sit at the table gets the spectator view: no hand, no moves.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(example = json!({
+    "table_id": "6f1c2a5e-2b7d-4c1e-9a53-0d4f8b2e7c11",
+    "version": 9,
+    "status": "playing",
+    "round": 1,
+    "my_seat": 0,
+    "hand": ["8H", "10S", "QC"],
+    "top_card": "7H",
+    "active_suit": null,
+    "active_letter": null,
+    "active_rank": null,
+    "direction": "clockwise",
+    "current_seat": 0,
+    "stock_size": 30,
+    "discard_size": 1,
+    "players": [
+        {"seat": 0, "account_id": "0b5c9e04-5f5e-4a43-9f1e-0c2b8d1c7a10", "username": "alice", "hand_size": 3, "total": 0, "announced": false, "out": false},
+        {"seat": 1, "account_id": "7d1e0c8a-3b9f-4e2d-8c6a-5f4b3a2e1d00", "username": "bob", "hand_size": 7, "total": 0, "announced": false, "out": false}
+    ],
+    "pending": {"kind": "none", "seat": null, "draw": null, "count": null, "card": null, "frozen": false, "challengeable": null},
+    "legal_moves": [{"type": "play", "card": "8H", "suit": "S", "announce": false}, {"type": "draw"}],
+    "result": null
+}))]
+pub struct TableView {
+    pub table_id: Uuid,
+    pub version: i64,
+    pub status: TableStatus,
+    pub round: u32,
+    pub my_seat: Option<usize>,
+    #[schema(value_type = Vec<String>)]
+    pub hand: Vec<domain::Card>,
+    #[schema(value_type = Option<String>)]
+    pub top_card: Option<domain::Card>,
+    #[schema(value_type = Option<String>)]
+    pub active_suit: Option<domain::Suit>,
+    #[schema(value_type = Option<String>)]
+    pub active_letter: Option<domain::Letter>,
+    pub active_rank: Option<String>,
+    /// `clockwise` or `counterclockwise`.
+    #[schema(value_type = String, example = "clockwise")]
+    pub direction: Direction,
+    pub current_seat: Option<usize>,
+    pub stock_size: usize,
+    pub discard_size: usize,
+    pub players: Vec<ViewPlayer>,
+    /// What constrains the seat on turn (the engine's `PendingView`):
+    /// `kind` is `none`, `attack`, `draw`, `must_replay`, `may_replay` or
+    /// `drawn`; `card` is the card just drawn, shown to its drawer only.
+    #[schema(value_type = Object, example = json!({"kind": "none", "seat": null, "draw": null, "count": null, "card": null, "frozen": false, "challengeable": null}))]
+    pub pending: PendingView,
+    /// Every move the server would accept from the caller at this version,
+    /// in the form to post back (see `MoveRequest.move`).
+    #[schema(value_type = Vec<Object>, example = json!([{"type": "play", "card": "8H", "suit": "S", "announce": false}, {"type": "draw"}]))]
+    pub legal_moves: Vec<Move>,
+    /// The final ranking once `finished`.
+    #[schema(value_type = Option<Object>, example = json!(null))]
+    pub result: Option<GameEnded>,
+}
+
+impl TableView {
+    pub fn of(id: Uuid, l: &Loaded, account_id: Uuid) -> Self {
+        let t = &l.table;
+        let seat = l.seat_of(account_id);
+        let names = |s: Seat| {
+            t.players
+                .get(s)
+                .and_then(Option::as_ref)
+                .map(|p| (p.account_id.parse().unwrap_or_default(), p.username.clone()))
+                .unwrap_or_default()
+        };
+        match t.game.as_ref() {
+            Some(g) => {
+                let v = g.view(seat);
+                Self {
+                    table_id: id,
+                    version: l.version(),
+                    status: t.status().into(),
+                    round: v.round,
+                    my_seat: v.my_seat,
+                    hand: v.hand,
+                    top_card: v.top_card,
+                    active_suit: v.active_suit,
+                    active_letter: v.active_letter,
+                    active_rank: v.active_rank,
+                    direction: v.direction,
+                    current_seat: v.current_seat,
+                    stock_size: v.stock_size,
+                    discard_size: v.discard_size,
+                    players: v
+                        .players
+                        .into_iter()
+                        .map(|p| {
+                            let (account_id, username) = names(p.seat);
+                            ViewPlayer {
+                                seat: p.seat,
+                                account_id,
+                                username,
+                                hand_size: p.hand_size,
+                                total: p.total,
+                                announced: p.announced,
+                                out: p.out,
+                            }
+                        })
+                        .collect(),
+                    pending: v.pending,
+                    legal_moves: v.legal_moves,
+                    result: v.result,
+                }
+            }
+            // Before the start: who sits where, nothing dealt.
+            None => Self {
+                table_id: id,
+                version: l.version(),
+                status: TableStatus::Waiting,
+                round: 0,
+                my_seat: seat,
+                hand: Vec::new(),
+                top_card: None,
+                active_suit: None,
+                active_letter: None,
+                active_rank: None,
+                direction: Direction::Clockwise,
+                current_seat: None,
+                stock_size: 0,
+                discard_size: 0,
+                players: t
+                    .seated()
+                    .map(|p| ViewPlayer {
+                        seat: p.seat,
+                        account_id: p.account_id.parse().unwrap_or_default(),
+                        username: p.username.clone(),
+                        hand_size: 0,
+                        total: 0,
+                        announced: false,
+                        out: false,
+                    })
+                    .collect(),
+                pending: PendingView::none(),
+                legal_moves: Vec::new(),
+                result: None,
+            },
+        }
+    }
+}
+
+/// A move.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(example = json!({"move": {"type": "play", "card": "8H", "suit": "S", "announce": false}, "expected_version": 9}))]
+pub struct MoveRequest {
+    /// One of the caller's `legal_moves`: `{"type":"play","card":"8H",
+    /// "suit":"S","announce":false}` (`suit` for a suit-naming card,
+    /// `letter` for a star, `as` for a 757 joker), `{"type":"draw"}`,
+    /// `{"type":"pass"}`, `{"type":"challenge","seat":2}`.
+    #[serde(rename = "move")]
+    #[schema(value_type = Object, example = json!({"type": "play", "card": "8H", "suit": "S", "announce": false}))]
+    pub mv: Value,
+    /// The version the move is based on (as `If-Match`); stale: 409.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::routes::integer::option_i64"
+    )]
+    pub expected_version: Option<i64>,
+}
+
+/// What a move did: the new version, the new events as the caller may see
+/// them, and the caller's view after them.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(example = json!({
+    "version": 10,
+    "events": [{
+        "seq": 10, "type": "card_played", "v": 1, "at": "2025-01-31T18:04:05.123456Z",
+        "data": {"seat": 0, "card": "8H", "suit": "S", "announce": false},
+        "prev_hash": "5a1f0e0c9b7d3e2a4f6b8c1d0e9f8a7b6c5d4e3f2a1b0c9d8e7f6a5b4c3d2e1f",
+        "hash": "0c9d8e7f6a5b4c3d2e1f5a1f0e0c9b7d3e2a4f6b8c1d0e9f8a7b6c5d4e3f2a1b"
+    }],
+    "view": {"table_id": "6f1c2a5e-2b7d-4c1e-9a53-0d4f8b2e7c11", "version": 10, "status": "playing"}
+}))]
+pub struct MoveAnswer {
+    pub version: i64,
+    /// Redacted for the caller; `hash`/`prev_hash` are those of the full
+    /// data (verify the chain with `GET /v1/tables/{id}/log` once finished).
+    pub events: Vec<StoredEvent>,
+    pub view: TableView,
+}
+
+impl MoveAnswer {
+    /// The answer to `account_id`'s move: the table after it, the events
+    /// it appended (stored, and parsed) as that account may see them.
+    pub fn of(
+        id: Uuid,
+        l: &Loaded,
+        account_id: Uuid,
+        stored: &[StoredEvent],
+        events: &[TableEvent],
+    ) -> Self {
+        let seat = l.seat_of(account_id);
+        Self {
+            version: l.version(),
+            events: stored
+                .iter()
+                .zip(events)
+                .map(|(e, parsed)| redact_parsed(e, parsed, seat))
+                .collect(),
+            view: TableView::of(id, l, account_id),
+        }
+    }
+}
+
+/// A page of the caller's events.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(example = json!({
+    "events": [{
+        "seq": 3, "type": "player_joined", "v": 1, "at": "2025-01-31T18:04:05.123456Z",
+        "data": {"seat": 1, "account_id": "7d1e0c8a-3b9f-4e2d-8c6a-5f4b3a2e1d00", "username": "bob"},
+        "prev_hash": "5a1f0e0c9b7d3e2a4f6b8c1d0e9f8a7b6c5d4e3f2a1b0c9d8e7f6a5b4c3d2e1f",
+        "hash": "0c9d8e7f6a5b4c3d2e1f5a1f0e0c9b7d3e2a4f6b8c1d0e9f8a7b6c5d4e3f2a1b"
+    }],
+    "next": 3
+}))]
+pub struct EventPage {
+    /// In `seq` order, redacted for the caller (other hands, the stock and
+    /// cards others drew removed while the round runs; hashes are those of
+    /// the full data).
+    pub events: Vec<StoredEvent>,
+    /// The `after` of the next request: the last `seq` returned, or the
+    /// `after` asked when none.
+    pub next: i64,
+}
+
+/// `after`, `wait` and `limit` of `GET /v1/tables/{id}/events`.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct EventsQuery {
+    /// Only events with `seq` above this (default 0).
+    #[param(minimum = 0)]
+    pub after: Option<i64>,
+    /// Seconds (0 to 30, default 0) to wait for an event when there is none
+    /// yet after `after`.
+    #[param(minimum = 0, maximum = 30)]
+    pub wait: Option<u64>,
+    /// 1 to 500 (default 200).
+    #[param(minimum = 1, maximum = 500)]
+    pub limit: Option<i64>,
+}
+
+/// `wait` of `GET /v1/tables/{id}/view`.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ViewQuery {
+    /// Seconds (0 to 30, default 0) to wait, while the view would be
+    /// `304 Not Modified` for `If-None-Match`, for it to change.
+    #[param(minimum = 0, maximum = 30)]
+    pub wait: Option<u64>,
+}

@@ -1,0 +1,288 @@
+//! The lobby: the rule sets, opening, listing and reading tables, joining,
+//! leaving and starting one.
+
+use actix_web::http::header;
+use actix_web::{delete, get, post, web, HttpResponse};
+use chrono::{DateTime, Utc};
+use domain::{Preset, TableCommand};
+use serde_json::Value;
+use uuid::Uuid;
+
+use super::dto::{ListQuery, ListedTableDto, NewTable, RulesetDto, TablePage, TableSummary};
+use super::headers::etag;
+use crate::auth::AuthUser;
+use crate::error::{ApiError, Problem};
+use crate::rates::Rates;
+use crate::store::tables::ListedTable;
+use crate::table_service::TableService;
+
+/// The preset rule sets and every knob of each (no authentication needed).
+#[utoipa::path(
+    tag = "tables",
+    responses(
+        (status = 200, description = "The five presets of docs/RULES.md §5", body = Vec<RulesetDto>),
+        (status = 500, description = "`internal_error`", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[get("/rulesets")]
+#[tracing::instrument(skip_all)]
+pub async fn list_rulesets() -> Result<HttpResponse, ApiError> {
+    let presets: Vec<RulesetDto> = Preset::ALL
+        .into_iter()
+        .map(|p| RulesetDto {
+            id: p.id().into(),
+            name: p.name().into(),
+            description: p.description().into(),
+            rules: serde_json::to_value(p.rules()).unwrap_or(Value::Null),
+        })
+        .collect();
+    Ok(HttpResponse::Ok().json(presets))
+}
+
+/// Open a table; the caller sits at seat 0.
+#[utoipa::path(
+    tag = "tables",
+    security(("bearer" = [])),
+    request_body = NewTable,
+    responses(
+        (status = 201, description = "The table is open", body = TableSummary,
+            headers(("Location" = String, description = "The table's URL"))),
+        (status = 400, description = "`malformed_json`", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "`unauthorized`", body = Problem, content_type = "application/problem+json"),
+        (status = 413, description = "`payload_too_large`", body = Problem, content_type = "application/problem+json"),
+        (status = 415, description = "`unsupported_media_type`", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "`invalid_rules` (unknown preset, bad option, seats out of the rules' bounds; `detail` says why) or `invalid_body`", body = Problem, content_type = "application/problem+json"),
+        (status = 429, description = "`too_many_requests`: too many tables created by this account; see `Retry-After`", body = Problem, content_type = "application/problem+json",
+            headers(("Retry-After" = u64, description = "Seconds to wait"))),
+        (status = 503, description = "`service_unavailable`", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[post("/tables")]
+#[tracing::instrument(skip_all, fields(account_id = %user.account.id, ruleset = %body.ruleset))]
+pub async fn create_table(
+    tables: web::Data<TableService>,
+    user: AuthUser,
+    rates: web::Data<Rates>,
+    body: web::Json<NewTable>,
+) -> Result<HttpResponse, ApiError> {
+    let NewTable {
+        ruleset,
+        options,
+        seats,
+    } = body.into_inner();
+    let (id, loaded) = tables
+        .create(
+            &rates,
+            user.account.id,
+            &user.account.username,
+            &ruleset,
+            &options.unwrap_or_default(),
+            seats as usize,
+        )
+        .await?;
+    let summary = TableSummary::of(id, &loaded);
+    Ok(HttpResponse::Created()
+        .insert_header((header::LOCATION, format!("/v1/tables/{id}")))
+        .insert_header(etag(summary.version))
+        .json(summary))
+}
+
+/// List tables, oldest first, by cursor.
+#[utoipa::path(
+    tag = "tables",
+    security(("bearer" = [])),
+    params(ListQuery),
+    responses(
+        (status = 200, description = "A page of tables", body = TablePage),
+        (status = 400, description = "`invalid_query`: unknown status, bad cursor, limit not in 1..=100", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "`unauthorized`", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "`service_unavailable`", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[get("/tables")]
+#[tracing::instrument(skip_all, fields(account_id = %user.account.id))]
+pub async fn list_tables(
+    tables: web::Data<TableService>,
+    user: AuthUser,
+    query: web::Query<ListQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let ListQuery {
+        status,
+        mine,
+        after,
+        limit,
+    } = query.into_inner();
+    if let Some(s) = status.as_deref() {
+        if !["waiting", "playing", "finished"].contains(&s) {
+            return Err(ApiError::InvalidQuery(format!(
+                "status: expected waiting, playing or finished, not {:?}",
+                s.chars().take(32).collect::<String>()
+            )));
+        }
+    }
+    let limit = limit.unwrap_or(20);
+    if !(1..=100).contains(&limit) {
+        return Err(ApiError::InvalidQuery("limit: from 1 to 100".into()));
+    }
+    let after = after.as_deref().map(parse_cursor).transpose()?;
+    let member = mine.unwrap_or(false).then_some(user.account.id);
+    let rows = tables
+        .list(status.as_deref(), member, after, limit + 1)
+        .await?;
+    let more = rows.len() as i64 > limit;
+    let page: Vec<_> = rows.into_iter().take(limit as usize).collect();
+    let next = if more {
+        page.last().map(|(t, _)| cursor_of(t))
+    } else {
+        None
+    };
+    Ok(HttpResponse::Ok().json(TablePage {
+        tables: page
+            .into_iter()
+            .map(|(t, s)| ListedTableDto::of(t, s))
+            .collect(),
+        next,
+    }))
+}
+
+/// A table's public summary.
+#[utoipa::path(
+    tag = "tables",
+    security(("bearer" = [])),
+    params(("id" = Uuid, Path, description = "The table")),
+    responses(
+        (status = 200, description = "The summary", body = TableSummary,
+            headers(("ETag" = String, description = "`\"<version>\"`"))),
+        (status = 401, description = "`unauthorized`", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "`not_found`", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "`service_unavailable`", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[get("/tables/{id}")]
+#[tracing::instrument(skip_all, fields(account_id = %_user.account.id, table_id = %path))]
+pub async fn get_table(
+    tables: web::Data<TableService>,
+    _user: AuthUser,
+    path: web::Path<Uuid>,
+) -> Result<HttpResponse, ApiError> {
+    let id = path.into_inner();
+    let summary = tables.read(id, 0, |l| TableSummary::of(id, l)).await?;
+    Ok(HttpResponse::Ok()
+        .insert_header(etag(summary.version))
+        .json(summary))
+}
+
+async fn lobby(
+    tables: &TableService,
+    id: Uuid,
+    command: TableCommand,
+) -> Result<HttpResponse, ApiError> {
+    let acted = tables
+        .act(id, &command, None, None, |l, _, _| {
+            Ok(TableSummary::of(id, l))
+        })
+        .await?;
+    Ok(HttpResponse::Ok()
+        .insert_header(etag(acted.answer.version))
+        .json(acted.answer))
+}
+
+/// Join a table that has not started: take the next free seat.
+#[utoipa::path(
+    tag = "tables",
+    security(("bearer" = [])),
+    params(("id" = Uuid, Path, description = "The table")),
+    responses(
+        (status = 200, description = "Seated; the table's summary", body = TableSummary),
+        (status = 401, description = "`unauthorized`", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "`not_found`", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "`table_full`, `already_seated`, `table_not_waiting`, or `version_conflict` when other writers kept winning", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "`service_unavailable`", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[post("/tables/{id}/players")]
+#[tracing::instrument(skip_all, fields(account_id = %user.account.id, table_id = %path))]
+pub async fn join_table(
+    tables: web::Data<TableService>,
+    user: AuthUser,
+    path: web::Path<Uuid>,
+) -> Result<HttpResponse, ApiError> {
+    let command = TableCommand::Join {
+        account_id: user.account.id.to_string(),
+        username: user.account.username.clone(),
+    };
+    lobby(&tables, path.into_inner(), command).await
+}
+
+/// Leave a table that has not started.
+#[utoipa::path(
+    tag = "tables",
+    security(("bearer" = [])),
+    params(("id" = Uuid, Path, description = "The table")),
+    responses(
+        (status = 200, description = "The seat is free; the table's summary", body = TableSummary),
+        (status = 401, description = "`unauthorized`", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "`not_seated`", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "`not_found`", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "`table_not_waiting` (the game has started) or `version_conflict`", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "`service_unavailable`", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[delete("/tables/{id}/players/me")]
+#[tracing::instrument(skip_all, fields(account_id = %user.account.id, table_id = %path))]
+pub async fn leave_table(
+    tables: web::Data<TableService>,
+    user: AuthUser,
+    path: web::Path<Uuid>,
+) -> Result<HttpResponse, ApiError> {
+    let command = TableCommand::Leave {
+        account_id: user.account.id.to_string(),
+    };
+    lobby(&tables, path.into_inner(), command).await
+}
+
+/// The creator starts the game: the seats are renumbered 0..n-1 in seat
+/// order and round 1 is dealt.
+#[utoipa::path(
+    tag = "tables",
+    security(("bearer" = [])),
+    params(("id" = Uuid, Path, description = "The table")),
+    responses(
+        (status = 200, description = "Started; the table's summary", body = TableSummary),
+        (status = 401, description = "`unauthorized`", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "`not_creator`", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "`not_found`", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "`not_enough_players`, `table_not_waiting` or `version_conflict`", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "`service_unavailable`", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+#[post("/tables/{id}/start")]
+#[tracing::instrument(skip_all, fields(account_id = %user.account.id, table_id = %path))]
+pub async fn start_table(
+    tables: web::Data<TableService>,
+    user: AuthUser,
+    path: web::Path<Uuid>,
+) -> Result<HttpResponse, ApiError> {
+    let command = TableCommand::Start {
+        account_id: user.account.id.to_string(),
+    };
+    lobby(&tables, path.into_inner(), command).await
+}
+
+fn cursor_of(t: &ListedTable) -> String {
+    format!("{}.{}", t.created_at.timestamp_micros(), t.id.simple())
+}
+
+fn parse_cursor(raw: &str) -> Result<(DateTime<Utc>, Uuid), ApiError> {
+    let bad = || ApiError::InvalidQuery(format!("after: not a cursor of this list: {raw:?}"));
+    let (micros, id) = raw.split_once('.').ok_or_else(bad)?;
+    // Within PostgreSQL's timestamptz range (4713 BC to 294276 AD), so that
+    // no cursor becomes a database error.
+    let at = micros
+        .parse::<i64>()
+        .ok()
+        .and_then(DateTime::from_timestamp_micros)
+        .filter(|at| (-4712..=294_275).contains(&chrono::Datelike::year(at)))
+        .ok_or_else(bad)?;
+    Ok((at, id.parse().map_err(|_| bad())?))
+}

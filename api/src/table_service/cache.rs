@@ -1,0 +1,223 @@
+//! The folded tables of one process: a slot per table, its cold load (one
+//! `COPY`, folded on a blocking thread) and how a cached table is brought
+//! up to date before a use (see the parent module's "The cache").
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use domain::{Table, TableEvent};
+use futures_util::TryStreamExt;
+use tokio::sync::Mutex;
+use uuid::Uuid;
+
+use super::{corrupt, not_found, parse_event, Loaded, TableService};
+use crate::error::ApiError;
+use crate::store;
+use crate::store::events::{CopyRows, EventData, StoredEvent};
+
+/// Events read per query when a cached table is brought up to date.
+const REFRESH_PAGE: i64 = 500;
+
+/// Rows handed at once to the parsing thread of a cold load.
+const LOAD_BATCH: usize = 1024;
+
+/// Recent events kept per cached table, for the long polls.
+const TAIL_LEN: usize = 256;
+
+/// Above this many cached tables, idle entries are dropped (they are
+/// reloaded from their log on their next use).
+pub(super) const CACHE_SOFT_LIMIT: usize = 4096;
+
+/// A recent event as stored, with its parsed form (to redact it without
+/// parsing it again).
+#[derive(Debug)]
+pub(super) struct Recent {
+    pub(super) stored: StoredEvent,
+    pub(super) event: TableEvent,
+}
+
+/// A cached table and what this process knows of the end of its log.
+#[derive(Debug)]
+pub(super) struct Entry {
+    pub(super) loaded: Loaded,
+    /// The hash of the event at the table's version, when known (the chain
+    /// head the next append links to).
+    pub(super) head_hash: Option<String>,
+    /// The last events (at most [`TAIL_LEN`]) up to the table's version,
+    /// in order and without gaps: the long polls are answered from here.
+    pub(super) tail: VecDeque<Arc<Recent>>,
+    /// The [`CommitHub`] epoch in which the log was last read; `None`
+    /// when the next use must read it.
+    pub(super) synced: Option<u64>,
+    /// Set while a command's events are in the table but not yet known to
+    /// be stored. Should the command's future be dropped meanwhile (its
+    /// request cancelled, its worker stopping), the entry stays so, and
+    /// the next use reads the table from the log again instead of serving
+    /// events that may never have been written.
+    pub(super) in_doubt: bool,
+}
+
+impl Entry {
+    /// A table just folded from its log, or just created.
+    pub(super) fn new(loaded: Loaded) -> Self {
+        Self {
+            loaded,
+            head_hash: None,
+            tail: VecDeque::new(),
+            synced: None,
+            in_doubt: false,
+        }
+    }
+
+    pub(super) fn version(&self) -> i64 {
+        self.loaded.version()
+    }
+
+    pub(super) fn push(&mut self, stored: StoredEvent, event: TableEvent) {
+        if self.tail.len() == TAIL_LEN {
+            self.tail.pop_front();
+        }
+        self.head_hash = Some(stored.hash.clone());
+        self.tail.push_back(Arc::new(Recent { stored, event }));
+    }
+}
+
+pub(super) type Slot = Arc<Mutex<Option<Entry>>>;
+
+/// Parses and folds a log's rows, batch after batch (see
+/// [`TableService::load`]); `None` for no event at all.
+fn fold_batches(
+    batches: &mut tokio::sync::mpsc::Receiver<Vec<EventData>>,
+) -> Result<Option<Table>, ApiError> {
+    let mut table: Option<Table> = None;
+    let mut expected = 1;
+    while let Some(batch) = batches.blocking_recv() {
+        for e in batch {
+            if e.seq != expected {
+                return Err(corrupt(format!("seq {} after {}", e.seq, expected - 1)));
+            }
+            expected += 1;
+            let event = TableEvent::parse(&e.kind, &e.data)
+                .map_err(|err| corrupt(format!("event {} ({}): {err}", e.seq, e.kind)))?;
+            match table.as_mut() {
+                Some(t) => t.evolve(&event),
+                None => {
+                    table = Some(
+                        Table::from_events([&event])
+                            .ok_or_else(|| corrupt("the log does not begin with table_created"))?,
+                    )
+                }
+            }
+        }
+    }
+    Ok(table)
+}
+
+impl TableService {
+    /// Brings a cached table up to date (see the module documentation):
+    /// nothing to read when the hub has heard of no newer version since the
+    /// last read and the cache is at `min_version` at least (a version the
+    /// caller has seen elsewhere); else the events after the cached version
+    /// (all of them on the table's first use in this process).
+    pub(super) async fn refresh<'s>(
+        &self,
+        table_id: Uuid,
+        slot: &'s mut Option<Entry>,
+        min_version: i64,
+    ) -> Result<&'s mut Entry, ApiError> {
+        if slot.as_ref().is_some_and(|e| e.in_doubt) {
+            tracing::info!(%table_id, "a command was dropped while its events were written; reading the log again");
+            *slot = None;
+        }
+        // Taken before reading: a commit heard after this moves `heard`.
+        let heard = self.hub.heard(table_id);
+        let current = match (slot.as_ref(), heard) {
+            (Some(entry), Some((epoch, version))) => {
+                entry.synced == Some(epoch)
+                    && version <= entry.version()
+                    && min_version <= entry.version()
+            }
+            _ => false,
+        };
+        if !current {
+            match slot.as_mut() {
+                None => *slot = Some(self.load(table_id).await?),
+                Some(entry) => self.catch_up(table_id, entry).await?,
+            }
+        }
+        let entry = slot.as_mut().expect("loaded above");
+        if !current {
+            entry.synced = heard.map(|(epoch, _)| epoch);
+        }
+        Ok(entry)
+    }
+
+    /// Folds a table's whole log (its first use in this process): one
+    /// binary `COPY` of seq, type and data text, its rows handed in batches
+    /// to a blocking thread that parses and folds them, so that PostgreSQL
+    /// producing the rows, this task receiving them and the parsing overlap.
+    async fn load(&self, table_id: Uuid) -> Result<Entry, ApiError> {
+        let row = store::tables::get(&self.pool, table_id)
+            .await?
+            .ok_or_else(not_found)?;
+        let (batches, mut received) = tokio::sync::mpsc::channel::<Vec<EventData>>(4);
+        let folder = tokio::task::spawn_blocking(move || fold_batches(&mut received));
+        let read = async {
+            let mut conn = self.pool.acquire().await?;
+            let mut chunks = store::events::copy_data_after(&mut conn, table_id, 0).await?;
+            let mut rows = CopyRows::default();
+            let mut batch = Vec::with_capacity(LOAD_BATCH);
+            let mut folding = true;
+            while let Some(chunk) = chunks.try_next().await? {
+                rows.feed(&chunk, &mut batch).map_err(corrupt)?;
+                if batch.len() >= LOAD_BATCH && folding {
+                    let full = std::mem::replace(&mut batch, Vec::with_capacity(LOAD_BATCH));
+                    // Once the folder stopped on a bad event (its error
+                    // tells), the copy is read to its end all the same.
+                    folding = batches.send(full).await.is_ok();
+                }
+                if !folding {
+                    batch.clear();
+                }
+            }
+            if !rows.ended() {
+                return Err(corrupt("the copied log is cut short"));
+            }
+            if !batch.is_empty() && folding {
+                let _ = batches.send(batch).await;
+            }
+            Ok::<_, ApiError>(())
+        }
+        .await;
+        drop(batches);
+        let folded = folder.await.map_err(ApiError::internal)?;
+        read?;
+        let table = folded?.ok_or_else(not_found)?;
+        Ok(Entry::new(Loaded {
+            table,
+            created_by: row.created_by,
+            created_at: row.created_at,
+        }))
+    }
+
+    /// Reads and folds the events after the cached version (whole, with
+    /// their hashes: they join the tail).
+    async fn catch_up(&self, table_id: Uuid, entry: &mut Entry) -> Result<(), ApiError> {
+        loop {
+            let after = entry.version();
+            let page = store::events::read_after(&self.pool, table_id, after, REFRESH_PAGE).await?;
+            let count = page.len() as i64;
+            for (i, e) in page.into_iter().enumerate() {
+                if e.seq != after + 1 + i as i64 {
+                    return Err(corrupt(format!("seq {} after {}", e.seq, after + i as i64)));
+                }
+                let event = parse_event(&e)?;
+                entry.loaded.table.evolve(&event);
+                entry.push(e, event);
+            }
+            if count < REFRESH_PAGE {
+                return Ok(());
+            }
+        }
+    }
+}

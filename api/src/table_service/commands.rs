@@ -1,0 +1,255 @@
+//! Creating a table and acting on one: the write path (see the parent
+//! module's "How a move travels" and "Acting").
+
+use domain::{Table, TableCommand, TableEvent};
+use serde_json::{Map, Value};
+use sqlx::PgConnection;
+use uuid::Uuid;
+
+use super::cache::Entry;
+use super::{
+    account_uuid, corrupt, new_events, not_found, status_str, Acted, Idempotency, Loaded,
+    TableService, MAX_ATTEMPTS,
+};
+use crate::chain::GENESIS_PREV_HASH;
+use crate::error::ApiError;
+use crate::rates::Rates;
+use crate::store;
+use crate::store::events::{Chained, StoredEvent};
+use crate::store::idempotency::StoredResponse;
+
+/// Keeps `table_players` in step with lobby events, on the appending
+/// transaction.
+async fn project_players(
+    conn: &mut PgConnection,
+    table_id: Uuid,
+    events: &[TableEvent],
+) -> Result<(), ApiError> {
+    for e in events {
+        match e {
+            TableEvent::PlayerJoined(s) => {
+                store::players::insert(conn, table_id, account_uuid(&s.account_id)?, s.seat as i32)
+                    .await?;
+            }
+            TableEvent::PlayerLeft { seat } => {
+                store::players::remove_seat(conn, table_id, *seat as i32).await?;
+            }
+            TableEvent::GameStarted { players } => {
+                store::players::clear(conn, table_id).await?;
+                for s in players {
+                    store::players::insert(
+                        conn,
+                        table_id,
+                        account_uuid(&s.account_id)?,
+                        s.seat as i32,
+                    )
+                    .await?;
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+impl TableService {
+    /// Opens a table: its projection row, `table_created` and the creator's
+    /// `player_joined` at seat 0, in one transaction. A valid request counts
+    /// against `creator`'s table rate (an invalid one is refused first and
+    /// costs nothing).
+    #[tracing::instrument(skip(self, rates, options))]
+    pub async fn create(
+        &self,
+        rates: &Rates,
+        creator: Uuid,
+        username: &str,
+        ruleset: &str,
+        options: &Map<String, Value>,
+        seats: usize,
+    ) -> Result<(Uuid, Loaded), ApiError> {
+        let events = Table::create(ruleset, options, seats, &creator.to_string(), username)?;
+        rates.table(creator)?;
+        let table = Table::from_events(&events).ok_or_else(|| corrupt("no table_created"))?;
+        let id = Uuid::new_v4();
+        let seats = i32::try_from(seats).map_err(ApiError::internal)?;
+        let mut tx = self.pool.begin().await?;
+        store::tables::insert_with_seats(&mut *tx, id, &table.ruleset, seats, creator).await?;
+        let stored = store::events::append_chained(
+            &mut tx,
+            id,
+            0,
+            GENESIS_PREV_HASH,
+            &new_events(&events),
+            Some(status_str(table.status())),
+        )
+        .await?;
+        project_players(&mut tx, id, &events).await?;
+        tx.commit().await?;
+        self.announce(id, stored.len() as i64);
+        let row = store::tables::get(&self.pool, id)
+            .await?
+            .ok_or_else(not_found)?;
+        let loaded = Loaded {
+            table,
+            created_by: row.created_by,
+            created_at: row.created_at,
+        };
+        let mut entry = Entry::new(loaded.clone());
+        for (s, e) in stored.into_iter().zip(events) {
+            entry.push(s, e);
+        }
+        *self.slot(id).lock().await = Some(entry);
+        tracing::info!(table_id = %id, "table created");
+        Ok((id, loaded))
+    }
+
+    /// The stored answer of an earlier request with this key, if any (422
+    /// when the key came with another request).
+    pub async fn replay(
+        &self,
+        table_id: Uuid,
+        account_id: Uuid,
+        idempotency: &Idempotency,
+    ) -> Result<Option<StoredResponse>, ApiError> {
+        store::idempotency::find(&self.pool, table_id, account_id, &idempotency.key)
+            .await?
+            .map(|stored| stored.replay_for(&idempotency.request_hash))
+            .transpose()
+    }
+
+    /// Decides `command` on the up-to-date table and appends its events (see
+    /// the module documentation). `answer` builds the response from the table
+    /// after the events, the stored events and the same events parsed (to
+    /// redact them without parsing them again); with an idempotency key, it is
+    /// saved (as a 200) in the same transaction. The log is not read first
+    /// when nothing newer than the cache was heard of (a stale cache then
+    /// fails the append, which reads the log and decides again); the long
+    /// polls of this process are woken at once.
+    #[tracing::instrument(skip(self, command, idempotency, answer), fields(command = ?command))]
+    pub async fn act<R: serde::Serialize>(
+        &self,
+        table_id: Uuid,
+        command: &TableCommand,
+        expected_version: Option<i64>,
+        idempotency: Option<(Uuid, &Idempotency)>,
+        answer: impl Fn(&Loaded, &[StoredEvent], &[TableEvent]) -> Result<R, ApiError>,
+    ) -> Result<Acted<R>, ApiError> {
+        let slot = self.slot(table_id);
+        let mut guard = slot.lock().await;
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let entry = self
+                .refresh(table_id, &mut guard, expected_version.unwrap_or(0))
+                .await?;
+            let version = entry.version();
+            if let Some(expected) = expected_version {
+                if expected != version {
+                    return Err(ApiError::VersionConflict { expected });
+                }
+            }
+            let prev_hash = match (&entry.head_hash, version) {
+                (Some(hash), _) => Some(hash.clone()),
+                (None, 0) => Some(GENESIS_PREV_HASH.to_owned()),
+                (None, _) => store::events::head_hash(&self.pool, table_id, version).await?,
+            };
+            // The cached table decides and takes the events at once (a
+            // refused command changes nothing), without a copy of the whole
+            // game, its past rounds included; should the events not be
+            // stored, the table is read again from the log.
+            let before = entry.loaded.table.status();
+            // In doubt from before `execute`: a panic inside leaves it so.
+            entry.in_doubt = true;
+            // The thread's generator: a CSPRNG seeded from the OS (as
+            // `StdRng::from_entropy` was), without a system call per move.
+            let events = entry
+                .loaded
+                .table
+                .execute(command, &mut rand::thread_rng())
+                .map_err(|refused| {
+                    entry.in_doubt = false;
+                    ApiError::from(refused)
+                })?;
+            let after = entry.loaded.table.status();
+            let status = (after != before).then(|| status_str(after));
+            // Plain moves without a key are one statement, committed on its
+            // own, by the log writer with the moves of other tables; the
+            // lobby's seats and the idempotent answers go with the events in
+            // one transaction. Every failure (even to get a connection) goes
+            // through the match below, which drops the cache that took the
+            // events.
+            let lobby = events.iter().any(|e| !matches!(e, TableEvent::Game(_)));
+            let mut tx = None;
+            let appended = async {
+                let prev = prev_hash.ok_or(ApiError::VersionConflict { expected: version })?;
+                let new = new_events(&events);
+                if idempotency.is_none() && !lobby {
+                    let chained = Chained::new(table_id, version, &prev, new, status);
+                    return self.writer.append(chained).await;
+                }
+                let tx = tx.insert(self.pool.begin().await?);
+                store::events::append_chained(tx, table_id, version, &prev, &new, status).await
+            }
+            .await;
+            let stored = match appended {
+                Ok(stored) => stored,
+                Err(ApiError::VersionConflict { .. }) => {
+                    // Another process appended first: read the log again.
+                    *guard = None;
+                    if expected_version.is_none() && attempt < MAX_ATTEMPTS {
+                        tracing::info!(attempt, "another writer appended first; deciding again");
+                        continue;
+                    }
+                    return Err(ApiError::VersionConflict {
+                        expected: expected_version.unwrap_or(version),
+                    });
+                }
+                Err(e) => {
+                    // Perhaps stored, perhaps not: read the log next time.
+                    *guard = None;
+                    return Err(e);
+                }
+            };
+            let result = async {
+                let answer = answer(&entry.loaded, &stored, &events)?;
+                if let Some(mut tx) = tx {
+                    project_players(&mut tx, table_id, &events).await?;
+                    if let Some((account_id, idem)) = idempotency {
+                        let body = serde_json::to_value(&answer).map_err(ApiError::internal)?;
+                        store::idempotency::save(
+                            &mut *tx,
+                            table_id,
+                            account_id,
+                            &idem.key,
+                            &idem.request_hash,
+                            200,
+                            &body,
+                        )
+                        .await?;
+                    }
+                    tx.commit().await?;
+                }
+                Ok(answer)
+            }
+            .await;
+            return match result {
+                Ok(answer) => {
+                    for (s, e) in stored.iter().cloned().zip(events) {
+                        entry.push(s, e);
+                    }
+                    entry.in_doubt = false;
+                    // Noted before it is announced, so that hearing the
+                    // announcement back wakes nobody again.
+                    self.hub.committed(table_id, entry.version());
+                    self.announce(table_id, entry.version());
+                    Ok(Acted { stored, answer })
+                }
+                Err(e) => {
+                    // Not committed (or unknown): read the log next time.
+                    *guard = None;
+                    Err(e)
+                }
+            };
+        }
+    }
+}

@@ -1,0 +1,231 @@
+//! The table service, between the handlers and the store: it loads tables,
+//! decides commands with the engine, appends their events and keeps the
+//! projections in step. One per process, shared by every worker; it owns
+//! the process's [`CommitHub`], so every read and every command follows one
+//! freshness rule.
+//!
+//! - `cache`: the folded tables of this process, their cold load, and how a
+//!   cached table is brought up to date;
+//! - `commands`: creating a table and acting on one (the write path);
+//! - `reads`: reads, the long polls of the view and of the events, listing.
+//!
+//! # How a move travels
+//! ```text
+//! handler (routes::tables::play)
+//!   → TableService::act: lock the table's slot, refresh it, check the
+//!     client's version, Table::execute (the engine decides and folds)
+//!   → LogWriter (plain moves, batched with other tables') or one
+//!     transaction (lobby events, idempotent answers): ONE statement appends
+//!     the events and moves game_tables (store::events)
+//!   → announce: a batched NOTIFY '<table>:<version>' (crate::versions)
+//!   → the CommitHub of every process hears it (crate::notify)
+//!   → their long polls and streams wake and read the new events (reads, sse)
+//! ```
+//!
+//! # The cache
+//! Each process keeps the folded [`Table`] of every table it served, behind a
+//! per-table `tokio::sync::Mutex`, so commands on one table are serialized in
+//! this process, with the hash of its last event and its last events
+//! (parsed). Only the first use of a table in a process folds its whole log
+//! (one streamed query).
+//!
+//! Before a use the cache must be current: another process may have
+//! appended. Nothing is read when the hub has heard of no version above the
+//! cached one since the log was last read, in the same listener epoch, and
+//! the caller has seen no newer version (`min_version`: an
+//! `expected_version`, an `after`, an `ETag`); else the events after the
+//! cached version are read (one small query). A hub without a listener
+//! hears nothing: its service reads the log before every use. Every commit
+//! notifies `'<table>:<version>'`, so a long poll served this way lags a
+//! commit of another process by the notification's delivery
+//! (milliseconds), never more: a lost listener connection moves the epoch
+//! and the log is read again. A read ([`TableService::read`]) also reads the
+//! table's version (one indexed row), so it is never older than the last
+//! commit of any process. Commands stay exact whatever the lag: see below.
+//!
+//! # Acting
+//! [`TableService::act`]: lock, refresh, check the client's expected
+//! version (stale: 409 `version_conflict`, nothing appended), decide with a
+//! fresh OS-seeded rng (every random draw is recorded in the events), then
+//! append the events at the table's version, chained to the cached head
+//! hash, in ONE statement that also moves `game_tables` (version, status)
+//! ([`store::events::append_batch`]); once committed, the new version is
+//! announced to every process ([`store::events::announce`], a NOTIFY of its
+//! own so that moves of different tables still commit together, sent by a
+//! task that nobody waits for). A plain move without an
+//! `Idempotency-Key` is written by the [`LogWriter`]: a statement committed
+//! by itself, shared with the plain moves of other tables queued meanwhile;
+//! lobby events (seats to project) and idempotent answers go
+//! with it in one transaction ([`store::events::append_chained`]). The
+//! command is decided on the cached table, which takes its events at once
+//! (`Table::execute`: no copy of the game; the status to project depends on
+//! them) and is dropped, to be read again from the log, when they are not
+//! committed; until they are, it is marked in doubt, so that a command
+//! whose future is dropped half-way leaves a table the next use reads
+//! again. The statement writes only when `game_tables.version` is the
+//! version decided on, and the events' primary key `(table_id, seq)` refuses
+//! any duplicate: when another process appended first (or the cache was
+//! stale), the append fails with a conflict and nothing is written; without
+//! a client version the log is read and the command decided again (a few
+//! times), with one the client gets 409. A refused command appends nothing.
+
+mod cache;
+mod commands;
+mod reads;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex as StdMutex};
+
+use chrono::{DateTime, Utc};
+use domain::{Seen, Status, Table, TableEvent};
+use sqlx::PgPool;
+use uuid::Uuid;
+
+use crate::error::ApiError;
+use crate::log_writer::LogWriter;
+use crate::notify::CommitHub;
+use crate::store::events::{NewEvent, StoredEvent};
+use crate::versions::{Announcements, Announcing, Reads, VersionReads};
+
+use cache::{Slot, CACHE_SOFT_LIMIT};
+
+/// How many times a command without an expected version is decided again
+/// after another process appended first.
+pub const MAX_ATTEMPTS: usize = 5;
+
+/// A table as this process knows it.
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    pub table: Table,
+    pub created_by: Uuid,
+    pub created_at: DateTime<Utc>,
+}
+
+impl Loaded {
+    pub fn version(&self) -> i64 {
+        self.table.version as i64
+    }
+
+    /// The seat of an account in this table (in the game once started).
+    pub fn seat_of(&self, account_id: Uuid) -> Option<usize> {
+        self.table.seat_of(&account_id.to_string())
+    }
+}
+
+/// An `Idempotency-Key` and the hash of the request it came with.
+#[derive(Debug, Clone)]
+pub struct Idempotency {
+    pub key: String,
+    pub request_hash: String,
+}
+
+/// What a command did.
+#[derive(Debug)]
+pub struct Acted<R> {
+    /// The events appended, as stored (full data).
+    pub stored: Vec<StoredEvent>,
+    /// The answer built by the caller from the table after the events.
+    pub answer: R,
+}
+
+/// The table service; one per process, shared by every worker.
+#[derive(Debug, Clone)]
+pub struct TableService {
+    pool: PgPool,
+    hub: CommitHub,
+    cache: Arc<StdMutex<HashMap<Uuid, Slot>>>,
+    writer: LogWriter,
+    versions: VersionReads,
+    announcements: Announcements,
+}
+
+/// `waiting`, `playing` or `finished`.
+pub fn status_str(status: Status) -> &'static str {
+    match status {
+        Status::Waiting => "waiting",
+        Status::Playing => "playing",
+        Status::Finished => "finished",
+    }
+}
+
+fn not_found() -> ApiError {
+    ApiError::NotFound("no such table".into())
+}
+
+fn corrupt(what: impl std::fmt::Display) -> ApiError {
+    ApiError::internal(format!("unreadable event log: {what}"))
+}
+
+fn new_events(events: &[TableEvent]) -> Vec<NewEvent> {
+    events.iter().map(NewEvent::sealed).collect()
+}
+
+fn account_uuid(id: &str) -> Result<Uuid, ApiError> {
+    id.parse()
+        .map_err(|_| ApiError::internal(format!("account id {id:?} is not a UUID")))
+}
+
+/// Parses a stored event back into the engine's.
+pub fn parse_event(e: &StoredEvent) -> Result<TableEvent, ApiError> {
+    TableEvent::from_parts(&e.kind, e.data.clone())
+        .map_err(|err| corrupt(format!("event {} ({}): {err}", e.seq, e.kind)))
+}
+
+/// A stored event as a seat (or a spectator) may see it, as the public
+/// `{seq, type, v, at, data, prev_hash, hash}`: whole, or with its hidden
+/// fields and its salt left out (the engine decides, see
+/// `domain::redaction`); the hashes stay those of the stored data.
+pub fn redact(e: &StoredEvent, viewer: Option<usize>) -> Result<StoredEvent, ApiError> {
+    Ok(redact_parsed(e, &parse_event(e)?, viewer))
+}
+
+/// [`redact`] of an event already parsed.
+pub fn redact_parsed(e: &StoredEvent, event: &TableEvent, viewer: Option<usize>) -> StoredEvent {
+    StoredEvent {
+        seq: e.seq,
+        kind: e.kind.clone(),
+        v: e.v,
+        at: e.at,
+        data: match event.seen_by(viewer) {
+            Seen::Whole => e.data.clone(),
+            Seen::Part(data) => data,
+        },
+        prev_hash: e.prev_hash.clone(),
+        hash: e.hash.clone(),
+    }
+}
+
+impl TableService {
+    /// The service of a process whose commits `hub` hears (with a hub
+    /// without a listener, [`CommitHub::new`], every use reads the log).
+    pub fn new(pool: PgPool, hub: CommitHub) -> Self {
+        Self {
+            writer: LogWriter::new(&pool),
+            versions: Reads::batcher(&pool),
+            announcements: Announcing::batcher(&pool),
+            pool,
+            hub,
+            cache: Arc::default(),
+        }
+    }
+
+    /// The hub that wakes this process's long polls and streams.
+    pub fn hub(&self) -> &CommitHub {
+        &self.hub
+    }
+
+    /// Has [`store::events::announce`] tell every process that `table_id`
+    /// is at `version`, once committed (with the versions committed
+    /// meanwhile, see [`crate::versions`]); nobody waits for it.
+    fn announce(&self, table_id: Uuid, version: i64) {
+        self.announcements.tell((table_id, version));
+    }
+
+    fn slot(&self, table_id: Uuid) -> Slot {
+        let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+        if cache.len() > CACHE_SOFT_LIMIT {
+            cache.retain(|_, slot| Arc::strong_count(slot) > 1);
+        }
+        cache.entry(table_id).or_default().clone()
+    }
+}
