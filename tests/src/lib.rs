@@ -250,9 +250,12 @@ pub async fn read_until(
     }
 }
 
-/// The `data:` of every complete frame of server-sent events' text.
+/// The `data:` of every complete frame of server-sent events' text (a
+/// frame ends with a blank line; a chunk may end in the middle of one).
 pub fn frames(text: &str) -> Vec<Value> {
-    text.split("\n\n")
+    let complete = &text[..text.rfind("\n\n").map_or(0, |end| end + 2)];
+    complete
+        .split("\n\n")
         .filter_map(|f| f.lines().find_map(|l| l.strip_prefix("data: ")))
         .map(|d| serde_json::from_str(d).unwrap())
         .collect()
