@@ -4,11 +4,16 @@
 
 use std::time::Instant;
 
+use api::store::copy::{copy_data_after, CopyRows};
+use api::store::events::EventData;
 use api::store::{self, accounts::Role, events::NewEvent};
 use domain::{Status, Table, TableCommand, TableEvent};
+use futures_util::TryStreamExt;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde_json::json;
+use sqlx::{PgPool, Row};
+use uuid::Uuid;
 
 use crate::Error;
 
@@ -107,10 +112,10 @@ pub async fn run(database_url: &str, events: usize, seed: u64) -> Result<(), Err
     // Where the time goes: the rows alone (read, not parsed), then parsing
     // and folding alone (rows already in memory).
     let t0 = Instant::now();
-    let rows = store::events::read_all_data_after(&pool, table_id, 0).await?;
+    let rows = read_all_data(&pool, table_id).await?;
     let read_secs = t0.elapsed().as_secs_f64();
     let t0 = Instant::now();
-    let copied = store::events::copy_all_data_after(&pool, table_id, 0).await?;
+    let copied = copy_all_data(&pool, table_id).await?;
     let copy_secs = t0.elapsed().as_secs_f64();
     assert_eq!(copied, rows, "COPY reads what the query reads");
     let t0 = Instant::now();
@@ -150,4 +155,32 @@ pub async fn run(database_url: &str, events: usize, seed: u64) -> Result<(), Err
     rates.sort_by(f64::total_cmp);
     println!("replay_events_per_sec={:.0}", rates[1]);
     Ok(())
+}
+
+/// Every event of a table as seq, type and data text, by one query: the
+/// rows alone, to compare with a COPY.
+async fn read_all_data(pool: &PgPool, table_id: Uuid) -> Result<Vec<EventData>, sqlx::Error> {
+    sqlx::query("SELECT seq, type, data::text FROM events WHERE table_id = $1 ORDER BY seq")
+        .bind(table_id)
+        .try_map(|row: sqlx::postgres::PgRow| {
+            Ok(EventData {
+                seq: row.try_get(0)?,
+                kind: row.try_get(1)?,
+                data: row.try_get(2)?,
+            })
+        })
+        .fetch_all(pool)
+        .await
+}
+
+/// The same by `COPY` (what a cold load reads), decoded and collected.
+async fn copy_all_data(pool: &PgPool, table_id: Uuid) -> Result<Vec<EventData>, Error> {
+    let mut conn = pool.acquire().await?;
+    let mut chunks = copy_data_after(&mut conn, table_id, 0).await?;
+    let mut decoder = CopyRows::default();
+    let mut out = Vec::new();
+    while let Some(chunk) = chunks.try_next().await? {
+        decoder.feed(&chunk, &mut out)?;
+    }
+    Ok(out)
 }

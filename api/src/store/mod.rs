@@ -5,6 +5,7 @@
 //! data in `.sqlx/` (regenerate with `scripts/sqlx-prepare`).
 
 pub mod accounts;
+pub mod copy;
 pub mod events;
 pub mod held;
 pub mod history;

@@ -13,7 +13,8 @@ use uuid::Uuid;
 use super::{corrupt, not_found, parse_event, Loaded, TableService};
 use crate::error::ApiError;
 use crate::store;
-use crate::store::events::{CopyRows, EventData, StoredEvent};
+use crate::store::copy::CopyRows;
+use crate::store::events::{EventData, StoredEvent};
 
 /// Events read per query when a cached table is brought up to date.
 const REFRESH_PAGE: i64 = 500;
@@ -164,7 +165,7 @@ impl TableService {
         let folder = tokio::task::spawn_blocking(move || fold_batches(&mut received));
         let read = async {
             let mut conn = self.pool.acquire().await?;
-            let mut chunks = store::events::copy_data_after(&mut conn, table_id, 0).await?;
+            let mut chunks = store::copy::copy_data_after(&mut conn, table_id, 0).await?;
             let mut rows = CopyRows::default();
             let mut batch = Vec::with_capacity(LOAD_BATCH);
             let mut folding = true;
