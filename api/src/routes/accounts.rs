@@ -13,6 +13,7 @@ use crate::config::Settings;
 use crate::error::{ApiError, Problem};
 use crate::password;
 use crate::rates::Rates;
+use crate::routes::problems::{JsonBodyRefused, MalformedJson, ServiceUnavailable};
 use crate::store;
 use crate::store::accounts::{Account, Role};
 
@@ -158,14 +159,13 @@ pub async fn register(
     request_body = NewAccount,
     responses(
         (status = 201, description = "The account was created", body = AccountDto),
-        (status = 400, description = "`malformed_json`", body = Problem, content_type = "application/problem+json"),
+        MalformedJson,
         (status = 409, description = "`username_taken` (case-insensitively)", body = Problem, content_type = "application/problem+json"),
-        (status = 413, description = "`payload_too_large`", body = Problem, content_type = "application/problem+json"),
-        (status = 415, description = "`unsupported_media_type`", body = Problem, content_type = "application/problem+json"),
+        JsonBodyRefused,
         (status = 422, description = "`invalid_username`, `invalid_password` or `invalid_body`", body = Problem, content_type = "application/problem+json"),
         (status = 429, description = "`too_many_requests`: too many accounts created from this address; see `Retry-After`", body = Problem, content_type = "application/problem+json",
             headers(("Retry-After" = u64, description = "Seconds to wait"))),
-        (status = 503, description = "`service_unavailable`", body = Problem, content_type = "application/problem+json"),
+        ServiceUnavailable,
     )
 )]
 #[post("/accounts")]

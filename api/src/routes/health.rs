@@ -3,7 +3,8 @@ use serde::Serialize;
 use sqlx::PgPool;
 use utoipa::ToSchema;
 
-use crate::error::{ApiError, Problem};
+use crate::error::ApiError;
+use crate::routes::problems::ServiceUnavailable;
 use crate::store;
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -18,7 +19,7 @@ pub struct Health {
     tag = "health",
     responses(
         (status = 200, description = "The service and its database answer", body = Health),
-        (status = 503, description = "The database does not answer", body = Problem, content_type = "application/problem+json"),
+        ServiceUnavailable,
     )
 )]
 #[get("/healthz")]

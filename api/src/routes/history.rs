@@ -25,6 +25,7 @@ use crate::auth::AuthUser;
 use crate::config::Settings;
 use crate::error::{ApiError, Problem};
 use crate::history::{self, AuditReport, Parsed, ReplayDto, RoundsDto};
+use crate::routes::problems::{Authenticated, OnTable, TooManyStreams};
 use crate::routes::tables::play::open_watch;
 use crate::sse;
 use crate::store;
@@ -52,9 +53,7 @@ fn not_a_player() -> ApiError {
     params(("id" = Uuid, Path, description = "The table")),
     responses(
         (status = 200, description = "Finished rounds (points and totals keyed by seat) and the result once over", body = RoundsDto),
-        (status = 401, description = "`unauthorized`", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "`not_found`: no such table", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "`service_unavailable`: the database does not answer", body = Problem, content_type = "application/problem+json"),
+        OnTable,
     )
 )]
 #[get("/tables/{id}/rounds")]
@@ -89,11 +88,10 @@ pub struct ReplayQuery {
     responses(
         (status = 200, description = "The round's events (full data) and the state after `step`", body = ReplayDto),
         (status = 400, description = "`invalid_query`: `step` is not a number", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "`unauthorized`", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "`not_a_player`: not a player of this table; `round_running`: the round is not over (players only see finished rounds)", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "`not_found`: no such table or round", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "`step_out_of_range`: past the round's last step", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "`service_unavailable`: the database does not answer", body = Problem, content_type = "application/problem+json"),
+        Authenticated,
     )
 )]
 #[get("/tables/{id}/rounds/{n}/replay")]
@@ -131,10 +129,8 @@ pub async fn replay_round(
     params(("id" = Uuid, Path, description = "The table")),
     responses(
         (status = 200, description = "One public event `{seq, type, v, at, data, prev_hash, hash}` per line, full data, in seq order", content_type = "application/x-ndjson", body = StoredEvent),
-        (status = 401, description = "`unauthorized`", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "`not_a_player`: not a player of this game; `game_running`: the game is not over (players only export finished games)", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "`not_found`: no such table", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "`service_unavailable`: the database does not answer", body = Problem, content_type = "application/problem+json"),
+        OnTable,
     )
 )]
 #[get("/tables/{id}/log")]
@@ -231,11 +227,8 @@ pub struct StreamQuery {
     responses(
         (status = 200, description = "`text/event-stream`: `id: <seq>` and `data: {seq, type, v, at, data, prev_hash, hash}` per event, data redacted for the caller", content_type = "text/event-stream", body = SseEvent),
         (status = 400, description = "`invalid_last_event_id`, `invalid_query` (`after` < 0)", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "`unauthorized`", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "`not_found`: no such table", body = Problem, content_type = "application/problem+json"),
-        (status = 429, description = "`too_many_streams`: too many open long polls and streams for this account or address; see `Retry-After`", body = Problem, content_type = "application/problem+json",
-            headers(("Retry-After" = u64, description = "Seconds to wait"))),
-        (status = 503, description = "`service_unavailable`: the database does not answer", body = Problem, content_type = "application/problem+json"),
+        TooManyStreams,
+        OnTable,
     )
 )]
 #[get("/tables/{id}/events/stream")]
@@ -319,10 +312,8 @@ where
     params(("id" = Uuid, Path, description = "The table")),
     responses(
         (status = 200, description = "The audit (`ok` false when anything is wrong; `first_bad_seq` names the first bad event)", body = AuditReport),
-        (status = 401, description = "`unauthorized`", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "`forbidden`: administrators only", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "`not_found`: no such table", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "`service_unavailable`: the database does not answer", body = Problem, content_type = "application/problem+json"),
+        OnTable,
     )
 )]
 #[get("/admin/tables/{id}/audit")]

@@ -2,7 +2,8 @@ use actix_web::{get, HttpResponse};
 
 use super::accounts::AccountDto;
 use crate::auth::AuthUser;
-use crate::error::{ApiError, Problem};
+use crate::error::ApiError;
+use crate::routes::problems::Authenticated;
 
 /// The caller's account.
 #[utoipa::path(
@@ -10,8 +11,7 @@ use crate::error::{ApiError, Problem};
     security(("bearer" = [])),
     responses(
         (status = 200, description = "The caller's account", body = AccountDto),
-        (status = 401, description = "`unauthorized`", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "`service_unavailable`", body = Problem, content_type = "application/problem+json"),
+        Authenticated,
     )
 )]
 #[get("/me")]

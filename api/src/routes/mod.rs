@@ -13,6 +13,7 @@ pub mod health;
 pub mod history;
 pub mod integer;
 pub mod me;
+pub mod problems;
 pub mod sessions;
 pub mod tables;
 

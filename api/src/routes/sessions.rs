@@ -12,6 +12,7 @@ use crate::config::Settings;
 use crate::error::{ApiError, Problem};
 use crate::password;
 use crate::rates::Rates;
+use crate::routes::problems::{Authenticated, JsonBodyRefused, MalformedJson, ServiceUnavailable};
 use crate::store;
 use crate::throttle::LoginThrottle;
 use crate::watchers::Watchers;
@@ -66,14 +67,13 @@ impl fmt::Debug for SessionDto {
     request_body = Credentials,
     responses(
         (status = 201, description = "Logged in", body = SessionDto),
-        (status = 400, description = "`malformed_json`", body = Problem, content_type = "application/problem+json"),
+        MalformedJson,
         (status = 401, description = "`invalid_credentials`", body = Problem, content_type = "application/problem+json"),
-        (status = 413, description = "`payload_too_large`", body = Problem, content_type = "application/problem+json"),
-        (status = 415, description = "`unsupported_media_type`", body = Problem, content_type = "application/problem+json"),
+        JsonBodyRefused,
         (status = 422, description = "`invalid_body`", body = Problem, content_type = "application/problem+json"),
         (status = 429, description = "`too_many_requests`: too many failed log-ins for this username or address, or log-ins for this account; see `Retry-After`", body = Problem, content_type = "application/problem+json",
             headers(("Retry-After" = u64, description = "Seconds to wait"))),
-        (status = 503, description = "`service_unavailable`", body = Problem, content_type = "application/problem+json"),
+        ServiceUnavailable,
     )
 )]
 #[post("/sessions")]
@@ -152,8 +152,7 @@ pub async fn create_session(
     security(("bearer" = [])),
     responses(
         (status = 204, description = "The token is revoked"),
-        (status = 401, description = "`unauthorized`", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "`service_unavailable`", body = Problem, content_type = "application/problem+json"),
+        Authenticated,
     )
 )]
 #[delete("/sessions/current")]

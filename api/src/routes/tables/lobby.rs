@@ -13,6 +13,7 @@ use super::headers::etag;
 use crate::auth::AuthUser;
 use crate::error::{ApiError, Problem};
 use crate::rates::Rates;
+use crate::routes::problems::{Authenticated, JsonBodyRefused, MalformedJson, OnTable};
 use crate::store::tables::ListedTable;
 use crate::table_service::TableService;
 
@@ -47,14 +48,12 @@ pub async fn list_rulesets() -> Result<HttpResponse, ApiError> {
     responses(
         (status = 201, description = "The table is open", body = TableSummary,
             headers(("Location" = String, description = "The table's URL"))),
-        (status = 400, description = "`malformed_json`", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "`unauthorized`", body = Problem, content_type = "application/problem+json"),
-        (status = 413, description = "`payload_too_large`", body = Problem, content_type = "application/problem+json"),
-        (status = 415, description = "`unsupported_media_type`", body = Problem, content_type = "application/problem+json"),
+        MalformedJson,
+        JsonBodyRefused,
         (status = 422, description = "`invalid_rules` (unknown preset, bad option, seats out of the rules' bounds; `detail` says why) or `invalid_body`", body = Problem, content_type = "application/problem+json"),
         (status = 429, description = "`too_many_requests`: too many tables created by this account; see `Retry-After`", body = Problem, content_type = "application/problem+json",
             headers(("Retry-After" = u64, description = "Seconds to wait"))),
-        (status = 503, description = "`service_unavailable`", body = Problem, content_type = "application/problem+json"),
+        Authenticated,
     )
 )]
 #[post("/tables")]
@@ -95,8 +94,7 @@ pub async fn create_table(
     responses(
         (status = 200, description = "A page of tables", body = TablePage),
         (status = 400, description = "`invalid_query`: unknown status, bad cursor, limit not in 1..=100", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "`unauthorized`", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "`service_unavailable`", body = Problem, content_type = "application/problem+json"),
+        Authenticated,
     )
 )]
 #[get("/tables")]
@@ -153,9 +151,7 @@ pub async fn list_tables(
     responses(
         (status = 200, description = "The summary", body = TableSummary,
             headers(("ETag" = String, description = "`\"<version>\"`"))),
-        (status = 401, description = "`unauthorized`", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "`not_found`", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "`service_unavailable`", body = Problem, content_type = "application/problem+json"),
+        OnTable,
     )
 )]
 #[get("/tables/{id}")]
@@ -194,10 +190,8 @@ async fn lobby(
     params(("id" = Uuid, Path, description = "The table")),
     responses(
         (status = 200, description = "Seated; the table's summary", body = TableSummary),
-        (status = 401, description = "`unauthorized`", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "`not_found`", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "`table_full`, `already_seated`, `table_not_waiting`, or `version_conflict` when other writers kept winning", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "`service_unavailable`", body = Problem, content_type = "application/problem+json"),
+        OnTable,
     )
 )]
 #[post("/tables/{id}/players")]
@@ -221,11 +215,9 @@ pub async fn join_table(
     params(("id" = Uuid, Path, description = "The table")),
     responses(
         (status = 200, description = "The seat is free; the table's summary", body = TableSummary),
-        (status = 401, description = "`unauthorized`", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "`not_seated`", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "`not_found`", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "`table_not_waiting` (the game has started) or `version_conflict`", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "`service_unavailable`", body = Problem, content_type = "application/problem+json"),
+        OnTable,
     )
 )]
 #[delete("/tables/{id}/players/me")]
@@ -249,11 +241,9 @@ pub async fn leave_table(
     params(("id" = Uuid, Path, description = "The table")),
     responses(
         (status = 200, description = "Started; the table's summary", body = TableSummary),
-        (status = 401, description = "`unauthorized`", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "`not_creator`", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "`not_found`", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "`not_enough_players`, `table_not_waiting` or `version_conflict`", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "`service_unavailable`", body = Problem, content_type = "application/problem+json"),
+        OnTable,
     )
 )]
 #[post("/tables/{id}/start")]

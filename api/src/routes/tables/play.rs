@@ -17,6 +17,7 @@ use crate::chain::canonical_json;
 use crate::config::Settings;
 use crate::error::{ApiError, Problem};
 use crate::routes::history::{event_stream, last_event_id, SseEvent};
+use crate::routes::problems::{JsonBodyRefused, OnTable, TooManyStreams};
 use crate::sse;
 use crate::store::idempotency::request_hash;
 use crate::table_service::{Idempotency, Loaded, TableService};
@@ -71,11 +72,8 @@ fn long_poll_deadline(wait: u64) -> Option<tokio::time::Instant> {
             headers(("ETag" = String, description = "`\"<version>\"`"))),
         (status = 304, description = "Not modified since the ETag sent (with `wait`: nothing changed within it)"),
         (status = 400, description = "`invalid_query`: `wait` > 30; `invalid_header`", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "`unauthorized`", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "`not_found`", body = Problem, content_type = "application/problem+json"),
-        (status = 429, description = "`too_many_streams`: too many open long polls and streams for this account or address; see `Retry-After`", body = Problem, content_type = "application/problem+json",
-            headers(("Retry-After" = u64, description = "Seconds to wait"))),
-        (status = 503, description = "`service_unavailable`", body = Problem, content_type = "application/problem+json"),
+        TooManyStreams,
+        OnTable,
     )
 )]
 #[get("/tables/{id}/view")]
@@ -142,11 +140,8 @@ pub async fn get_view(
     responses(
         (status = 200, description = "`text/event-stream`: `id: <version>` and `data:` the caller's view (`TableView`) per change", content_type = "text/event-stream", body = SseEvent),
         (status = 400, description = "`invalid_last_event_id`", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "`unauthorized`", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "`not_found`: no such table", body = Problem, content_type = "application/problem+json"),
-        (status = 429, description = "`too_many_streams`: too many open long polls and streams for this account or address; see `Retry-After`", body = Problem, content_type = "application/problem+json",
-            headers(("Retry-After" = u64, description = "Seconds to wait"))),
-        (status = 503, description = "`service_unavailable`: the database does not answer", body = Problem, content_type = "application/problem+json"),
+        TooManyStreams,
+        OnTable,
     )
 )]
 #[get("/tables/{id}/view/stream")]
@@ -191,14 +186,11 @@ pub async fn stream_view(
         (status = 200, description = "Done: the new version, the new events as the caller may see them (hashes are of the full data), and the caller's view", body = MoveAnswer,
             headers(("ETag" = String, description = "`\"<version>\"`"))),
         (status = 400, description = "`malformed_json` or `invalid_header`", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "`unauthorized`", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "`not_seated`", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "`not_found`", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "`version_conflict` (stale `expected_version`/`If-Match`: nothing changed), `game_not_started`, `game_over`, `idempotency_key_in_use`", body = Problem, content_type = "application/problem+json"),
-        (status = 413, description = "`payload_too_large`", body = Problem, content_type = "application/problem+json"),
-        (status = 415, description = "`unsupported_media_type`", body = Problem, content_type = "application/problem+json"),
+        JsonBodyRefused,
         (status = 422, description = "`invalid_move` (not a move: bad shape or card code), the engine's refusal with its reason in `detail` (`not_your_turn`, `illegal_move`, `card_not_in_hand`, `bad_choice`, `bad_announce`, `cannot_draw`, `cannot_pass`, `cannot_challenge`, `no_such_seat`), `idempotency_key_reused` or `invalid_body`", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "`service_unavailable`", body = Problem, content_type = "application/problem+json"),
+        OnTable,
     )
 )]
 #[post("/tables/{id}/moves")]
@@ -306,11 +298,8 @@ async fn replay(
     responses(
         (status = 200, description = "The events (possibly none)", body = EventPage),
         (status = 400, description = "`invalid_query`: `after` < 0, `wait` > 30, `limit` not in 1..=500", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "`unauthorized`", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "`not_found`", body = Problem, content_type = "application/problem+json"),
-        (status = 429, description = "`too_many_streams`: too many open long polls and streams for this account or address; see `Retry-After`", body = Problem, content_type = "application/problem+json",
-            headers(("Retry-After" = u64, description = "Seconds to wait"))),
-        (status = 503, description = "`service_unavailable`", body = Problem, content_type = "application/problem+json"),
+        TooManyStreams,
+        OnTable,
     )
 )]
 #[get("/tables/{id}/events")]
