@@ -11,13 +11,40 @@ use crate::event::{
 };
 use crate::rules::{Book, Effect, Rules, RulesError};
 
-/// Where a game stands.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+// One type, and one spelling, from a query to the store to an answer.
+/// Where a table stands: `waiting`, `playing` or `finished`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(as = TableStatus, example = "playing"))]
 pub enum Status {
     /// No round dealt yet.
     Waiting,
     Playing,
     Finished,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Waiting => "waiting",
+            Status::Playing => "playing",
+            Status::Finished => "finished",
+        }
+    }
+}
+
+impl std::str::FromStr for Status {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "waiting" => Ok(Status::Waiting),
+            "playing" => Ok(Status::Playing),
+            "finished" => Ok(Status::Finished),
+            other => Err(format!("not a table status: {other:?}")),
+        }
+    }
 }
 
 /// A whole game at one table: rounds until the end condition.

@@ -1,4 +1,5 @@
 use std::fmt;
+use std::net::IpAddr;
 
 use actix_web::{delete, post, web, HttpRequest, HttpResponse};
 use chrono::{DateTime, Utc};
@@ -14,6 +15,7 @@ use crate::password;
 use crate::rates::Rates;
 use crate::routes::problems::{Authenticated, JsonBodyRefused, MalformedJson, ServiceUnavailable};
 use crate::store;
+use crate::store::accounts::Account;
 use crate::throttle::LoginThrottle;
 use crate::watchers::Watchers;
 
@@ -86,47 +88,9 @@ pub async fn create_session(
     rates: web::Data<Rates>,
     body: web::Json<Credentials>,
 ) -> Result<HttpResponse, ApiError> {
-    let Credentials { username, password } = body.into_inner();
     let address = auth::client_address(&req, settings.trust_proxy);
-    // One spelling: a name that is not a username (non-ASCII, NUL, too
-    // long, …) is a wrong log-in, refused without a query; all such names
-    // share one throttling key.
-    let name = Username::parse(&username).ok();
-    let key = name.as_ref().map(Username::key).unwrap_or_default();
-    if let Err(wait) = throttle.check(&key, address) {
-        tracing::warn!(?address, "log-in throttled");
-        return Err(ApiError::TooManyRequests {
-            code: "too_many_requests",
-            detail: "too many failed log-ins for this username or address".into(),
-            retry_after_secs: wait.as_secs() + u64::from(wait.subsec_nanos() > 0),
-        });
-    }
-    let Some(name) = name else {
-        throttle.record_failure(&key, address);
-        return Err(ApiError::InvalidCredentials);
-    };
-
-    let found = store::accounts::find_with_password_hash(pool.get_ref(), &name.key()).await?;
-    let account = match found {
-        Some((account, phc)) => {
-            let ok = password::in_turn(move || password::verify(&password, &phc))
-                .await?
-                .map_err(|e| ApiError::internal(e.to_string()))?;
-            ok.then_some(account)
-        }
-        None => {
-            password::in_turn(move || password::verify_dummy(&password)).await?;
-            None
-        }
-    };
-    let Some(account) = account else {
-        throttle.record_failure(&key, address);
-        tracing::info!(?address, "log-in failed");
-        return Err(ApiError::InvalidCredentials);
-    };
-    throttle.record_success(&key, address);
+    let account = check_credentials(&pool, &throttle, body.into_inner(), address).await?;
     rates.log_in(account.id)?;
-
     let token = auth::new_token();
     let ttl = chrono::Duration::from_std(settings.token_ttl())
         .map_err(|e| ApiError::internal(e.to_string()))?;
@@ -144,6 +108,60 @@ pub async fn create_session(
         expires_at,
         account: account.into(),
     }))
+}
+
+/// The account these credentials open, through the log-in throttle: 429
+/// without checking the password past its limits, 401 for a wrong name or
+/// password (the same answer, and the same time, for both).
+async fn check_credentials(
+    pool: &PgPool,
+    throttle: &LoginThrottle,
+    Credentials { username, password }: Credentials,
+    address: Option<IpAddr>,
+) -> Result<Account, ApiError> {
+    // One spelling: a name that is not a username (non-ASCII, NUL, too
+    // long, …) is a wrong log-in, refused without a query; all such names
+    // share one throttling key.
+    let name = Username::parse(&username).ok();
+    let key = name.as_ref().map(Username::key).unwrap_or_default();
+    if let Err(wait) = throttle.check(&key, address) {
+        tracing::warn!(?address, "log-in throttled");
+        return Err(ApiError::TooManyRequests {
+            code: "too_many_requests",
+            detail: "too many failed log-ins for this username or address".into(),
+            retry_after_secs: wait.as_secs() + u64::from(wait.subsec_nanos() > 0),
+        });
+    }
+    let found = match &name {
+        Some(name) => store::accounts::find_with_password_hash(pool, &name.key()).await?,
+        None => None,
+    };
+    let account = match found {
+        Some((account, phc)) => {
+            let ok = password::in_turn(move || password::verify(&password, &phc))
+                .await?
+                .map_err(|e| ApiError::internal(e.to_string()))?;
+            ok.then_some(account)
+        }
+        // An unknown name costs a hash too. (Not a username at all costs
+        // nothing: it tells an attacker nothing either.)
+        None if name.is_some() => {
+            password::in_turn(move || password::verify_dummy(&password)).await?;
+            None
+        }
+        None => None,
+    };
+    match account {
+        Some(account) => {
+            throttle.record_success(&key, address);
+            Ok(account)
+        }
+        None => {
+            throttle.record_failure(&key, address);
+            tracing::info!(?address, "log-in failed");
+            Err(ApiError::InvalidCredentials)
+        }
+    }
 }
 
 /// Log out: revoke the token used for this request.

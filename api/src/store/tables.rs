@@ -3,6 +3,7 @@
 //! [`super::events::append`] only.
 
 use chrono::{DateTime, Utc};
+use domain::Status;
 use serde_json::Value;
 use sqlx::PgExecutor;
 use uuid::Uuid;
@@ -103,11 +104,41 @@ pub async fn insert_with_seats(
 pub struct ListedTable {
     pub id: Uuid,
     pub ruleset: String,
-    pub status: String,
+    pub status: Status,
     pub seats: Option<i32>,
     pub version: i64,
     pub created_by: Uuid,
     pub created_at: DateTime<Utc>,
+}
+
+/// [`ListedTable`] as the row holds it.
+struct ListedRow {
+    id: Uuid,
+    ruleset: String,
+    status: String,
+    seats: Option<i32>,
+    version: i64,
+    created_by: Uuid,
+    created_at: DateTime<Utc>,
+}
+
+impl TryFrom<ListedRow> for ListedTable {
+    type Error = sqlx::Error;
+
+    fn try_from(r: ListedRow) -> Result<Self, sqlx::Error> {
+        Ok(Self {
+            id: r.id,
+            ruleset: r.ruleset,
+            status: r
+                .status
+                .parse()
+                .map_err(|e: String| sqlx::Error::Decode(e.into()))?,
+            seats: r.seats,
+            version: r.version,
+            created_by: r.created_by,
+            created_at: r.created_at,
+        })
+    }
 }
 
 /// Tables in `(created_at, id)` order after the cursor, at most `limit`;
@@ -116,14 +147,14 @@ pub struct ListedTable {
 #[tracing::instrument(skip(executor))]
 pub async fn list(
     executor: impl PgExecutor<'_>,
-    status: Option<&str>,
+    status: Option<Status>,
     member: Option<Uuid>,
     after: Option<(DateTime<Utc>, Uuid)>,
     limit: i64,
 ) -> Result<Vec<ListedTable>, sqlx::Error> {
     let (after_at, after_id) = after.unzip();
-    sqlx::query_as!(
-        ListedTable,
+    let rows = sqlx::query_as!(
+        ListedRow,
         r#"SELECT t.id, t.ruleset, t.status, t.seats, t.version, t.created_by, t.created_at
            FROM game_tables t
            WHERE ($1::text IS NULL OR t.status = $1)
@@ -132,14 +163,15 @@ pub async fn list(
              AND ($3::timestamptz IS NULL OR (t.created_at, t.id) > ($3, $4::uuid))
            ORDER BY t.created_at, t.id
            LIMIT $5"#,
-        status,
+        status.map(Status::as_str),
         member,
         after_at,
         after_id,
         limit,
     )
     .fetch_all(executor)
-    .await
+    .await?;
+    rows.into_iter().map(ListedTable::try_from).collect()
 }
 
 /// A seated player, as projected.

@@ -8,8 +8,8 @@ use uuid::Uuid;
 
 use super::cache::Entry;
 use super::{
-    account_uuid, corrupt, new_events, not_found, status_str, Acted, Idempotency, Loaded,
-    TableService, MAX_ATTEMPTS,
+    account_uuid, corrupt, new_events, not_found, Acted, Idempotency, Loaded, TableService,
+    MAX_ATTEMPTS,
 };
 use crate::chain::GENESIS_PREV_HASH;
 use crate::error::ApiError;
@@ -80,7 +80,7 @@ impl TableService {
             0,
             GENESIS_PREV_HASH,
             &new_events(&events),
-            Some(status_str(table.status())),
+            Some(table.status().as_str()),
         )
         .await?;
         project_players(&mut tx, id, &events).await?;
@@ -171,7 +171,7 @@ impl TableService {
                     ApiError::from(refused)
                 })?;
             let after = entry.loaded.table.status();
-            let status = (after != before).then(|| status_str(after));
+            let status = (after != before).then(|| after.as_str());
             // Plain moves without a key are one statement, committed on its
             // own, by the log writer with the moves of other tables; the
             // lobby's seats and the idempotent answers go with the events in

@@ -77,7 +77,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex as StdMutex};
 
 use chrono::{DateTime, Utc};
-use domain::{Seen, Status, Table, TableEvent};
+use domain::{Seen, Table, TableEvent};
 use sqlx::PgPool;
 use uuid::Uuid;
 
@@ -137,15 +137,6 @@ pub struct TableService {
     writer: LogWriter,
     versions: VersionReads,
     announcements: Announcements,
-}
-
-/// `waiting`, `playing` or `finished`.
-pub fn status_str(status: Status) -> &'static str {
-    match status {
-        Status::Waiting => "waiting",
-        Status::Playing => "playing",
-        Status::Finished => "finished",
-    }
 }
 
 fn not_found() -> ApiError {

@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
+use domain::Status;
 use tokio::time::Instant;
 use uuid::Uuid;
 
@@ -151,7 +152,7 @@ impl TableService {
     /// A page of tables and their seated players.
     pub async fn list(
         &self,
-        status: Option<&str>,
+        status: Option<Status>,
         member: Option<Uuid>,
         after: Option<(DateTime<Utc>, Uuid)>,
         limit: i64,

@@ -7,6 +7,8 @@ use serde_json::{Map, Value};
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
+use super::headers::IfMatch;
+use crate::error::ApiError;
 use crate::store::events::StoredEvent;
 use crate::store::tables::{ListedTable, SeatRow};
 use crate::table_service::{redact_parsed, Loaded};
@@ -46,26 +48,6 @@ pub struct NewTable {
     pub seats: u32,
 }
 
-/// `waiting`, `playing` or `finished`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-#[serde(rename_all = "lowercase")]
-#[schema(example = "playing")]
-pub enum TableStatus {
-    Waiting,
-    Playing,
-    Finished,
-}
-
-impl From<Status> for TableStatus {
-    fn from(s: Status) -> Self {
-        match s {
-            Status::Waiting => Self::Waiting,
-            Status::Playing => Self::Playing,
-            Status::Finished => Self::Finished,
-        }
-    }
-}
-
 /// A seated player in a table's summary.
 #[derive(Debug, Serialize, ToSchema)]
 #[schema(example = json!({"seat": 0, "account_id": "0b5c9e04-5f5e-4a43-9f1e-0c2b8d1c7a10", "username": "alice", "hand_size": 5, "total": 12}))]
@@ -103,7 +85,7 @@ pub struct TableSummary {
     /// The table's rules, every knob.
     #[schema(value_type = Object)]
     pub rules: Value,
-    pub status: TableStatus,
+    pub status: Status,
     /// The most players the table takes.
     pub seats: usize,
     /// Seated players by seat (renumbered 0..n-1 at the start).
@@ -145,7 +127,7 @@ impl TableSummary {
             id,
             ruleset: t.ruleset.clone(),
             rules: serde_json::to_value(&t.rules).unwrap_or(Value::Null),
-            status: t.status().into(),
+            status: t.status(),
             seats: t.seats,
             players,
             round: game.and_then(|g| g.round()).map(|r| r.number),
@@ -181,7 +163,7 @@ pub struct ListedPlayer {
 pub struct ListedTableDto {
     pub id: Uuid,
     pub ruleset: String,
-    pub status: String,
+    pub status: Status,
     /// The most players the table takes.
     pub seats: Option<i32>,
     pub players: Vec<ListedPlayer>,
@@ -233,13 +215,34 @@ pub struct TablePage {
     pub next: Option<String>,
 }
 
+impl TablePage {
+    /// The first `limit` of `rows` (one more was asked for, to know
+    /// whether a next page exists), with the cursor of the last.
+    pub fn of(
+        rows: Vec<(ListedTable, Vec<SeatRow>)>,
+        limit: usize,
+        cursor_of: impl Fn(&ListedTable) -> String,
+    ) -> Self {
+        let more = rows.len() > limit;
+        let page: Vec<_> = rows.into_iter().take(limit).collect();
+        let next = page.last().filter(|_| more).map(|(t, _)| cursor_of(t));
+        Self {
+            tables: page
+                .into_iter()
+                .map(|(t, s)| ListedTableDto::of(t, s))
+                .collect(),
+            next,
+        }
+    }
+}
+
 /// Filters and cursor of `GET /v1/tables`.
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct ListQuery {
     /// Only tables with this status: `waiting`, `playing` or `finished`.
-    #[param(value_type = Option<TableStatus>)]
-    pub status: Option<String>,
+    #[param(value_type = Option<Status>)]
+    pub status: Option<Status>,
     /// Only tables where the caller sits.
     pub mine: Option<bool>,
     /// The `next` of the previous page.
@@ -295,7 +298,7 @@ pub struct ViewPlayer {
 pub struct TableView {
     pub table_id: Uuid,
     pub version: i64,
-    pub status: TableStatus,
+    pub status: Status,
     pub round: u32,
     pub my_seat: Option<usize>,
     #[schema(value_type = Vec<String>)]
@@ -345,7 +348,7 @@ impl TableView {
                 Self {
                     table_id: id,
                     version: l.version(),
-                    status: t.status().into(),
+                    status: t.status(),
                     round: v.round,
                     my_seat: v.my_seat,
                     hand: v.hand,
@@ -382,7 +385,7 @@ impl TableView {
             None => Self {
                 table_id: id,
                 version: l.version(),
-                status: TableStatus::Waiting,
+                status: Status::Waiting,
                 round: 0,
                 my_seat: seat,
                 hand: Vec::new(),
@@ -433,6 +436,17 @@ pub struct MoveRequest {
         deserialize_with = "crate::routes::integer::option_i64"
     )]
     pub expected_version: Option<i64>,
+}
+
+impl MoveRequest {
+    /// The version the move is based on, from `If-Match` or the body (both:
+    /// they must agree, else 409 as for a stale one).
+    pub fn expected_version(&self, if_match: IfMatch) -> Result<Option<i64>, ApiError> {
+        match (if_match.0, self.expected_version) {
+            (Some(a), Some(b)) if a != b => Err(ApiError::VersionConflict { expected: b }),
+            (a, b) => Ok(a.or(b)),
+        }
+    }
 }
 
 /// What a move did: the new version, the new events as the caller may see

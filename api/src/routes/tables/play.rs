@@ -112,16 +112,22 @@ pub async fn get_view(
             read.await?
         }
     };
+    Ok(view_answer(version, view))
+}
+
+/// The view at `version` (200), or 304 when the caller has it; the ETag
+/// either way, and `Vary: Authorization` (each caller has a view of its own).
+fn view_answer(version: i64, view: Option<TableView>) -> HttpResponse {
     let mut res = match view {
         Some(_) => HttpResponse::Ok(),
         None => HttpResponse::NotModified(),
     };
     res.insert_header(etag(version))
         .insert_header((header::VARY, "Authorization"));
-    Ok(match view {
+    match view {
         Some(view) => res.json(view),
         None => res.finish(),
-    })
+    }
 }
 
 /// The caller's view as server-sent events: one frame (`id: <version>`,
@@ -208,10 +214,7 @@ pub async fn post_move(
         code: "invalid_move",
         detail: format!("not a move: {e}"),
     })?;
-    let expected = match (if_match.0, body.expected_version) {
-        (Some(a), Some(b)) if a != b => return Err(ApiError::VersionConflict { expected: b }),
-        (a, b) => a.or(b),
-    };
+    let expected = body.expected_version(if_match)?;
     let idempotency = match key.0 {
         None => None,
         Some(key) => match start_or_replay(&tables, id, account_id, key, &body, if_match).await? {
