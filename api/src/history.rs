@@ -8,7 +8,6 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::panic::AssertUnwindSafe;
 
 use actix_web::http::StatusCode;
 use domain::event::{Event, GameEnded, Seat};
@@ -61,14 +60,15 @@ pub async fn load(pool: &PgPool, table_id: Uuid) -> Result<Log, ApiError> {
 
 /// Rebuilds the engine's event from a stored one.
 pub fn parse(e: &StoredEvent) -> Result<TableEvent, String> {
-    TableEvent::from_parts(&e.kind, e.data.clone()).map_err(|err| err.to_string())
+    e.event().map_err(|err| err.to_string())
 }
 
-/// Applies an event; an event the engine cannot apply (its `evolve` assumes
-/// facts it wrote itself, e.g. seats in range) is reported, not a crash.
+/// Applies the next event to `table` (the one fold of a log,
+/// `domain::table::apply`, taking the events in the order given: the hash
+/// chain, checked apart, vouches for their seqs). An event the engine
+/// cannot apply is reported, not a crash.
 fn evolve_guarded(table: &mut Table, e: &TableEvent) -> Result<(), String> {
-    std::panic::catch_unwind(AssertUnwindSafe(|| table.evolve(e)))
-        .map_err(|_| "the engine cannot apply this event".to_owned())
+    domain::table::apply(table, table.version + 1, e).map_err(|err| err.to_string())
 }
 
 /// A log parsed and ready to fold. Built by [`Parsed::new`], which refuses

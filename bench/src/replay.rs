@@ -121,7 +121,7 @@ pub async fn run(database_url: &str, events: usize, seed: u64) -> Result<(), Err
     let t0 = Instant::now();
     let parsed: Vec<TableEvent> = rows
         .iter()
-        .map(|e| TableEvent::parse(&e.kind, &e.data))
+        .map(|e| TableEvent::read(&e.kind, e.v as u32, &e.data))
         .collect::<Result<_, _>>()?;
     let parse_secs = t0.elapsed().as_secs_f64();
     let t0 = Instant::now();
@@ -160,13 +160,14 @@ pub async fn run(database_url: &str, events: usize, seed: u64) -> Result<(), Err
 /// Every event of a table as seq, type and data text, by one query: the
 /// rows alone, to compare with a COPY.
 async fn read_all_data(pool: &PgPool, table_id: Uuid) -> Result<Vec<EventData>, sqlx::Error> {
-    sqlx::query("SELECT seq, type, data::text FROM events WHERE table_id = $1 ORDER BY seq")
+    sqlx::query("SELECT seq, type, v, data::text FROM events WHERE table_id = $1 ORDER BY seq")
         .bind(table_id)
         .try_map(|row: sqlx::postgres::PgRow| {
             Ok(EventData {
                 seq: row.try_get(0)?,
                 kind: row.try_get(1)?,
-                data: row.try_get(2)?,
+                v: row.try_get(2)?,
+                data: row.try_get(3)?,
             })
         })
         .fetch_all(pool)

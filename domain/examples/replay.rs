@@ -6,7 +6,7 @@
 //!
 //! Plays one long seeded classique game of at least N events (by seeded
 //! random moves), keeps its log as the stored `(type, data text)` pairs, then
-//! times R times each: parsing them (`TableEvent::parse`), folding the
+//! times R times each: parsing them (`TableEvent::read`), folding the
 //! parsed events (`Table::from_events`), and both. One line per run:
 //! `events=<n> parse_events_per_sec=<x> fold_events_per_sec=<y> replay_events_per_sec=<z>`,
 //! then the medians.
@@ -14,7 +14,7 @@
 use std::time::Instant;
 
 use clap::Parser;
-use domain::{Status, Table, TableCommand, TableEvent};
+use domain::{Status, Table, TableCommand, TableEvent, EVENT_VERSION};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -82,7 +82,9 @@ fn main() {
         let t0 = Instant::now();
         let parsed: Vec<TableEvent> = stored
             .iter()
-            .map(|(kind, data)| TableEvent::parse(kind, data).expect("a stored event"))
+            .map(|(kind, data)| {
+                TableEvent::read(kind, EVENT_VERSION, data).expect("a stored event")
+            })
             .collect();
         let parse = t0.elapsed().as_secs_f64();
         let t0 = Instant::now();
@@ -90,9 +92,9 @@ fn main() {
         let fold = t0.elapsed().as_secs_f64();
         assert_eq!(folded, table, "the fold rebuilds the table played");
         let t0 = Instant::now();
-        let mut events = stored
-            .iter()
-            .map(|(kind, data)| TableEvent::parse(kind, data).expect("a stored event"));
+        let mut events = stored.iter().map(|(kind, data)| {
+            TableEvent::read(kind, EVENT_VERSION, data).expect("a stored event")
+        });
         let first = events.next().expect("table_created");
         let mut rebuilt = Table::from_events([&first]).expect("a table log");
         for event in events {

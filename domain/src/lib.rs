@@ -33,5 +33,7 @@ pub use event::{
 pub use game::{Game, Round, Status};
 pub use redaction::{Salt, Seen};
 pub use rules::{Effect, Preset, Rules, RulesError};
-pub use table::{Seated, Table, TableCommand, TableCreated, TableError, TableEvent};
+pub use table::{
+    Fold, FoldError, ReadError, Seated, Table, TableCommand, TableCreated, TableError, TableEvent,
+};
 pub use view::{FullView, PendingView, PlayerView, SeatView};

@@ -216,7 +216,7 @@ fn play_game(rules: &Rules, seats: usize, seed: u64, check_storage: bool) -> usi
     for e in log.iter().filter(|_| check_storage) {
         let stored = TableEvent::Game(e.clone());
         let data = stored.data().to_string();
-        let reread = TableEvent::parse(stored.kind(), &data)
+        let reread = TableEvent::read(stored.kind(), domain::EVENT_VERSION, &data)
             .unwrap_or_else(|err| panic!("seed {seed}: {} {data}: {err}", stored.kind()));
         assert_eq!(reread, stored, "seed {seed}: {data}");
     }

@@ -1,6 +1,7 @@
 //! A table's log read by `COPY … TO STDOUT (FORMAT binary)`: cheaper per
 //! row than a query's rows, for the cold load of a long log. The copy data
-//! comes as raw chunks; [`CopyRows`] decodes them into [`EventData`].
+//! comes as raw chunks; [`CopyRows`] decodes them into [`EventData`]
+//! (seq, type, format version and data text).
 
 use sqlx::PgConnection;
 use uuid::Uuid;
@@ -18,7 +19,7 @@ pub async fn copy_data_after<'c>(
     after: i64,
 ) -> Result<futures_util::stream::BoxStream<'c, Result<bytes::Bytes, sqlx::Error>>, sqlx::Error> {
     let statement = format!(
-        "COPY (SELECT seq, type, data::text FROM events \
+        "COPY (SELECT seq, type, v, data::text FROM events \
          WHERE table_id = '{table_id}' AND seq > {after} ORDER BY seq) \
          TO STDOUT (FORMAT binary)"
     );
@@ -90,7 +91,7 @@ impl CopyRows {
         if fields == -1 {
             return Ok(Some((at + 2, None)));
         }
-        if fields != 3 {
+        if fields != 4 {
             return Err(format!("{fields} fields in a copied event"));
         }
         let mut pos = at + 2;
@@ -113,16 +114,21 @@ impl CopyRows {
         let Some(kind) = field(&mut pos)? else {
             return Ok(None);
         };
+        let Some(v) = field(&mut pos)? else {
+            return Ok(None);
+        };
         let Some(data) = field(&mut pos)? else {
             return Ok(None);
         };
         let seq: [u8; 8] = seq.try_into().map_err(|_| "a seq of another size")?;
+        let v: [u8; 4] = v.try_into().map_err(|_| "a v of another size")?;
         let text = |v: &[u8]| String::from_utf8(v.to_vec()).map_err(|e| e.to_string());
         Ok(Some((
             pos,
             Some(EventData {
                 seq: i64::from_be_bytes(seq),
                 kind: text(kind)?,
+                v: i32::from_be_bytes(v),
                 data: text(data)?,
             }),
         )))
@@ -149,9 +155,10 @@ mod tests {
         out.extend_from_slice(&0u32.to_be_bytes());
         out.extend_from_slice(&0u32.to_be_bytes());
         for (seq, kind, data) in [(1i64, "a", "{}"), (2, "turn_passed", r#"{"seat": 1}"#)] {
-            out.extend_from_slice(&3i16.to_be_bytes());
+            out.extend_from_slice(&4i16.to_be_bytes());
             field(&mut out, &seq.to_be_bytes());
             field(&mut out, kind.as_bytes());
+            field(&mut out, &2i32.to_be_bytes());
             field(&mut out, data.as_bytes());
         }
         out.extend_from_slice(&(-1i16).to_be_bytes());
@@ -165,11 +172,13 @@ mod tests {
             EventData {
                 seq: 1,
                 kind: "a".into(),
+                v: 2,
                 data: "{}".into(),
             },
             EventData {
                 seq: 2,
                 kind: "turn_passed".into(),
+                v: 2,
                 data: r#"{"seat": 1}"#.into(),
             },
         ];

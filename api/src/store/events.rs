@@ -6,7 +6,7 @@
 //! `(table_id, seq)` refuses any duplicate seq all the same.
 
 use chrono::{DateTime, Utc};
-use domain::{Salt, TableEvent, EVENT_VERSION};
+use domain::{ReadError, Salt, TableEvent, EVENT_VERSION};
 use serde::{Serialize, Serializer};
 use serde_json::Value;
 use sqlx::{PgConnection, PgExecutor};
@@ -68,6 +68,22 @@ pub struct StoredEvent {
     pub data: Value,
     pub prev_hash: String,
     pub hash: String,
+}
+
+impl StoredEvent {
+    /// The engine's event (through its format version, see
+    /// `domain::TableEvent::read`).
+    pub fn event(&self) -> Result<TableEvent, ReadError> {
+        // Through text: maps keyed by seat have string keys in JSON, which
+        // serde_json reads back as numbers only from text.
+        TableEvent::read(&self.kind, format_version(self.v), &self.data.to_string())
+    }
+}
+
+/// A stored `v` as the engine's format number (a negative one, refused by
+/// the table's check, reads as no format at all).
+fn format_version(v: i32) -> u32 {
+    u32::try_from(v).unwrap_or(0)
 }
 
 fn serialize_at<S: Serializer>(at: &DateTime<Utc>, s: S) -> Result<S::Ok, S::Error> {
@@ -524,13 +540,22 @@ pub async fn read_after(
     .await
 }
 
-/// An event's seq, type and data as JSON text: what folding a log needs,
+/// An event's seq, type, format and data as JSON text: what folding a log needs,
 /// without decoding the data into a `serde_json::Value` first.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EventData {
     pub seq: i64,
     pub kind: String,
+    /// The event's format version (`v`).
+    pub v: i32,
     pub data: String,
+}
+
+impl EventData {
+    /// The engine's event (see [`StoredEvent::event`]).
+    pub fn event(&self) -> Result<TableEvent, ReadError> {
+        TableEvent::read(&self.kind, format_version(self.v), &self.data)
+    }
 }
 
 /// The version (last seq) of a table, `None` when the table does not exist.

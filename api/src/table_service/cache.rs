@@ -5,7 +5,7 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-use domain::{Table, TableEvent};
+use domain::{Fold, Table, TableEvent};
 use futures_util::TryStreamExt;
 use tokio::sync::Mutex;
 use uuid::Uuid;
@@ -90,28 +90,17 @@ pub(super) type Slot = Arc<Mutex<Option<Entry>>>;
 fn fold_batches(
     batches: &mut tokio::sync::mpsc::Receiver<Vec<EventData>>,
 ) -> Result<Option<Table>, ApiError> {
-    let mut table: Option<Table> = None;
-    let mut expected = 1;
+    let mut fold = Fold::new();
     while let Some(batch) = batches.blocking_recv() {
         for e in batch {
-            if e.seq != expected {
-                return Err(corrupt(format!("seq {} after {}", e.seq, expected - 1)));
-            }
-            expected += 1;
-            let event = TableEvent::parse(&e.kind, &e.data)
-                .map_err(|err| corrupt(format!("event {} ({}): {err}", e.seq, e.kind)))?;
-            match table.as_mut() {
-                Some(t) => t.evolve(&event),
-                None => {
-                    table = Some(
-                        Table::from_events([&event])
-                            .ok_or_else(|| corrupt("the log does not begin with table_created"))?,
-                    )
-                }
-            }
+            let bad = |err: &dyn std::fmt::Display| {
+                corrupt(format!("event {} ({}): {err}", e.seq, e.kind))
+            };
+            let event = e.event().map_err(|err| bad(&err))?;
+            fold.apply(seq_of(e.seq), &event).map_err(|err| bad(&err))?;
         }
     }
-    Ok(table)
+    Ok(fold.into_table())
 }
 
 impl TableService {
@@ -208,12 +197,10 @@ impl TableService {
             let after = entry.version();
             let page = store::events::read_after(&self.pool, table_id, after, REFRESH_PAGE).await?;
             let count = page.len() as i64;
-            for (i, e) in page.into_iter().enumerate() {
-                if e.seq != after + 1 + i as i64 {
-                    return Err(corrupt(format!("seq {} after {}", e.seq, after + i as i64)));
-                }
+            for e in page {
                 let event = parse_event(&e)?;
-                entry.loaded.table.evolve(&event);
+                domain::table::apply(&mut entry.loaded.table, seq_of(e.seq), &event)
+                    .map_err(|err| corrupt(format!("event {} ({}): {err}", e.seq, e.kind)))?;
                 entry.push(e, event);
             }
             if count < REFRESH_PAGE {
@@ -221,4 +208,10 @@ impl TableService {
             }
         }
     }
+}
+
+/// A stored seq as the engine counts it (a seq below 1, which the table
+/// refuses, is out of order for any fold).
+fn seq_of(seq: i64) -> u64 {
+    u64::try_from(seq).unwrap_or(0)
 }

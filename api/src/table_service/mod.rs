@@ -158,7 +158,7 @@ fn account_uuid(id: &str) -> Result<Uuid, ApiError> {
 
 /// Parses a stored event back into the engine's.
 pub fn parse_event(e: &StoredEvent) -> Result<TableEvent, ApiError> {
-    TableEvent::from_parts(&e.kind, e.data.clone())
+    e.event()
         .map_err(|err| corrupt(format!("event {} ({}): {err}", e.seq, e.kind)))
 }
 

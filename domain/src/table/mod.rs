@@ -4,6 +4,10 @@
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
+mod log;
+
+pub use log::{apply, Fold, FoldError, ReadError};
+
 use crate::engine::{Command, RuleError};
 use crate::event::{Event, Move, Seat};
 use crate::game::{Game, Status};
@@ -88,8 +92,10 @@ impl TableEvent {
         .expect("events serialise")
     }
 
-    /// Rebuilds an event from its `type` and `data`.
-    pub fn from_parts(
+    /// Rebuilds an event from its `type` and `data` (tests; a stored event
+    /// is read through its format, [`TableEvent::read`]).
+    #[cfg(test)]
+    pub(crate) fn from_parts(
         kind: &str,
         data: serde_json::Value,
     ) -> Result<TableEvent, serde_json::Error> {
@@ -98,8 +104,10 @@ impl TableEvent {
         TableEvent::parse(kind, &data.to_string())
     }
 
-    /// Rebuilds an event from its `type` and its `data` as JSON text.
-    pub fn parse(kind: &str, data: &str) -> Result<TableEvent, serde_json::Error> {
+    /// Rebuilds an event of the current shape from its `type` and its
+    /// `data` as JSON text (a stored event goes through
+    /// [`TableEvent::read`], which knows its format).
+    pub(crate) fn parse(kind: &str, data: &str) -> Result<TableEvent, serde_json::Error> {
         Ok(match kind {
             "table_created" | "player_joined" | "player_left" | "game_started" => {
                 match Tagged::read(kind, data)? {
