@@ -9,8 +9,9 @@ use api::startup::{self, Application};
 use api::store::accounts::Role;
 use clap::{Parser, Subcommand};
 
-/// mimalloc rather than the system's malloc: glibc's allocation and freeing
-/// was ~17% of the server's CPU under load (`perf`, 16 tables x 4 players).
+/// mimalloc rather than the system's malloc, whose allocation and freeing
+/// were a large share of the server's CPU under load (BENCHMARKS.md, sixth
+/// pass).
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
@@ -68,10 +69,8 @@ enum AdminCommand {
 
 // One thread for the main runtime: the HTTP workers have runtimes of their
 // own, and what runs here (the log writer, version reads, LISTEN and the
-// announcements) waits on PostgreSQL. With a worker per core it cost more
-// CPU per move, in the scheduler and in waking threads: at 16 tables x 4
-// players, huit's CPU ms per move 0.315/0.263, 0.401/0.329, 0.362/0.273
-// with 2/1 workers (runs alternated), and more moves per second.
+// announcements) waits on PostgreSQL; a thread per core cost more CPU per
+// move in the scheduler and in waking threads (BENCHMARKS.md, sixth pass).
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
     let cli = Cli::parse();

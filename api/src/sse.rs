@@ -99,7 +99,7 @@ pub fn frame(id: i64, data: &impl serde::Serialize) -> Bytes {
 
 /// The server-sent events of a table: a comment first, then every event
 /// after `after`, then each new one as it is committed (woken through
-/// [`crate::notify::CommitHub`], not by polling the database), with a keep-alive
+/// [`crate::commit::notify::CommitHub`], not by polling the database), with a keep-alive
 /// comment after each `keepalive` of silence, after which the table's
 /// stored version is checked too (a notification can be lost). Events come from the table
 /// cache like long polls' (the log is read only for old events or when
@@ -181,7 +181,7 @@ impl<F> std::fmt::Debug for ViewStream<F> {
 /// The server-sent views of a table: a comment first, then the caller's
 /// view whenever the table is at a version other than the last one sent,
 /// at once for the first (unless the client has it) and as each commit is
-/// heard (woken through [`crate::notify::CommitHub`] as long polls are, from the table
+/// heard (woken through [`crate::commit::notify::CommitHub`] as long polls are, from the table
 /// cache). Commits heard together give one frame, of the latest view. A
 /// keep-alive comment follows each `keepalive` of silence, after which the
 /// table's stored version is checked too (a notification can be lost). The

@@ -14,9 +14,9 @@ use utoipa::OpenApi;
 use utoipa_actix_web::AppExt;
 use utoipa_scalar::{Scalar, Servable};
 
+use crate::commit::notify::CommitHub;
 use crate::config::Settings;
 use crate::error::{self, ApiError};
-use crate::notify::CommitHub;
 use crate::openapi::ApiDoc;
 use crate::rates::{RateLimits, Rates};
 use crate::table_service::TableService;

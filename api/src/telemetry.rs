@@ -26,8 +26,8 @@ pub fn init() {
 /// The span of each request, as tracing-actix-web's
 /// [`DefaultRootSpanBuilder`] makes it, but only when it is enabled: the
 /// default reads the connection's info and the user agent before `tracing`
-/// checks the span's level, ~3% of the server's CPU under load at
-/// `RUST_LOG=warn`, for a span nobody sees.
+/// checks the span's level, a few per cent of the server's CPU under load
+/// at `RUST_LOG=warn` (BENCHMARKS.md, sixth pass), for a span nobody sees.
 #[derive(Debug)]
 pub struct RequestSpan;
 

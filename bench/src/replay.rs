@@ -91,8 +91,10 @@ pub async fn run(database_url: &str, events: usize, seed: u64) -> Result<(), Err
     // whole log (read as data text, parsed, folded) on first use.
     let mut rates = Vec::new();
     for _ in 0..3 {
-        let service =
-            api::table_service::TableService::new(pool.clone(), api::notify::CommitHub::new());
+        let service = api::table_service::TableService::new(
+            pool.clone(),
+            api::commit::notify::CommitHub::new(),
+        );
         let t0 = Instant::now();
         let (n, rebuilt) = service
             .read(table_id, 0, |l| (l.version(), l.table.clone()))

@@ -23,7 +23,7 @@ pub struct TestApp {
     /// A pool on the app's own database (for arranging and inspecting).
     pub pool: PgPool,
     pub database: String,
-    pub hub: api::notify::CommitHub,
+    pub hub: api::commit::notify::CommitHub,
 }
 
 /// The cluster URL from `DATABASE_URL`.

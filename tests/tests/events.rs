@@ -4,12 +4,12 @@
 use std::time::Duration;
 
 use api::chain::{verify_chain, GENESIS_PREV_HASH};
+use api::commit::log_writer::LogWriter;
+use api::commit::notify::CommitHub;
+use api::commit::versions::{self, Reads};
 use api::error::ApiError;
-use api::log_writer::LogWriter;
-use api::notify::CommitHub;
 use api::store::events::{self, Appended, Chained, NewEvent};
 use api::store::{self, accounts::Role};
-use api::versions::{self, Reads};
 use e2e::fresh_database;
 use futures_util::future::join_all;
 use serde_json::json;

@@ -304,7 +304,7 @@ fn app_of(server: &Server, pool: &PgPool) -> TestApp {
         client: e2e::http_client(Duration::from_secs(20)),
         pool: pool.clone(),
         database: String::new(),
-        hub: api::notify::CommitHub::new(),
+        hub: api::commit::notify::CommitHub::new(),
     }
 }
 

@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use api::chain::{event_hash, GENESIS_PREV_HASH};
-use api::notify::CommitHub;
+use api::commit::notify::CommitHub;
 use api::store::accounts::Role;
 use api::table_service::TableService;
 use domain::table::{Table, TableEvent};

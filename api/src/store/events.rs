@@ -14,8 +14,8 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::chain::{self, ChainedEvent, GENESIS_PREV_HASH};
+use crate::commit::notify::CHANNEL;
 use crate::error::ApiError;
-use crate::notify::CHANNEL;
 
 /// An event to append: its `type`, schema version `v` and `data`.
 #[derive(Debug, Clone, PartialEq)]
@@ -311,9 +311,9 @@ pub enum Appended {
 ///
 /// The statement is run with generic plans (see [`crate::store::held`]),
 /// so its shape is chosen for them. `g.id = ANY($1)` gives the `UPDATE` an
-/// index path whatever it estimates of `UNNEST`: without it, up to ~1,500
-/// tables the generic plan scanned and hashed all of `game_tables` on every
-/// append. And the answer is the inserted rows themselves, counted here,
+/// index path whatever it estimates of `UNNEST`: without it, the generic
+/// plan of a small database scanned and hashed all of `game_tables` on
+/// every append. And the answer is the inserted rows themselves, counted here,
 /// rather than a count per table in a subquery. Most of PostgreSQL's CPU
 /// per statement is the same whatever the batch holds (`loadgen
 /// append-cost`, BENCHMARKS.md), hence the batches.
@@ -465,7 +465,7 @@ fn append_error(err: sqlx::Error, expected_version: i64) -> ApiError {
 }
 
 /// Tells every server process (their `LISTEN table_events`, see
-/// [`crate::notify`]) that each table is at its version: call it once an
+/// [`crate::commit::notify`]) that each table is at its version: call it once an
 /// append is committed.
 ///
 /// A transaction of its own, committed without waiting for the disk

@@ -33,8 +33,8 @@ impl Held {
     /// generic plans only: the batched statements take their rows as arrays
     /// whose lengths vary from batch to batch, and PostgreSQL, whose plans
     /// for a batch's own lengths always look cheaper than a generic one,
-    /// would otherwise plan them again on every execution (about 0.4 ms of
-    /// PostgreSQL's time per append, measured with `pg_stat_statements`).
+    /// would otherwise plan them again on every execution (a measurable share
+    /// of PostgreSQL's time per append: BENCHMARKS.md, second pass).
     pub fn new(pool: &PgPool) -> Self {
         Self {
             options: (*pool.connect_options())

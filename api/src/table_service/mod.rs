@@ -9,18 +9,7 @@
 //! - `commands`: creating a table and acting on one (the write path);
 //! - `reads`: reads, the long polls of the view and of the events, listing.
 //!
-//! # How a move travels
-//! ```text
-//! handler (routes::tables::play)
-//!   → TableService::act: lock the table's slot, refresh it, check the
-//!     client's version, Table::execute (the engine decides and folds)
-//!   → LogWriter (plain moves, batched with other tables') or one
-//!     transaction (lobby events, idempotent answers): ONE statement appends
-//!     the events and moves game_tables (store::events)
-//!   → announce: a batched NOTIFY '<table>:<version>' (crate::versions)
-//!   → the CommitHub of every process hears it (crate::notify)
-//!   → their long polls and streams wake and read the new events (reads, sse)
-//! ```
+//! How a move travels from here to every process: see [`crate::commit`].
 //!
 //! # The cache
 //! Each process keeps the folded [`Table`] of every table it served, behind a
@@ -49,14 +38,14 @@
 //! fresh OS-seeded rng (every random draw is recorded in the events), then
 //! append the events at the table's version, chained to the cached head
 //! hash, in ONE statement that also moves `game_tables` (version, status)
-//! ([`store::events::append_batch`]); once committed, the new version is
-//! announced to every process ([`store::events::announce`], a NOTIFY of its
+//! ([`crate::store::events::append_batch`]); once committed, the new version is
+//! announced to every process ([`crate::store::events::announce`], a NOTIFY of its
 //! own so that moves of different tables still commit together, sent by a
 //! task that nobody waits for). A plain move without an
 //! `Idempotency-Key` is written by the [`LogWriter`]: a statement committed
 //! by itself, shared with the plain moves of other tables queued meanwhile;
 //! lobby events (seats to project) and idempotent answers go
-//! with it in one transaction ([`store::events::append_chained`]). The
+//! with it in one transaction ([`crate::store::events::append_chained`]). The
 //! command is decided on the cached table, which takes its events at once
 //! (`Table::execute`: no copy of the game; the status to project depends on
 //! them) and is dropped, to be read again from the log, when they are not
@@ -81,11 +70,11 @@ use domain::{Seen, Table, TableEvent};
 use sqlx::PgPool;
 use uuid::Uuid;
 
+use crate::commit::log_writer::LogWriter;
+use crate::commit::notify::CommitHub;
+use crate::commit::versions::{Announcements, Announcing, Reads, VersionReads};
 use crate::error::ApiError;
-use crate::log_writer::LogWriter;
-use crate::notify::CommitHub;
 use crate::store::events::{NewEvent, StoredEvent};
-use crate::versions::{Announcements, Announcing, Reads, VersionReads};
 
 use cache::{Slot, CACHE_SOFT_LIMIT};
 
@@ -205,9 +194,9 @@ impl TableService {
         &self.hub
     }
 
-    /// Has [`store::events::announce`] tell every process that `table_id`
+    /// Has [`crate::store::events::announce`] tell every process that `table_id`
     /// is at `version`, once committed (with the versions committed
-    /// meanwhile, see [`crate::versions`]); nobody waits for it.
+    /// meanwhile, see [`crate::commit::versions`]); nobody waits for it.
     fn announce(&self, table_id: Uuid, version: i64) {
         self.announcements.tell((table_id, version));
     }

@@ -10,10 +10,10 @@ use tokio::time::Instant;
 use uuid::Uuid;
 
 use super::{redact, redact_parsed, Loaded, TableService};
+use crate::commit::versions;
 use crate::error::ApiError;
 use crate::store;
 use crate::store::events::StoredEvent;
-use crate::versions;
 
 impl TableService {
     /// Runs `f` on the up-to-date table (404 when there is none), at
@@ -29,7 +29,7 @@ impl TableService {
         // A read is never older than the last commit, whichever process made
         // it (a client moving through one process and reading through
         // another sees its move): one indexed read of the table's version
-        // (with the reads asked for meanwhile, see `crate::versions`), and
+        // (with the reads asked for meanwhile, see `crate::commit::versions`), and
         // the log only when the cache is behind it.
         let min_version = versions::stored_version(&self.versions, table_id)
             .await?

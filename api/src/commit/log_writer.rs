@@ -21,7 +21,7 @@ use std::collections::VecDeque;
 
 use sqlx::PgPool;
 
-use crate::batcher::{Batcher, Waiting, Work};
+use crate::commit::batcher::{Batcher, Waiting, Work};
 use crate::error::ApiError;
 use crate::store;
 use crate::store::events::{Appended, Chained, StoredEvent};
@@ -29,12 +29,9 @@ use crate::store::held::{self, Held};
 
 /// How many statements of one process may append at once. One: the moves
 /// that arrive while a statement runs all go into the next, so the
-/// batches are as large as the load makes them, and PostgreSQL's fixed
-/// cost per statement (BENCHMARKS.md, seventh pass) is shared by the most
-/// moves. Against two writers, alternated on one machine (BENCHMARKS.md,
-/// eighth pass): 9–31% more moves per second at every shape of 64 and 256
-/// players, and a lower p99; on the starved VM of the sixth pass, the same
-/// total CPU (and four writers cost more than two). Every move of the
+/// batches are as large as the load makes them and PostgreSQL's fixed cost
+/// per statement is shared by the most moves (the figures against two and
+/// four writers: BENCHMARKS.md, sixth to eighth passes). Every move of the
 /// process waits behind the statement running: when it waits on the disk,
 /// a second one would flush the same WAL; when it waits on a table's row
 /// that another process's transaction holds, for that transaction's end.

@@ -1,12 +1,12 @@
 //! The tables' stored versions, read and announced in batches (see
-//! [`crate::batcher`]), on connections of their own ([`Held`]).
+//! [`crate::commit::batcher`]), on connections of their own ([`Held`]).
 //!
 //! - A view or a page of events is never older than the last commit,
 //!   whichever process made it: before answering from its cache, a process
 //!   reads the table's stored version. Every read asked for meanwhile, of
 //!   any table, shares one `WHERE id = ANY($1)` query.
 //! - Once an append has committed, every process is told the table's new
-//!   version (`NOTIFY`, heard by [`crate::notify`]). The versions committed
+//!   version (`NOTIFY`, heard by [`crate::commit::notify`]). The versions committed
 //!   meanwhile (and in the `ANNOUNCE_GATHER` after an announcement), each
 //!   table's last, share one notifying transaction; nobody waits for it.
 
@@ -15,7 +15,7 @@ use std::collections::HashMap;
 use sqlx::PgPool;
 use uuid::Uuid;
 
-use crate::batcher::{Batcher, Work};
+use crate::commit::batcher::{Batcher, Work};
 use crate::error::ApiError;
 use crate::store;
 use crate::store::held::Held;
