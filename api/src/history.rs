@@ -140,7 +140,9 @@ impl Parsed {
     /// The seat of an account in the game (from `game_started`), or at the
     /// table before the start.
     pub fn seat_of(&self, account_id: Uuid) -> Result<Option<Seat>, ApiError> {
-        Ok(self.table()?.seat_of(&account_id.to_string()))
+        Ok(self
+            .table()?
+            .seat_of(&crate::table_service::player_id(account_id)))
     }
 }
 

@@ -165,20 +165,20 @@ pub async fn run(base: &str, database_url: &str, n: usize, long: usize) -> Resul
         "classique",
         options().as_object().ok_or("object")?,
         2,
-        &players[0].id,
+        &players[0].id.as_str().into(),
         &players[0].name,
     )?;
     let mut t = Table::from_events(&log).ok_or("a table")?;
     log.extend(t.execute(
         &TableCommand::Join {
-            account_id: players[1].id.clone(),
+            account_id: players[1].id.as_str().into(),
             username: players[1].name.clone(),
         },
         &mut rng,
     )?);
     log.extend(t.execute(
         &TableCommand::Start {
-            account_id: players[0].id.clone(),
+            account_id: players[0].id.as_str().into(),
         },
         &mut rng,
     )?);

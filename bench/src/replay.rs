@@ -33,7 +33,7 @@ pub async fn run(database_url: &str, events: usize, seed: u64) -> Result<(), Err
     let table_id = uuid::Uuid::new_v4();
     store::tables::insert(&pool, table_id, "classique", account.id).await?;
 
-    let creator = account.id.to_string();
+    let creator = api::table_service::player_id(account.id);
     let options = json!({"rounds": 1000, "target": 100000});
     let mut log = Table::create(
         "classique",
@@ -45,7 +45,7 @@ pub async fn run(database_url: &str, events: usize, seed: u64) -> Result<(), Err
     let mut table = Table::from_events(&log).expect("a new table");
     for p in 1..4 {
         let cmd = TableCommand::Join {
-            account_id: uuid::Uuid::new_v4().to_string(),
+            account_id: api::table_service::player_id(uuid::Uuid::new_v4()),
             username: format!("{name}_{p}"),
         };
         log.extend(table.execute(&cmd, &mut rng)?);

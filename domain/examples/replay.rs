@@ -14,7 +14,7 @@
 use std::time::Instant;
 
 use clap::Parser;
-use domain::{Status, Table, TableCommand, TableEvent, EVENT_VERSION};
+use domain::{PlayerId, Status, Table, TableCommand, TableEvent, EVENT_VERSION};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -34,7 +34,7 @@ fn main() {
     let args = Args::parse();
     let mut rng = ChaCha8Rng::seed_from_u64(args.seed);
     let options = serde_json::json!({"rounds": 1000, "target": 100000});
-    let creator = "creator".to_string();
+    let creator = PlayerId::from("creator");
     let mut log = Table::create(
         "classique",
         options.as_object().expect("object"),
@@ -46,7 +46,7 @@ fn main() {
     let mut table = Table::from_events(&log).expect("a new table");
     for p in 1..4 {
         let join = TableCommand::Join {
-            account_id: format!("player-{p}"),
+            account_id: format!("player-{p}").into(),
             username: format!("player{p}"),
         };
         log.extend(table.execute(&join, &mut rng).expect("joins"));

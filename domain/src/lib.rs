@@ -34,6 +34,7 @@ pub use game::{Game, Round, Status};
 pub use redaction::{Salt, Seen};
 pub use rules::{Effect, Preset, Rules, RulesError};
 pub use table::{
-    Fold, FoldError, ReadError, Seated, Table, TableCommand, TableCreated, TableError, TableEvent,
+    Fold, FoldError, PlayerId, ReadError, Seated, Table, TableCommand, TableCreated, TableError,
+    TableEvent,
 };
 pub use view::{FullView, PendingView, PlayerView, SeatView};

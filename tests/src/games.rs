@@ -4,6 +4,7 @@
 //! `serde_json`, `sqlx` and `uuid`.
 
 use api::store::events::{self, NewEvent};
+use api::table_service::player_id;
 use domain::table::{Table, TableCommand, TableEvent};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -68,7 +69,7 @@ pub fn play_game(
         ruleset,
         &options,
         players.len(),
-        &creator.to_string(),
+        &player_id(*creator),
         creator_name,
     )
     .expect("the table is created");
@@ -76,13 +77,13 @@ pub fn play_game(
     let mut batches = vec![created];
     for (id, name) in &players[1..] {
         let cmd = TableCommand::Join {
-            account_id: id.to_string(),
+            account_id: player_id(*id),
             username: name.clone(),
         };
         batches.push(table.execute(&cmd, &mut rng).expect("joins"));
     }
     let start = TableCommand::Start {
-        account_id: creator.to_string(),
+        account_id: player_id(*creator),
     };
     batches.push(table.execute(&start, &mut rng).expect("starts"));
     for _ in 0..200_000 {

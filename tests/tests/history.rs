@@ -874,7 +874,7 @@ async fn a_move_dropped_while_written_leaves_nothing_in_the_cache() {
         .await
         .unwrap();
     let command = TableCommand::Move {
-        account_id: cast.players[seat].0.to_string(),
+        account_id: api::table_service::player_id(cast.players[seat].0),
         mv,
     };
 

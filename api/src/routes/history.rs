@@ -174,7 +174,7 @@ async fn seat_in_game(
     let Some(started) = store::history::first_of_type(pool, table_id, "game_started").await? else {
         return Ok(None);
     };
-    let account_id = account_id.to_string();
+    let account_id = crate::table_service::player_id(account_id);
     match history::parse(&started) {
         Ok(TableEvent::GameStarted { players }) => Ok(players
             .iter()

@@ -8,8 +8,8 @@ use uuid::Uuid;
 
 use super::cache::Entry;
 use super::{
-    account_uuid, corrupt, new_events, not_found, Acted, Idempotency, Loaded, TableService,
-    MAX_ATTEMPTS,
+    account_uuid, corrupt, new_events, not_found, player_id, Acted, Idempotency, Loaded,
+    TableService, MAX_ATTEMPTS,
 };
 use crate::chain::GENESIS_PREV_HASH;
 use crate::error::ApiError;
@@ -67,7 +67,7 @@ impl TableService {
         options: &Map<String, Value>,
         seats: usize,
     ) -> Result<(Uuid, Loaded), ApiError> {
-        let events = Table::create(ruleset, options, seats, &creator.to_string(), username)?;
+        let events = Table::create(ruleset, options, seats, &player_id(creator), username)?;
         rates.table(creator)?;
         let table = Table::from_events(&events).ok_or_else(|| corrupt("no table_created"))?;
         let id = Uuid::new_v4();

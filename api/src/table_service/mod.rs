@@ -66,7 +66,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex as StdMutex};
 
 use chrono::{DateTime, Utc};
-use domain::{Seen, Table, TableEvent};
+use domain::{PlayerId, Seen, Table, TableEvent};
 use sqlx::PgPool;
 use uuid::Uuid;
 
@@ -97,7 +97,7 @@ impl Loaded {
 
     /// The seat of an account in this table (in the game once started).
     pub fn seat_of(&self, account_id: Uuid) -> Option<usize> {
-        self.table.seat_of(&account_id.to_string())
+        self.table.seat_of(&player_id(account_id))
     }
 }
 
@@ -140,9 +140,15 @@ fn new_events(events: &[TableEvent]) -> Vec<NewEvent> {
     events.iter().map(NewEvent::sealed).collect()
 }
 
-fn account_uuid(id: &str) -> Result<Uuid, ApiError> {
-    id.parse()
+fn account_uuid(id: &PlayerId) -> Result<Uuid, ApiError> {
+    id.as_str()
+        .parse()
         .map_err(|_| ApiError::internal(format!("account id {id:?} is not a UUID")))
+}
+
+/// An account as the engine knows its players.
+pub fn player_id(account_id: Uuid) -> PlayerId {
+    PlayerId::from(account_id.to_string())
 }
 
 /// Parses a stored event back into the engine's.

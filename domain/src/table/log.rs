@@ -95,7 +95,14 @@ mod tests {
     use super::*;
 
     fn created() -> Vec<TableEvent> {
-        Table::create("classique", &serde_json::Map::new(), 4, "a", "alice").unwrap()
+        Table::create(
+            "classique",
+            &serde_json::Map::new(),
+            4,
+            &"a".into(),
+            "alice",
+        )
+        .unwrap()
     }
 
     #[test]

@@ -13,13 +13,44 @@ use crate::event::{Event, Move, Seat};
 use crate::game::{Game, Status};
 use crate::rules::{Preset, Rules, RulesError};
 
-/// Who sits where. `account_id` is opaque to the engine.
+/// Who a player is, as the server names its accounts: opaque to the engine,
+/// which only compares ids (the API's are UUIDs, written as text).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct PlayerId(String);
+
+impl PlayerId {
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<&str> for PlayerId {
+    fn from(id: &str) -> Self {
+        Self(id.to_owned())
+    }
+}
+
+impl From<String> for PlayerId {
+    fn from(id: String) -> Self {
+        Self(id)
+    }
+}
+
+impl std::fmt::Display for PlayerId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Who sits where.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[cfg_attr(feature = "openapi", schema(example = json!({"seat": 1, "account_id": "6f1c2a8e-3b7d-4c59-9e21-0d4f5a6b7c8d", "username": "alice"})))]
 pub struct Seated {
     pub seat: Seat,
-    pub account_id: String,
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
+    pub account_id: PlayerId,
     pub username: String,
 }
 
@@ -29,7 +60,7 @@ pub struct TableCreated {
     pub rules: Rules,
     /// The most players the table takes.
     pub seats: usize,
-    pub creator: String,
+    pub creator: PlayerId,
 }
 
 /// Every event of a table's log.
@@ -233,17 +264,17 @@ impl TableError {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum TableCommand {
     Join {
-        account_id: String,
+        account_id: PlayerId,
         username: String,
     },
     Leave {
-        account_id: String,
+        account_id: PlayerId,
     },
     Start {
-        account_id: String,
+        account_id: PlayerId,
     },
     Move {
-        account_id: String,
+        account_id: PlayerId,
         mv: Move,
     },
 }
@@ -254,7 +285,7 @@ pub struct Table {
     pub ruleset: String,
     pub rules: Rules,
     pub seats: usize,
-    pub creator: String,
+    pub creator: PlayerId,
     /// Seated players by seat (before the start, seats may have gaps).
     pub players: Vec<Option<Seated>>,
     pub game: Option<Game>,
@@ -268,7 +299,7 @@ impl Table {
         ruleset: &str,
         options: &serde_json::Map<String, serde_json::Value>,
         seats: usize,
-        creator: &str,
+        creator: &PlayerId,
         username: &str,
     ) -> Result<Vec<TableEvent>, TableError> {
         let preset = Preset::from_id(ruleset)?;
@@ -287,11 +318,11 @@ impl Table {
                 ruleset: preset.id().to_owned(),
                 rules,
                 seats,
-                creator: creator.to_owned(),
+                creator: creator.clone(),
             }),
             TableEvent::PlayerJoined(Seated {
                 seat: 0,
-                account_id: creator.to_owned(),
+                account_id: creator.clone(),
                 username: username.to_owned(),
             }),
         ])
@@ -351,11 +382,11 @@ impl Table {
     }
 
     /// The seat of an account, if it sits here.
-    pub fn seat_of(&self, account_id: &str) -> Option<Seat> {
+    pub fn seat_of(&self, account_id: &PlayerId) -> Option<Seat> {
         self.players
             .iter()
             .flatten()
-            .find(|p| p.account_id == account_id)
+            .find(|p| &p.account_id == account_id)
             .map(|p| p.seat)
     }
 

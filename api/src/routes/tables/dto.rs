@@ -1,7 +1,7 @@
 //! The documents of the table routes: what a client sends and gets.
 
 use chrono::{DateTime, Utc};
-use domain::{Direction, GameEnded, Move, PendingView, Seat, Status, TableEvent};
+use domain::{Direction, GameEnded, Move, PendingView, PlayerId, Seat, Status, TableEvent};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use utoipa::{IntoParams, ToSchema};
@@ -53,7 +53,8 @@ pub struct NewTable {
 #[schema(example = json!({"seat": 0, "account_id": "0b5c9e04-5f5e-4a43-9f1e-0c2b8d1c7a10", "username": "alice", "hand_size": 5, "total": 12}))]
 pub struct SummaryPlayer {
     pub seat: usize,
-    pub account_id: Uuid,
+    #[schema(value_type = Uuid)]
+    pub account_id: PlayerId,
     pub username: String,
     /// Cards in hand (0 before the deal).
     pub hand_size: usize,
@@ -116,7 +117,7 @@ impl TableSummary {
                 let p = view.as_ref().and_then(|v| v.players.get(s.seat));
                 SummaryPlayer {
                     seat: s.seat,
-                    account_id: s.account_id.parse().unwrap_or_default(),
+                    account_id: s.account_id.clone(),
                     username: s.username.clone(),
                     hand_size: p.map_or(0, |p| p.hand_size),
                     total: p.map_or(0, |p| p.total),
@@ -258,7 +259,8 @@ pub struct ListQuery {
 #[schema(example = json!({"seat": 1, "account_id": "7d1e0c8a-3b9f-4e2d-8c6a-5f4b3a2e1d00", "username": "bob", "hand_size": 7, "total": 0, "announced": false, "out": false}))]
 pub struct ViewPlayer {
     pub seat: usize,
-    pub account_id: Uuid,
+    #[schema(value_type = Uuid)]
+    pub account_id: PlayerId,
     pub username: String,
     pub hand_size: usize,
     pub total: i32,
@@ -335,13 +337,7 @@ impl TableView {
     pub fn of(id: Uuid, l: &Loaded, account_id: Uuid) -> Self {
         let t = &l.table;
         let seat = l.seat_of(account_id);
-        let names = |s: Seat| {
-            t.players
-                .get(s)
-                .and_then(Option::as_ref)
-                .map(|p| (p.account_id.parse().unwrap_or_default(), p.username.clone()))
-                .unwrap_or_default()
-        };
+        let seated = |s: Seat| t.players.get(s).and_then(Option::as_ref);
         match t.game.as_ref() {
             Some(g) => {
                 let v = g.view(seat);
@@ -363,17 +359,18 @@ impl TableView {
                     players: v
                         .players
                         .into_iter()
-                        .map(|p| {
-                            let (account_id, username) = names(p.seat);
-                            ViewPlayer {
+                        // Every seat of a started game is taken.
+                        .filter_map(|p| {
+                            let who = seated(p.seat)?;
+                            Some(ViewPlayer {
                                 seat: p.seat,
-                                account_id,
-                                username,
+                                account_id: who.account_id.clone(),
+                                username: who.username.clone(),
                                 hand_size: p.hand_size,
                                 total: p.total,
                                 announced: p.announced,
                                 out: p.out,
-                            }
+                            })
                         })
                         .collect(),
                     pending: v.pending,
@@ -401,7 +398,7 @@ impl TableView {
                     .seated()
                     .map(|p| ViewPlayer {
                         seat: p.seat,
-                        account_id: p.account_id.parse().unwrap_or_default(),
+                        account_id: p.account_id.clone(),
                         username: p.username.clone(),
                         hand_size: 0,
                         total: 0,

@@ -15,7 +15,7 @@ use crate::error::{ApiError, Problem};
 use crate::rates::Rates;
 use crate::routes::problems::{Authenticated, JsonBodyRefused, MalformedJson, OnTable};
 use crate::store::tables::ListedTable;
-use crate::table_service::TableService;
+use crate::table_service::{player_id, TableService};
 
 /// The preset rule sets and every knob of each (no authentication needed).
 #[utoipa::path(
@@ -179,7 +179,7 @@ pub async fn join_table(
     path: web::Path<Uuid>,
 ) -> Result<HttpResponse, ApiError> {
     let command = TableCommand::Join {
-        account_id: user.account.id.to_string(),
+        account_id: player_id(user.account.id),
         username: user.account.username.clone(),
     };
     lobby(&tables, path.into_inner(), command).await
@@ -205,7 +205,7 @@ pub async fn leave_table(
     path: web::Path<Uuid>,
 ) -> Result<HttpResponse, ApiError> {
     let command = TableCommand::Leave {
-        account_id: user.account.id.to_string(),
+        account_id: player_id(user.account.id),
     };
     lobby(&tables, path.into_inner(), command).await
 }
@@ -231,7 +231,7 @@ pub async fn start_table(
     path: web::Path<Uuid>,
 ) -> Result<HttpResponse, ApiError> {
     let command = TableCommand::Start {
-        account_id: user.account.id.to_string(),
+        account_id: player_id(user.account.id),
     };
     lobby(&tables, path.into_inner(), command).await
 }

@@ -20,7 +20,7 @@ use crate::routes::history::{event_stream, last_event_id, SseEvent};
 use crate::routes::problems::{JsonBodyRefused, OnTable, TooManyStreams};
 use crate::sse;
 use crate::store::idempotency::request_hash;
-use crate::table_service::{Idempotency, Loaded, TableService};
+use crate::table_service::{player_id, Idempotency, Loaded, TableService};
 use crate::watchers::{Watch, Watchers};
 
 /// Longest long poll, in seconds.
@@ -223,7 +223,7 @@ pub async fn post_move(
         },
     };
     let command = TableCommand::Move {
-        account_id: account_id.to_string(),
+        account_id: player_id(account_id),
         mv,
     };
     let keyed = idempotency.as_ref().map(|i| (account_id, i));
