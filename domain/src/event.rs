@@ -48,6 +48,34 @@ pub enum Move {
     },
 }
 
+/// What a played card names besides itself (D29): the suit an 8 (or a
+/// suit-naming joker) names, the letter a star stands for, or the card a
+/// 757 joker stands for. The engine checks that a move carries exactly the
+/// one its card needs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Choice {
+    pub suit: Option<Suit>,
+    pub letter: Option<Letter>,
+    pub as_card: Option<Card>,
+}
+
+impl Choice {
+    /// Nothing named: what a plain card carries.
+    pub fn is_empty(&self) -> bool {
+        *self == Choice::default()
+    }
+
+    /// Only a suit.
+    pub fn is_suit(&self) -> bool {
+        self.suit.is_some() && self.letter.is_none() && self.as_card.is_none()
+    }
+
+    /// Only a letter.
+    pub fn is_letter(&self) -> bool {
+        self.letter.is_some() && self.suit.is_none() && self.as_card.is_none()
+    }
+}
+
 impl Move {
     pub fn play(card: Card) -> Move {
         Move::Play {

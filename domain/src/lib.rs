@@ -27,8 +27,8 @@ pub use card::{Card, CardError, Face, Letter, Rank, Suit};
 pub use deck::{DeckId, DeckKind};
 pub use engine::{Command, RuleError};
 pub use event::{
-    CardPlayed, Direction, DrawReason, Event, GameEnded, Move, Pending, Placing, RoundEnded,
-    RoundStarted, Seat, SkipReason, Target, EVENT_VERSION,
+    CardPlayed, Choice, Direction, DrawReason, Event, GameEnded, Move, Pending, Placing,
+    RoundEnded, RoundStarted, Seat, SkipReason, Target, EVENT_VERSION,
 };
 pub use game::{Game, Round, Status};
 pub use redaction::{Salt, Seen};

@@ -7,10 +7,11 @@ use std::collections::BTreeMap;
 use rand::seq::SliceRandom;
 use rand::Rng;
 
-use crate::card::{Card, Letter, Suit};
+use crate::card::Card;
 use crate::deck::full_deck;
 use crate::event::{
-    CardPlayed, DrawReason, Event, Move, Pending, RoundEnded, RoundStarted, Seat, SkipReason,
+    CardPlayed, Choice, DrawReason, Event, Move, Pending, RoundEnded, RoundStarted, Seat,
+    SkipReason,
 };
 use crate::game::{kept_on_top, Game};
 use crate::rules::{DrawRule, Effect, Stacking, Starter, TwoPlayerReverse};
@@ -58,13 +59,18 @@ impl Game {
                 as_card,
                 announce,
             } => {
-                self.check_play(r, seat, card, suit, letter, as_card)?;
+                let choice = Choice {
+                    suit,
+                    letter,
+                    as_card,
+                };
+                self.check_play(r, seat, card, choice)?;
                 if announce && r.hands[seat].len() != 2 {
                     return Err(RuleError::BadAnnounce(
                         "only a play that leaves exactly one card may announce it (D8)",
                     ));
                 }
-                self.play(seat, card, suit, letter, as_card, announce, rng, out);
+                self.play(seat, card, choice, announce, rng, out);
             }
             Move::Draw => {
                 self.check_draw(r, seat)?;
@@ -80,14 +86,15 @@ impl Game {
         Ok(())
     }
 
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn play<R: Rng + ?Sized>(
         &mut self,
         seat: Seat,
         card: Card,
-        suit: Option<Suit>,
-        letter: Option<Letter>,
-        as_card: Option<Card>,
+        Choice {
+            suit,
+            letter,
+            as_card,
+        }: Choice,
         announce: bool,
         rng: &mut R,
         out: &mut Vec<Event>,

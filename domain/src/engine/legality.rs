@@ -4,7 +4,7 @@
 //! agree.
 
 use crate::card::{Card, CardSet, Face, Letter, Suit};
-use crate::event::{Move, Pending, Seat, Target};
+use crate::event::{Choice, Move, Pending, Seat, Target};
 use crate::game::{Game, Round};
 use crate::rules::{Effect, Stacking};
 
@@ -207,44 +207,28 @@ impl Game {
     }
 
     /// May `seat` play `card` with these choices now?
-    pub(super) fn check_play(
-        &self,
-        r: &Round,
-        seat: Seat,
-        card: Card,
-        suit: Option<Suit>,
-        letter: Option<Letter>,
-        as_card: Option<Card>,
-    ) -> Check {
+    pub(super) fn check_play(&self, r: &Round, seat: Seat, card: Card, choice: Choice) -> Check {
         if !r.held[seat].contains(card) {
             return Err(RuleError::NotInHand(card));
         }
-        self.check_card(r, seat, card, suit, letter, as_card)
+        self.check_card(r, seat, card, choice)
     }
 
     /// `check_play` for a card known to be in the hand: `playable_set` and
     /// the choice the card carries (D29); when either refuses it,
     /// `check_card_reason` says why.
-    pub(super) fn check_card(
-        &self,
-        r: &Round,
-        seat: Seat,
-        card: Card,
-        suit: Option<Suit>,
-        letter: Option<Letter>,
-        as_card: Option<Card>,
-    ) -> Check {
+    pub(super) fn check_card(&self, r: &Round, seat: Seat, card: Card, choice: Choice) -> Check {
         let effect = self.effect(card);
         let choice_fits = match effect {
             Some(Effect::Substitute) => false,
-            Some(Effect::WildLetter) => letter.is_some() && suit.is_none() && as_card.is_none(),
-            e if names_suit(card, e) => suit.is_some() && letter.is_none() && as_card.is_none(),
-            _ => suit.is_none() && letter.is_none() && as_card.is_none(),
+            Some(Effect::WildLetter) => choice.is_letter(),
+            e if names_suit(card, e) => choice.is_suit(),
+            _ => choice.is_empty(),
         };
         if choice_fits && self.playable_set(r, seat).contains(card) {
             return Ok(());
         }
-        self.check_card_reason(r, seat, card, suit, letter, as_card)
+        self.check_card_reason(r, seat, card, choice)
     }
 
     /// The rules on playing `card` (in the hand) with these choices, one by
@@ -255,15 +239,18 @@ impl Game {
         r: &Round,
         seat: Seat,
         card: Card,
-        suit: Option<Suit>,
-        letter: Option<Letter>,
-        as_card: Option<Card>,
+        choice: Choice,
     ) -> Check {
+        let Choice {
+            suit,
+            letter,
+            as_card,
+        } = choice;
         let hand = &r.hands[seat];
         let effect = self.effect(card);
         // The common case, a plain card on a plain turn: same suit or rank.
         if effect.is_none() && r.pending == Pending::None && !r.frozen && hand.len() > 1 {
-            if suit.is_some() || letter.is_some() || as_card.is_some() {
+            if !choice.is_empty() {
                 return Err(RuleError::BadChoice {
                     card,
                     reason: "this card carries no choice (suit, letter or as)",
@@ -278,7 +265,7 @@ impl Game {
                 )
             };
         }
-        let choice = |ok: bool, reason: &'static str| {
+        let refuse_unless = |ok: bool, reason: &'static str| {
             if ok {
                 Ok(())
             } else {
@@ -289,49 +276,43 @@ impl Game {
         let (eff_card, eff_effect) = match effect {
             Some(Effect::Substitute) => {
                 let Some(named) = as_card else {
-                    return choice(
+                    return refuse_unless(
                         false,
                         "a joker must name the card it stands for in `as` (D13)",
                     );
                 };
-                choice(letter.is_none(), "a joker names a card, not a letter")?;
-                choice(
+                refuse_unless(letter.is_none(), "a joker names a card, not a letter")?;
+                refuse_unless(
                     named != Card::Joker && self.book.in_deck[named.face().index()],
                     "a joker stands for a card of the deck other than a joker (D13)",
                 )?;
                 let named_effect = self.effect(named);
                 if named_effect == Some(Effect::WildSuit) {
-                    choice(
+                    refuse_unless(
                         suit.is_some(),
                         "a joker standing for an 8 must name a suit (D29)",
                     )?;
                 } else {
-                    choice(suit.is_none(), "only a suit-naming card carries a suit")?;
+                    refuse_unless(suit.is_none(), "only a suit-naming card carries a suit")?;
                 }
                 (named, named_effect)
             }
             Some(Effect::WildLetter) => {
-                choice(
+                refuse_unless(
                     letter.is_some(),
                     "a star must name the letter it stands for",
                 )?;
-                choice(
-                    suit.is_none() && as_card.is_none(),
-                    "a star carries only a letter",
-                )?;
+                refuse_unless(choice.is_letter(), "a star carries only a letter")?;
                 (card, effect)
             }
             e if names_suit(card, e) => {
-                choice(suit.is_some(), "this card must name the suit that follows")?;
-                choice(
-                    letter.is_none() && as_card.is_none(),
-                    "this card carries only a suit",
-                )?;
+                refuse_unless(suit.is_some(), "this card must name the suit that follows")?;
+                refuse_unless(choice.is_suit(), "this card carries only a suit")?;
                 (card, effect)
             }
             _ => {
-                choice(
-                    suit.is_none() && letter.is_none() && as_card.is_none(),
+                refuse_unless(
+                    choice.is_empty(),
                     "this card carries no choice (suit, letter or as)",
                 )?;
                 (card, effect)
@@ -603,7 +584,12 @@ mod tests {
                                 continue;
                             }
                             let (suit, letter) = some_choice(&g, card);
-                            let reason = g.check_card_reason(r, seat, card, suit, letter, None);
+                            let choice = Choice {
+                                suit,
+                                letter,
+                                as_card: None,
+                            };
+                            let reason = g.check_card_reason(r, seat, card, choice);
                             assert_eq!(
                                 playable.contains(card),
                                 reason.is_ok(),
