@@ -27,6 +27,7 @@ use sha2::{Digest, Sha256};
 use sqlx::PgPool;
 use uuid::Uuid;
 
+use crate::config::Settings;
 use crate::error::ApiError;
 use crate::store;
 use crate::store::accounts::{Account, Role};
@@ -83,6 +84,22 @@ pub fn client_address(req: &HttpRequest, trust_proxy: bool) -> Option<IpAddr> {
             .or_else(|| raw.parse::<SocketAddr>().ok().map(|s| s.ip()))
     } else {
         req.peer_addr().map(|a| a.ip())
+    }
+}
+
+/// [`client_address`] as an extractor, by the process's settings.
+#[derive(Debug, Clone, Copy)]
+pub struct ClientAddress(pub Option<IpAddr>);
+
+impl FromRequest for ClientAddress {
+    type Error = ApiError;
+    type Future = std::future::Ready<Result<Self, ApiError>>;
+
+    fn from_request(req: &HttpRequest, _: &mut actix_web::dev::Payload) -> Self::Future {
+        let trust_proxy = req
+            .app_data::<web::Data<Settings>>()
+            .is_some_and(|s| s.trust_proxy);
+        std::future::ready(Ok(Self(client_address(req, trust_proxy))))
     }
 }
 

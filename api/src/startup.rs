@@ -28,7 +28,7 @@ use crate::{routes, MIGRATOR};
 /// A pool that connects on first use; a request waits at most
 /// `HUIT_DB_ACQUIRE_TIMEOUT_SECS` for a connection, then gets 503.
 pub fn connect_lazy(settings: &Settings) -> Result<PgPool, sqlx::Error> {
-    let options = PgConnectOptions::from_str(&settings.database_url)?;
+    let options = PgConnectOptions::from_str(settings.database_url.as_str())?;
     Ok(pool_options(settings).connect_lazy_with(options))
 }
 

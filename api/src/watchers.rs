@@ -19,7 +19,10 @@ use sqlx::PgPool;
 use tokio::sync::watch;
 use uuid::Uuid;
 
-use crate::auth::AuthUser;
+use actix_web::dev::Payload;
+use actix_web::{web, FromRequest, HttpRequest};
+
+use crate::auth::{AuthUser, ClientAddress};
 use crate::error::ApiError;
 use crate::store;
 
@@ -203,5 +206,38 @@ impl Drop for Watch {
                 state.sessions.remove(&self.session);
             }
         }
+    }
+}
+
+/// The caller's way to a place among this process's watches: the watchers
+/// and the caller's address, as an extractor.
+#[derive(Debug, Clone)]
+pub struct WatchSlot {
+    watchers: web::Data<Watchers>,
+    address: Option<IpAddr>,
+}
+
+impl WatchSlot {
+    /// A long poll's or stream's place among the caller's open ones (429
+    /// `too_many_streams` past the limits, 503 when the process is full).
+    pub fn open(&self, user: &AuthUser) -> Result<Watch, ApiError> {
+        self.watchers.open(user, self.address)
+    }
+}
+
+impl FromRequest for WatchSlot {
+    type Error = ApiError;
+    type Future = std::future::Ready<Result<Self, ApiError>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let watchers = req
+            .app_data::<web::Data<Watchers>>()
+            .cloned()
+            .ok_or_else(|| ApiError::internal("no watchers registered"));
+        let address = ClientAddress::from_request(req, payload).into_inner();
+        std::future::ready(match (watchers, address) {
+            (Ok(watchers), Ok(ClientAddress(address))) => Ok(Self { watchers, address }),
+            (Err(e), _) | (_, Err(e)) => Err(e),
+        })
     }
 }

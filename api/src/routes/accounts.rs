@@ -2,18 +2,17 @@ use std::fmt;
 
 use std::net::IpAddr;
 
-use actix_web::{post, web, HttpRequest, HttpResponse};
+use actix_web::{post, web, HttpResponse};
 use serde::{Deserialize, Serialize};
 use sqlx::PgPool;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::auth;
-use crate::config::Settings;
+use crate::auth::ClientAddress;
 use crate::error::{ApiError, Problem};
 use crate::password;
 use crate::rates::Rates;
-use crate::routes::problems::{JsonBodyRefused, MalformedJson, ServiceUnavailable};
+use crate::routes::problems::{JsonBody, ServiceUnavailable, TooManyRequests};
 use crate::store;
 use crate::store::accounts::{Account, Role};
 
@@ -154,30 +153,29 @@ pub async fn register(
 }
 
 /// Register a player account.
+///
+/// At most `HUIT_SIGN_UPS_PER_MINUTE` accounts per client address per
+/// minute (429 `too_many_requests` beyond).
 #[utoipa::path(
     tag = "accounts",
     request_body = NewAccount,
     responses(
         (status = 201, description = "The account was created", body = AccountDto),
-        MalformedJson,
         (status = 409, description = "`username_taken` (case-insensitively)", body = Problem, content_type = "application/problem+json"),
-        JsonBodyRefused,
+        JsonBody,
         (status = 422, description = "`invalid_username`, `invalid_password` or `invalid_body`", body = Problem, content_type = "application/problem+json"),
-        (status = 429, description = "`too_many_requests`: too many accounts created from this address; see `Retry-After`", body = Problem, content_type = "application/problem+json",
-            headers(("Retry-After" = u64, description = "Seconds to wait"))),
+        TooManyRequests,
         ServiceUnavailable,
     )
 )]
 #[post("/accounts")]
 #[tracing::instrument(skip_all, fields(username = %body.username))]
 pub async fn create_account(
-    req: HttpRequest,
     pool: web::Data<PgPool>,
-    settings: web::Data<Settings>,
     rates: web::Data<Rates>,
+    ClientAddress(address): ClientAddress,
     body: web::Json<NewAccount>,
 ) -> Result<HttpResponse, ApiError> {
-    let address = auth::client_address(&req, settings.trust_proxy);
     let account = register(
         pool.get_ref(),
         &body.username,

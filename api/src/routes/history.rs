@@ -26,13 +26,12 @@ use crate::config::Settings;
 use crate::error::{ApiError, Problem};
 use crate::history::{self, AuditReport, Parsed, ReplayDto, RoundsDto};
 use crate::routes::problems::{Authenticated, OnTable, TooManyStreams};
-use crate::routes::tables::play::open_watch;
 use crate::sse;
 use crate::store;
 use crate::store::accounts::Role;
 use crate::store::events::StoredEvent;
 use crate::table_service::TableService;
-use crate::watchers::Watchers;
+use crate::watchers::WatchSlot;
 
 fn is_admin(user: &AuthUser) -> bool {
     user.account.role == Role::Admin
@@ -238,7 +237,7 @@ pub async fn stream_events(
     user: AuthUser,
     req: HttpRequest,
     tables: web::Data<TableService>,
-    watchers: web::Data<Watchers>,
+    slot: WatchSlot,
     settings: web::Data<Settings>,
     path: web::Path<Uuid>,
     query: web::Query<StreamQuery>,
@@ -250,7 +249,7 @@ pub async fn stream_events(
         after => after,
     };
     let after = last_event_id(&req, "the seq of an event")?.unwrap_or(after);
-    let watch = open_watch(&req, &watchers, &settings, &user)?;
+    let watch = slot.open(&user)?;
     // Subscribe before the first read, so no commit is missed. An empty
     // read first: 404 when there is no such table (and the table cached
     // for the stream).

@@ -9,49 +9,54 @@ use utoipa::IntoResponses;
 
 use crate::error::Problem;
 
-/// 400: the body is not JSON.
-#[derive(Debug, IntoResponses)]
-#[response(
-    status = 400,
-    description = "`malformed_json`",
-    content_type = "application/problem+json"
-)]
-pub struct MalformedJson(pub Problem);
-
-/// 401: no valid bearer token (missing, unknown, revoked or expired).
-#[derive(Debug, IntoResponses)]
-#[response(
-    status = 401,
-    description = "`unauthorized`",
-    content_type = "application/problem+json"
-)]
-pub struct Unauthorized(pub Problem);
-
-/// 404 on a table's routes.
-#[derive(Debug, IntoResponses)]
-#[response(
-    status = 404,
-    description = "`not_found`: no such table",
-    content_type = "application/problem+json"
-)]
-pub struct TableNotFound(pub Problem);
-
-/// 413 and 415: a JSON body too large, or not sent as JSON.
-#[derive(Debug, IntoResponses)]
-pub enum JsonBodyRefused {
-    #[response(
-        status = 413,
-        description = "`payload_too_large`",
-        content_type = "application/problem+json"
-    )]
-    PayloadTooLarge(Problem),
-    #[response(
-        status = 415,
-        description = "`unsupported_media_type`",
-        content_type = "application/problem+json"
-    )]
-    UnsupportedMediaType(Problem),
+/// A problem+json answer of one status, for the document.
+macro_rules! problem {
+    ($(#[$doc:meta])* $name:ident, $status:literal, $description:literal) => {
+        $(#[$doc])*
+        #[derive(Debug, IntoResponses)]
+        #[response(
+            status = $status,
+            description = $description,
+            content_type = "application/problem+json"
+        )]
+        pub struct $name(pub Problem);
+    };
 }
+
+problem!(
+    /// 400: the body is not JSON.
+    MalformedJson, 400, "`malformed_json`"
+);
+problem!(
+    /// 401: no valid bearer token (missing, unknown, revoked or expired).
+    Unauthorized, 401, "`unauthorized`"
+);
+problem!(
+    /// 404 on a table's routes.
+    TableNotFound, 404, "`not_found`: no such table"
+);
+problem!(
+    /// 413: a body over the limit.
+    PayloadTooLarge, 413, "`payload_too_large`"
+);
+problem!(
+    /// 415: a body not sent as JSON.
+    UnsupportedMediaType, 415, "`unsupported_media_type`"
+);
+problem!(
+    /// 503: the database does not answer (within the acquire timeout).
+    ServiceUnavailable, 503, "`service_unavailable`: the database does not answer"
+);
+
+/// 429 past a rate limit (the route's description says which).
+#[derive(Debug, IntoResponses)]
+#[response(
+    status = 429,
+    description = "`too_many_requests`: over this route's rate limit; see `Retry-After`",
+    content_type = "application/problem+json",
+    headers(("Retry-After" = u64, description = "Seconds to wait"))
+)]
+pub struct TooManyRequests(pub Problem);
 
 /// 429 on long polls and streams.
 #[derive(Debug, IntoResponses)]
@@ -63,36 +68,38 @@ pub enum JsonBodyRefused {
 )]
 pub struct TooManyStreams(pub Problem);
 
-/// 503: the database does not answer (within the acquire timeout).
-#[derive(Debug, IntoResponses)]
-#[response(
-    status = 503,
-    description = "`service_unavailable`: the database does not answer",
-    content_type = "application/problem+json"
-)]
-pub struct ServiceUnavailable(pub Problem);
+/// Several answers at once: `Name = A | B | …` lists the union of theirs.
+macro_rules! problems {
+    ($(#[$doc:meta])* $name:ident = $($part:ident)|+) => {
+        $(#[$doc])*
+        #[derive(Debug)]
+        pub struct $name;
 
-/// What every authenticated route may answer besides its own: 401 and 503.
-#[derive(Debug)]
-pub struct Authenticated;
-
-impl IntoResponses for Authenticated {
-    fn responses() -> BTreeMap<String, RefOr<Response>> {
-        let mut all = Unauthorized::responses();
-        all.extend(ServiceUnavailable::responses());
-        all
-    }
+        impl IntoResponses for $name {
+            fn responses() -> BTreeMap<String, RefOr<Response>> {
+                let mut all = BTreeMap::new();
+                $(all.extend($part::responses());)+
+                all
+            }
+        }
+    };
 }
 
-/// What every route on one table may answer besides its own: 401, 404 (no
-/// such table) and 503.
-#[derive(Debug)]
-pub struct OnTable;
-
-impl IntoResponses for OnTable {
-    fn responses() -> BTreeMap<String, RefOr<Response>> {
-        let mut all = Authenticated::responses();
-        all.extend(TableNotFound::responses());
-        all
-    }
-}
+problems!(
+    /// 413 and 415: a JSON body too large, or not sent as JSON.
+    JsonBodyRefused = PayloadTooLarge | UnsupportedMediaType
+);
+problems!(
+    /// 400, 413 and 415: a JSON body that is not JSON, too large, or not
+    /// sent as JSON.
+    JsonBody = MalformedJson | PayloadTooLarge | UnsupportedMediaType
+);
+problems!(
+    /// What every authenticated route may answer besides its own: 401 and 503.
+    Authenticated = Unauthorized | ServiceUnavailable
+);
+problems!(
+    /// What every route on one table may answer besides its own: 401, 404
+    /// (no such table) and 503.
+    OnTable = Unauthorized | TableNotFound | ServiceUnavailable
+);

@@ -1,19 +1,19 @@
 use std::fmt;
 use std::net::IpAddr;
 
-use actix_web::{delete, post, web, HttpRequest, HttpResponse};
+use actix_web::{delete, post, web, HttpResponse};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use sqlx::PgPool;
 use utoipa::ToSchema;
 
 use super::accounts::{AccountDto, Username};
-use crate::auth::{self, AuthUser};
+use crate::auth::{self, AuthUser, ClientAddress};
 use crate::config::Settings;
 use crate::error::{ApiError, Problem};
 use crate::password;
 use crate::rates::Rates;
-use crate::routes::problems::{Authenticated, JsonBodyRefused, MalformedJson, ServiceUnavailable};
+use crate::routes::problems::{Authenticated, JsonBody, ServiceUnavailable, TooManyRequests};
 use crate::store;
 use crate::store::accounts::Account;
 use crate::throttle::LoginThrottle;
@@ -64,31 +64,31 @@ impl fmt::Debug for SessionDto {
 }
 
 /// Log in: trade a username and password for a bearer token.
+///
+/// 429 `too_many_requests` after too many failed log-ins for this username
+/// or address, or too many log-ins for this account in a minute.
 #[utoipa::path(
     tag = "sessions",
     request_body = Credentials,
     responses(
         (status = 201, description = "Logged in", body = SessionDto),
-        MalformedJson,
         (status = 401, description = "`invalid_credentials`", body = Problem, content_type = "application/problem+json"),
-        JsonBodyRefused,
+        JsonBody,
         (status = 422, description = "`invalid_body`", body = Problem, content_type = "application/problem+json"),
-        (status = 429, description = "`too_many_requests`: too many failed log-ins for this username or address, or log-ins for this account; see `Retry-After`", body = Problem, content_type = "application/problem+json",
-            headers(("Retry-After" = u64, description = "Seconds to wait"))),
+        TooManyRequests,
         ServiceUnavailable,
     )
 )]
 #[post("/sessions")]
 #[tracing::instrument(skip_all, fields(username = %body.username.escape_debug()))]
 pub async fn create_session(
-    req: HttpRequest,
     pool: web::Data<PgPool>,
     settings: web::Data<Settings>,
     throttle: web::Data<LoginThrottle>,
     rates: web::Data<Rates>,
+    ClientAddress(address): ClientAddress,
     body: web::Json<Credentials>,
 ) -> Result<HttpResponse, ApiError> {
-    let address = auth::client_address(&req, settings.trust_proxy);
     let account = check_credentials(&pool, &throttle, body.into_inner(), address).await?;
     rates.log_in(account.id)?;
     let token = auth::new_token();

@@ -13,7 +13,7 @@ use super::headers::etag;
 use crate::auth::AuthUser;
 use crate::error::{ApiError, Problem};
 use crate::rates::Rates;
-use crate::routes::problems::{Authenticated, JsonBodyRefused, MalformedJson, OnTable};
+use crate::routes::problems::{Authenticated, JsonBody, OnTable, TooManyRequests};
 use crate::store::tables::ListedTable;
 use crate::table_service::{player_id, TableService};
 
@@ -41,6 +41,9 @@ pub async fn list_rulesets() -> Result<HttpResponse, ApiError> {
 }
 
 /// Open a table; the caller sits at seat 0.
+///
+/// At most `HUIT_TABLES_PER_MINUTE` tables per account per minute (429
+/// `too_many_requests` beyond).
 #[utoipa::path(
     tag = "tables",
     security(("bearer" = [])),
@@ -48,11 +51,9 @@ pub async fn list_rulesets() -> Result<HttpResponse, ApiError> {
     responses(
         (status = 201, description = "The table is open", body = TableSummary,
             headers(("Location" = String, description = "The table's URL"))),
-        MalformedJson,
-        JsonBodyRefused,
+        JsonBody,
         (status = 422, description = "`invalid_rules` (unknown preset, bad option, seats out of the rules' bounds; `detail` says why) or `invalid_body`", body = Problem, content_type = "application/problem+json"),
-        (status = 429, description = "`too_many_requests`: too many tables created by this account; see `Retry-After`", body = Problem, content_type = "application/problem+json",
-            headers(("Retry-After" = u64, description = "Seconds to wait"))),
+        TooManyRequests,
         Authenticated,
     )
 )]

@@ -12,7 +12,7 @@ use uuid::Uuid;
 
 use super::dto::{EventPage, EventsQuery, MoveAnswer, MoveRequest, TableView, ViewQuery};
 use super::headers::{etag, IdempotencyKey, IfMatch, IfNoneMatch};
-use crate::auth::{self, AuthUser, CachedAuthUser};
+use crate::auth::CachedAuthUser;
 use crate::chain::canonical_json;
 use crate::config::Settings;
 use crate::error::{ApiError, Problem};
@@ -21,7 +21,7 @@ use crate::routes::problems::{JsonBodyRefused, OnTable, TooManyStreams};
 use crate::sse;
 use crate::store::idempotency::request_hash;
 use crate::table_service::{player_id, Idempotency, Loaded, TableService};
-use crate::watchers::{Watch, Watchers};
+use crate::watchers::WatchSlot;
 
 /// Longest long poll, in seconds.
 pub const MAX_WAIT_SECS: u64 = 30;
@@ -34,17 +34,6 @@ fn wait_secs(wait: Option<u64>) -> Result<u64, ApiError> {
         ))),
         wait => Ok(wait),
     }
-}
-
-/// A long poll's or stream's place among the caller's open ones (429
-/// `too_many_streams` past the limits, 503 when the process is full).
-pub fn open_watch(
-    req: &HttpRequest,
-    watchers: &Watchers,
-    settings: &Settings,
-    user: &AuthUser,
-) -> Result<Watch, ApiError> {
-    watchers.open(user, auth::client_address(req, settings.trust_proxy))
 }
 
 /// When a long poll of `wait` seconds started now gives up; `None` for 0
@@ -80,10 +69,8 @@ fn long_poll_deadline(wait: u64) -> Option<tokio::time::Instant> {
 #[tracing::instrument(skip_all, fields(account_id = %user.account.id, table_id = %path))]
 #[allow(clippy::too_many_arguments)]
 pub async fn get_view(
-    req: HttpRequest,
     tables: web::Data<TableService>,
-    watchers: web::Data<Watchers>,
-    settings: web::Data<Settings>,
+    slot: WatchSlot,
     user: CachedAuthUser,
     path: web::Path<Uuid>,
     query: web::Query<ViewQuery>,
@@ -97,7 +84,7 @@ pub async fn get_view(
     let unchanged = |l: &Loaded| if_none_match.has(l.version());
     let changed = match long_poll_deadline(wait) {
         Some(deadline) if if_none_match.is_present() => {
-            let watch = open_watch(&req, &watchers, &settings, &user)?;
+            let watch = slot.open(&user)?;
             let poll = tables.read_when(id, seen, deadline, unchanged, view_of);
             watch.unless_ended(poll).await?
         }
@@ -155,7 +142,7 @@ fn view_answer(version: i64, view: Option<TableView>) -> HttpResponse {
 pub async fn stream_view(
     req: HttpRequest,
     tables: web::Data<TableService>,
-    watchers: web::Data<Watchers>,
+    slot: WatchSlot,
     settings: web::Data<Settings>,
     user: CachedAuthUser,
     path: web::Path<Uuid>,
@@ -163,7 +150,7 @@ pub async fn stream_view(
     let id = path.into_inner();
     let account_id = user.account.id;
     let seen = last_event_id(&req, "the version of a view")?.unwrap_or(-1);
-    let watch = open_watch(&req, &watchers, &settings, &user)?;
+    let watch = slot.open(&user)?;
     // 404 before the stream starts when there is no such table.
     tables.read(id, 0, |_| ()).await?;
     let body = sse::table_views(sse::ViewStream {
@@ -309,10 +296,8 @@ async fn replay(
 #[tracing::instrument(skip_all, fields(account_id = %user.account.id, table_id = %path))]
 #[allow(clippy::too_many_arguments)]
 pub async fn get_events(
-    req: HttpRequest,
     tables: web::Data<TableService>,
-    watchers: web::Data<Watchers>,
-    settings: web::Data<Settings>,
+    slot: WatchSlot,
     user: CachedAuthUser,
     path: web::Path<Uuid>,
     query: web::Query<EventsQuery>,
@@ -330,11 +315,7 @@ pub async fn get_events(
     let deadline = long_poll_deadline(wait);
     let poll = tables.poll_events(id, user.account.id, after, limit, deadline);
     let events = match deadline {
-        Some(_) => {
-            open_watch(&req, &watchers, &settings, &user)?
-                .unless_ended(poll)
-                .await?
-        }
+        Some(_) => slot.open(&user)?.unless_ended(poll).await?,
         None => poll.await?,
     };
     let next = events.last().map_or(after, |e| e.seq);
