@@ -1,10 +1,12 @@
 //! The lobby: the rule sets, opening, listing and reading tables, joining,
 //! leaving and starting one.
 
+use actix_web::dev::Payload;
 use actix_web::http::header;
-use actix_web::{delete, get, post, web, HttpResponse};
+use actix_web::{delete, get, post, web, FromRequest, HttpRequest, HttpResponse};
 use chrono::{DateTime, Utc};
-use domain::{Preset, TableCommand};
+use domain::{PlayerId, Preset, TableCommand};
+use futures_util::future::LocalBoxFuture;
 use serde_json::Value;
 use uuid::Uuid;
 
@@ -146,19 +148,51 @@ pub async fn get_table(
         .json(summary))
 }
 
-async fn lobby(
-    tables: &TableService,
-    id: Uuid,
-    command: TableCommand,
-) -> Result<HttpResponse, ApiError> {
-    let acted = tables
-        .act(id, &command, None, None, |l, _, _| {
-            Ok(TableSummary::of(id, l))
+/// A lobby command on the table of the path, by the caller: the table's
+/// summary after it, with its ETag.
+#[derive(Debug)]
+pub struct LobbyCall {
+    tables: web::Data<TableService>,
+    user: AuthUser,
+    table_id: Uuid,
+}
+
+impl FromRequest for LobbyCall {
+    type Error = actix_web::Error;
+    type Future = LocalBoxFuture<'static, Result<Self, actix_web::Error>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let parts =
+            <(web::Data<TableService>, AuthUser, web::Path<Uuid>)>::from_request(req, payload);
+        Box::pin(async move {
+            let (tables, user, path) = parts.await?;
+            Ok(Self {
+                tables,
+                user,
+                table_id: path.into_inner(),
+            })
         })
-        .await?;
-    Ok(HttpResponse::Ok()
-        .insert_header(etag(acted.answer.version))
-        .json(acted.answer))
+    }
+}
+
+impl LobbyCall {
+    #[tracing::instrument(skip_all, fields(account_id = %self.user.account.id, table_id = %self.table_id))]
+    async fn run(
+        self,
+        command: impl FnOnce(PlayerId, &str) -> TableCommand,
+    ) -> Result<HttpResponse, ApiError> {
+        let id = self.table_id;
+        let command = command(player_id(self.user.account.id), &self.user.account.username);
+        let acted = self
+            .tables
+            .act(id, &command, None, None, |l, _, _| {
+                Ok(TableSummary::of(id, l))
+            })
+            .await?;
+        Ok(HttpResponse::Ok()
+            .insert_header(etag(acted.answer.version))
+            .json(acted.answer))
+    }
 }
 
 /// Join a table that has not started: take the next free seat.
@@ -173,17 +207,12 @@ async fn lobby(
     )
 )]
 #[post("/tables/{id}/players")]
-#[tracing::instrument(skip_all, fields(account_id = %user.account.id, table_id = %path))]
-pub async fn join_table(
-    tables: web::Data<TableService>,
-    user: AuthUser,
-    path: web::Path<Uuid>,
-) -> Result<HttpResponse, ApiError> {
-    let command = TableCommand::Join {
-        account_id: player_id(user.account.id),
-        username: user.account.username.clone(),
-    };
-    lobby(&tables, path.into_inner(), command).await
+pub async fn join_table(call: LobbyCall) -> Result<HttpResponse, ApiError> {
+    call.run(|account_id, username| TableCommand::Join {
+        account_id,
+        username: username.to_owned(),
+    })
+    .await
 }
 
 /// Leave a table that has not started.
@@ -199,16 +228,9 @@ pub async fn join_table(
     )
 )]
 #[delete("/tables/{id}/players/me")]
-#[tracing::instrument(skip_all, fields(account_id = %user.account.id, table_id = %path))]
-pub async fn leave_table(
-    tables: web::Data<TableService>,
-    user: AuthUser,
-    path: web::Path<Uuid>,
-) -> Result<HttpResponse, ApiError> {
-    let command = TableCommand::Leave {
-        account_id: player_id(user.account.id),
-    };
-    lobby(&tables, path.into_inner(), command).await
+pub async fn leave_table(call: LobbyCall) -> Result<HttpResponse, ApiError> {
+    call.run(|account_id, _| TableCommand::Leave { account_id })
+        .await
 }
 
 /// The creator starts the game: the seats are renumbered 0..n-1 in seat
@@ -225,16 +247,9 @@ pub async fn leave_table(
     )
 )]
 #[post("/tables/{id}/start")]
-#[tracing::instrument(skip_all, fields(account_id = %user.account.id, table_id = %path))]
-pub async fn start_table(
-    tables: web::Data<TableService>,
-    user: AuthUser,
-    path: web::Path<Uuid>,
-) -> Result<HttpResponse, ApiError> {
-    let command = TableCommand::Start {
-        account_id: player_id(user.account.id),
-    };
-    lobby(&tables, path.into_inner(), command).await
+pub async fn start_table(call: LobbyCall) -> Result<HttpResponse, ApiError> {
+    call.run(|account_id, _| TableCommand::Start { account_id })
+        .await
 }
 
 fn cursor_of(t: &ListedTable) -> String {
