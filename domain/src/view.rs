@@ -103,6 +103,47 @@ pub struct FullView {
     pub totals: Vec<i32>,
 }
 
+impl SeatView {
+    /// The view of a table with no round dealt: before the first deal (the
+    /// lobby), or after the game.
+    pub fn nothing_dealt(
+        my_seat: Option<Seat>,
+        players: Vec<PlayerView>,
+        result: Option<GameEnded>,
+    ) -> SeatView {
+        SeatView {
+            round: 0,
+            my_seat,
+            hand: Vec::new(),
+            top_card: None,
+            active_suit: None,
+            active_letter: None,
+            active_rank: None,
+            direction: Direction::Clockwise,
+            current_seat: None,
+            stock_size: 0,
+            discard_size: 0,
+            players,
+            pending: PendingView::none(),
+            legal_moves: Vec::new(),
+            result,
+        }
+    }
+}
+
+impl PlayerView {
+    /// A seated player before the first deal: no cards, no points.
+    pub fn waiting(seat: Seat) -> PlayerView {
+        PlayerView {
+            seat,
+            hand_size: 0,
+            total: 0,
+            announced: false,
+            out: false,
+        }
+    }
+}
+
 impl PendingView {
     /// Nothing pending: no round, or a plain turn on an unfrozen pile.
     pub fn none() -> PendingView {
@@ -189,23 +230,7 @@ impl Game {
             })
             .collect();
         let Some(r) = self.round.as_ref() else {
-            return SeatView {
-                round: 0,
-                my_seat: viewer,
-                hand: Vec::new(),
-                top_card: None,
-                active_suit: None,
-                active_letter: None,
-                active_rank: None,
-                direction: Direction::Clockwise,
-                current_seat: None,
-                stock_size: 0,
-                discard_size: 0,
-                players,
-                pending: PendingView::none(),
-                legal_moves: Vec::new(),
-                result: self.result.clone(),
-            };
+            return SeatView::nothing_dealt(viewer, players, self.result.clone());
         };
         let a = active(r);
         SeatView {

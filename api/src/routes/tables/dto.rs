@@ -1,7 +1,10 @@
 //! The documents of the table routes: what a client sends and gets.
 
 use chrono::{DateTime, Utc};
-use domain::{Direction, GameEnded, Move, PendingView, PlayerId, Seat, Status, TableEvent};
+use domain::{
+    Direction, GameEnded, Move, PendingView, PlayerId, PlayerView, Seat, SeatView, Status,
+    TableEvent,
+};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use utoipa::{IntoParams, ToSchema};
@@ -334,82 +337,72 @@ pub struct TableView {
 }
 
 impl TableView {
+    /// `account_id`'s view: the engine's seat view (a spectator's when not
+    /// seated; before the first deal, the lobby's, nothing dealt), with the
+    /// table's id, version and status, and who sits at each seat.
     pub fn of(id: Uuid, l: &Loaded, account_id: Uuid) -> Self {
         let t = &l.table;
         let seat = l.seat_of(account_id);
+        let view = match t.game.as_ref() {
+            Some(g) => g.view(seat),
+            None => SeatView::nothing_dealt(
+                seat,
+                t.seated().map(|p| PlayerView::waiting(p.seat)).collect(),
+                None,
+            ),
+        };
+        let SeatView {
+            round,
+            my_seat,
+            hand,
+            top_card,
+            active_suit,
+            active_letter,
+            active_rank,
+            direction,
+            current_seat,
+            stock_size,
+            discard_size,
+            players,
+            pending,
+            legal_moves,
+            result,
+        } = view;
         let seated = |s: Seat| t.players.get(s).and_then(Option::as_ref);
-        match t.game.as_ref() {
-            Some(g) => {
-                let v = g.view(seat);
-                Self {
-                    table_id: id,
-                    version: l.version(),
-                    status: t.status(),
-                    round: v.round,
-                    my_seat: v.my_seat,
-                    hand: v.hand,
-                    top_card: v.top_card,
-                    active_suit: v.active_suit,
-                    active_letter: v.active_letter,
-                    active_rank: v.active_rank,
-                    direction: v.direction,
-                    current_seat: v.current_seat,
-                    stock_size: v.stock_size,
-                    discard_size: v.discard_size,
-                    players: v
-                        .players
-                        .into_iter()
-                        // Every seat of a started game is taken.
-                        .filter_map(|p| {
-                            let who = seated(p.seat)?;
-                            Some(ViewPlayer {
-                                seat: p.seat,
-                                account_id: who.account_id.clone(),
-                                username: who.username.clone(),
-                                hand_size: p.hand_size,
-                                total: p.total,
-                                announced: p.announced,
-                                out: p.out,
-                            })
-                        })
-                        .collect(),
-                    pending: v.pending,
-                    legal_moves: v.legal_moves,
-                    result: v.result,
-                }
-            }
-            // Before the start: who sits where, nothing dealt.
-            None => Self {
-                table_id: id,
-                version: l.version(),
-                status: Status::Waiting,
-                round: 0,
-                my_seat: seat,
-                hand: Vec::new(),
-                top_card: None,
-                active_suit: None,
-                active_letter: None,
-                active_rank: None,
-                direction: Direction::Clockwise,
-                current_seat: None,
-                stock_size: 0,
-                discard_size: 0,
-                players: t
-                    .seated()
-                    .map(|p| ViewPlayer {
+        Self {
+            table_id: id,
+            version: l.version(),
+            status: t.status(),
+            round,
+            my_seat,
+            hand,
+            top_card,
+            active_suit,
+            active_letter,
+            active_rank,
+            direction,
+            current_seat,
+            stock_size,
+            discard_size,
+            players: players
+                .into_iter()
+                // Every seat of a started game, or listed before it, is taken.
+                .filter_map(|p| {
+                    let who = seated(p.seat)?;
+                    Some(ViewPlayer {
                         seat: p.seat,
-                        account_id: p.account_id.clone(),
-                        username: p.username.clone(),
-                        hand_size: 0,
-                        total: 0,
-                        announced: false,
-                        out: false,
+                        account_id: who.account_id.clone(),
+                        username: who.username.clone(),
+                        hand_size: p.hand_size,
+                        total: p.total,
+                        announced: p.announced,
+                        out: p.out,
                     })
-                    .collect(),
-                pending: PendingView::none(),
-                legal_moves: Vec::new(),
-                result: None,
-            },
+                })
+                .collect(),
+            pending,
+            legal_moves,
+            result,
         }
     }
 }
