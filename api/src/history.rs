@@ -23,9 +23,6 @@ use crate::error::ApiError;
 use crate::store;
 use crate::store::events::StoredEvent;
 
-/// Events read per query when a whole log is loaded or streamed.
-pub const PAGE: i64 = 500;
-
 /// A table's whole log, as stored, and the table's version (the seq of its
 /// last event according to `game_tables`).
 #[derive(Debug, Clone)]
@@ -44,8 +41,8 @@ pub async fn load(pool: &PgPool, table_id: Uuid) -> Result<Log, ApiError> {
     let mut events: Vec<StoredEvent> = Vec::new();
     loop {
         let after = events.last().map_or(0, |e| e.seq);
-        let page = store::events::read_after(pool, table_id, after, PAGE).await?;
-        let full = page.len() as i64 == PAGE;
+        let page = store::events::read_after(pool, table_id, after, store::events::PAGE).await?;
+        let full = page.len() as i64 == store::events::PAGE;
         events.extend(page);
         if !full {
             break;

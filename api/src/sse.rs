@@ -11,8 +11,8 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 use uuid::Uuid;
 
-use crate::history::PAGE;
 use crate::store;
+use crate::store::events::PAGE;
 use crate::table_service::{Loaded, TableService};
 use crate::watchers::Watch;
 

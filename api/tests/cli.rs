@@ -1,11 +1,11 @@
 //! `huit admin create` against a real database (from DATABASE_URL, as
 //! scripts/test provides).
 
+mod support;
+
 use std::io::Write;
 use std::process::{Command, Stdio};
-use std::str::FromStr;
 
-use sqlx::postgres::PgConnectOptions;
 use sqlx::{ConnectOptions, Connection};
 
 fn admin_create(url: &str, username: &str, stdin: &str) -> std::process::Output {
@@ -28,15 +28,7 @@ fn admin_create(url: &str, username: &str, stdin: &str) -> std::process::Output 
 
 #[tokio::test]
 async fn admin_create_makes_an_admin_once() {
-    let cluster = std::env::var("DATABASE_URL").expect("DATABASE_URL (run scripts/test)");
-    let options = PgConnectOptions::from_str(&cluster).unwrap();
-    let name = format!("huit_cli_{}", uuid::Uuid::new_v4().simple());
-    let mut admin = sqlx::PgConnection::connect_with(&options).await.unwrap();
-    sqlx::query(&format!(r#"CREATE DATABASE "{name}""#))
-        .execute(&mut admin)
-        .await
-        .unwrap();
-    let db_options = options.database(&name);
+    let db_options = support::scratch_database().await;
     let url = db_options.to_url_lossy().to_string();
 
     let out = admin_create(&url, "boss", "correct horse battery\n");

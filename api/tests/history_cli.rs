@@ -4,25 +4,17 @@
 #[path = "../../tests/src/games.rs"]
 #[allow(dead_code)]
 mod games;
+mod support;
 
 use std::process::{Command, Output};
-use std::str::FromStr;
 
-use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
-use sqlx::{ConnectOptions, Connection, PgPool};
+use sqlx::postgres::PgPoolOptions;
+use sqlx::{ConnectOptions, PgPool};
 use uuid::Uuid;
 
 /// A fresh migrated database: its URL and a pool on it.
 async fn database() -> (String, PgPool) {
-    let cluster = std::env::var("DATABASE_URL").expect("DATABASE_URL (run scripts/test)");
-    let options = PgConnectOptions::from_str(&cluster).unwrap();
-    let name = format!("huit_cli_{}", Uuid::new_v4().simple());
-    let mut admin = sqlx::PgConnection::connect_with(&options).await.unwrap();
-    sqlx::query(&format!(r#"CREATE DATABASE "{name}""#))
-        .execute(&mut admin)
-        .await
-        .unwrap();
-    let db = options.database(&name);
+    let db = support::scratch_database().await;
     let pool = PgPoolOptions::new()
         .max_connections(2)
         .connect_with(db.clone())

@@ -314,7 +314,10 @@ async fn log_is_ndjson_of_the_whole_log_in_pages_whose_hashes_recompute_from_the
     // Long enough to need several pages of the export.
     let game = moderne(&cast, 8, 4);
     let count = game.events().count();
-    assert!(count > 2 * api::history::PAGE as usize, "{count} events");
+    assert!(
+        count > 2 * api::store::events::PAGE as usize,
+        "{count} events"
+    );
     let table = games::store_table(&app.pool, cast.players[0].0, &game.batches).await;
 
     let res = get(&app, &format!("/v1/tables/{table}/log"), &cast.tokens[2]).await;

@@ -25,7 +25,8 @@ use crate::auth::AuthUser;
 use crate::config::Settings;
 use crate::error::{ApiError, Problem};
 use crate::history::{self, AuditReport, Parsed, ReplayDto, RoundsDto};
-use crate::routes::problems::{Authenticated, OnTable, TooManyStreams};
+use crate::routes::problems::{Authenticated, OnTable, WatchingTable};
+use crate::routes::tables::dto::TablePath;
 use crate::sse;
 use crate::store;
 use crate::store::accounts::Role;
@@ -49,20 +50,20 @@ fn not_a_player() -> ApiError {
 #[utoipa::path(
     tag = "history",
     security(("bearer" = [])),
-    params(("id" = Uuid, Path, description = "The table")),
+    params(TablePath),
     responses(
         (status = 200, description = "Finished rounds (points and totals keyed by seat) and the result once over", body = RoundsDto),
         OnTable,
     )
 )]
 #[get("/tables/{id}/rounds")]
-#[tracing::instrument(skip_all, fields(table_id = %path, account_id = %user.account.id))]
+#[tracing::instrument(skip_all, fields(table_id = %path.0, account_id = %user.account.id))]
 pub async fn list_rounds(
     user: AuthUser,
     pool: web::Data<PgPool>,
-    path: web::Path<Uuid>,
+    path: web::Path<TablePath>,
 ) -> Result<HttpResponse, ApiError> {
-    let parsed = Parsed::new(history::load(pool.get_ref(), *path).await?)?;
+    let parsed = Parsed::new(history::load(pool.get_ref(), path.0).await?)?;
     Ok(HttpResponse::Ok().json(history::rounds(&parsed)))
 }
 
@@ -125,7 +126,7 @@ pub async fn replay_round(
 #[utoipa::path(
     tag = "history",
     security(("bearer" = [])),
-    params(("id" = Uuid, Path, description = "The table")),
+    params(TablePath),
     responses(
         (status = 200, description = "One public event `{seq, type, v, at, data, prev_hash, hash}` per line, full data, in seq order", content_type = "application/x-ndjson", body = StoredEvent),
         (status = 403, description = "`not_a_player`: not a player of this game; `game_running`: the game is not over (players only export finished games)", body = Problem, content_type = "application/problem+json"),
@@ -133,13 +134,13 @@ pub async fn replay_round(
     )
 )]
 #[get("/tables/{id}/log")]
-#[tracing::instrument(skip_all, fields(table_id = %path, account_id = %user.account.id))]
+#[tracing::instrument(skip_all, fields(table_id = %path.0, account_id = %user.account.id))]
 pub async fn export_log(
     user: AuthUser,
     pool: web::Data<PgPool>,
-    path: web::Path<Uuid>,
+    path: web::Path<TablePath>,
 ) -> Result<HttpResponse, ApiError> {
-    let table_id = *path;
+    let table_id = path.0;
     let pool = pool.get_ref();
     store::events::current_version(pool, table_id)
         .await?
@@ -219,30 +220,28 @@ pub struct StreamQuery {
     tag = "history",
     security(("bearer" = [])),
     params(
-        ("id" = Uuid, Path, description = "The table"),
+        TablePath,
         ("Last-Event-ID" = Option<i64>, Header, nullable = false, minimum = 0, description = "The last seq received; the stream resumes after it"),
         StreamQuery,
     ),
     responses(
         (status = 200, description = "`text/event-stream`: `id: <seq>` and `data: {seq, type, v, at, data, prev_hash, hash}` per event, data redacted for the caller", content_type = "text/event-stream", body = SseEvent),
         (status = 400, description = "`invalid_last_event_id`, `invalid_query` (`after` < 0)", body = Problem, content_type = "application/problem+json"),
-        TooManyStreams,
-        OnTable,
+        WatchingTable,
     )
 )]
 #[get("/tables/{id}/events/stream")]
-#[tracing::instrument(skip_all, fields(table_id = %path, account_id = %user.account.id))]
-#[allow(clippy::too_many_arguments)]
+#[tracing::instrument(skip_all, fields(table_id = %path.0, account_id = %user.account.id))]
 pub async fn stream_events(
     user: AuthUser,
     req: HttpRequest,
     tables: web::Data<TableService>,
     slot: WatchSlot,
     settings: web::Data<Settings>,
-    path: web::Path<Uuid>,
+    path: web::Path<TablePath>,
     query: web::Query<StreamQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    let table_id = *path;
+    let table_id = path.0;
     // A bad `after` is refused even when `Last-Event-ID` wins over it.
     let after = match query.after.unwrap_or(0) {
         after if after < 0 => return Err(ApiError::InvalidQuery("after: 0 or more".into())),
@@ -308,7 +307,7 @@ where
 #[utoipa::path(
     tag = "admin",
     security(("bearer" = [])),
-    params(("id" = Uuid, Path, description = "The table")),
+    params(TablePath),
     responses(
         (status = 200, description = "The audit (`ok` false when anything is wrong; `first_bad_seq` names the first bad event)", body = AuditReport),
         (status = 403, description = "`forbidden`: administrators only", body = Problem, content_type = "application/problem+json"),
@@ -316,14 +315,14 @@ where
     )
 )]
 #[get("/admin/tables/{id}/audit")]
-#[tracing::instrument(skip_all, fields(table_id = %path, account_id = %user.account.id))]
+#[tracing::instrument(skip_all, fields(table_id = %path.0, account_id = %user.account.id))]
 pub async fn audit_table(
     user: AuthUser,
     pool: web::Data<PgPool>,
-    path: web::Path<Uuid>,
+    path: web::Path<TablePath>,
 ) -> Result<HttpResponse, ApiError> {
     user.require_admin()?;
-    let log = history::load(pool.get_ref(), *path).await?;
+    let log = history::load(pool.get_ref(), path.0).await?;
     let report = web::block(move || history::audit(&log)).await?;
     Ok(HttpResponse::Ok().json(report))
 }

@@ -21,6 +21,18 @@ macro_rules! problem {
         )]
         pub struct $name(pub Problem);
     };
+    // A refusal for now, with the seconds to wait in `Retry-After`.
+    ($(#[$doc:meta])* $name:ident, $status:literal, $description:literal, retry_after) => {
+        $(#[$doc])*
+        #[derive(Debug, IntoResponses)]
+        #[response(
+            status = $status,
+            description = $description,
+            content_type = "application/problem+json",
+            headers(("Retry-After" = u64, description = "Seconds to wait"))
+        )]
+        pub struct $name(pub Problem);
+    };
 }
 
 problem!(
@@ -48,25 +60,20 @@ problem!(
     ServiceUnavailable, 503, "`service_unavailable`: the database does not answer"
 );
 
-/// 429 past a rate limit (the route's description says which).
-#[derive(Debug, IntoResponses)]
-#[response(
-    status = 429,
-    description = "`too_many_requests`: over this route's rate limit; see `Retry-After`",
-    content_type = "application/problem+json",
-    headers(("Retry-After" = u64, description = "Seconds to wait"))
-)]
-pub struct TooManyRequests(pub Problem);
-
-/// 429 on long polls and streams.
-#[derive(Debug, IntoResponses)]
-#[response(
-    status = 429,
-    description = "`too_many_streams`: too many open long polls and streams for this account or address; see `Retry-After`",
-    content_type = "application/problem+json",
-    headers(("Retry-After" = u64, description = "Seconds to wait"))
-)]
-pub struct TooManyStreams(pub Problem);
+problem!(
+    /// 429 past a rate limit (the route's description says which).
+    TooManyRequests,
+    429,
+    "`too_many_requests`: over this route's rate limit; see `Retry-After`",
+    retry_after
+);
+problem!(
+    /// 429 on long polls and streams.
+    TooManyStreams,
+    429,
+    "`too_many_streams`: too many open long polls and streams for this account or address; see `Retry-After`",
+    retry_after
+);
 
 /// Several answers at once: `Name = A | B | …` lists the union of theirs.
 macro_rules! problems {
@@ -102,4 +109,9 @@ problems!(
     /// What every route on one table may answer besides its own: 401, 404
     /// (no such table) and 503.
     OnTable = Unauthorized | TableNotFound | ServiceUnavailable
+);
+problems!(
+    /// What a long poll or a stream of one table may answer besides its own:
+    /// 401, 404, 429 `too_many_streams` and 503.
+    WatchingTable = Unauthorized | TableNotFound | TooManyStreams | ServiceUnavailable
 );

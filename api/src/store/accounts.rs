@@ -46,6 +46,23 @@ pub struct Account {
     pub created_at: DateTime<Utc>,
 }
 
+impl Account {
+    /// An account from its row's columns (the role as stored, checked).
+    pub(crate) fn from_row(
+        id: Uuid,
+        username: String,
+        role: &str,
+        created_at: DateTime<Utc>,
+    ) -> Result<Self, sqlx::Error> {
+        Ok(Self {
+            id,
+            username,
+            role: role.parse()?,
+            created_at,
+        })
+    }
+}
+
 /// Inserts an account. A username already taken (whatever its case) fails
 /// on `accounts_username_lower_key`, which `ApiError` maps to 409
 /// `username_taken`.
@@ -67,12 +84,7 @@ pub async fn insert(
     )
     .fetch_one(executor)
     .await?;
-    Ok(Account {
-        id: row.id,
-        username: row.username,
-        role: row.role.parse()?,
-        created_at: row.created_at,
-    })
+    Account::from_row(row.id, row.username, &row.role, row.created_at)
 }
 
 /// The account of a username and its password hash; `key` is the
@@ -93,12 +105,7 @@ pub async fn find_with_password_hash(
     .await?;
     row.map(|r| {
         Ok((
-            Account {
-                id: r.id,
-                username: r.username,
-                role: r.role.parse()?,
-                created_at: r.created_at,
-            },
+            Account::from_row(r.id, r.username, &r.role, r.created_at)?,
             r.password_hash,
         ))
     })
@@ -116,13 +123,6 @@ pub async fn find_by_id(
     )
     .fetch_optional(executor)
     .await?;
-    row.map(|r| {
-        Ok(Account {
-            id: r.id,
-            username: r.username,
-            role: r.role.parse()?,
-            created_at: r.created_at,
-        })
-    })
-    .transpose()
+    row.map(|r| Account::from_row(r.id, r.username, &r.role, r.created_at))
+        .transpose()
 }

@@ -519,6 +519,9 @@ fn payloads(versions: &[(Uuid, i64)]) -> Vec<String> {
     payloads
 }
 
+/// Events read per query when a whole log is loaded or streamed.
+pub const PAGE: i64 = 500;
+
 /// Events of a table with `seq > after`, in order, at most `limit`.
 #[tracing::instrument(skip(executor))]
 pub async fn read_after(

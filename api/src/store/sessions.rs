@@ -55,12 +55,7 @@ pub async fn find_active(
         Ok(ActiveSession {
             session_id: r.session_id,
             expires_at: r.expires_at,
-            account: Account {
-                id: r.id,
-                username: r.username,
-                role: r.role.parse()?,
-                created_at: r.created_at,
-            },
+            account: Account::from_row(r.id, r.username, &r.role, r.created_at)?,
         })
     })
     .transpose()

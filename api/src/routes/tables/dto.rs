@@ -16,6 +16,14 @@ use crate::store::events::StoredEvent;
 use crate::store::tables::{ListedTable, SeatRow};
 use crate::table_service::{redact_parsed, Loaded};
 
+/// The `{id}` of a table's routes.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(names("id"), parameter_in = Path)]
+pub struct TablePath(
+    /// The table
+    pub Uuid,
+);
+
 /// A preset rule set.
 #[derive(Debug, Serialize, ToSchema)]
 #[schema(example = json!({

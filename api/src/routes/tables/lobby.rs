@@ -10,7 +10,7 @@ use futures_util::future::LocalBoxFuture;
 use serde_json::Value;
 use uuid::Uuid;
 
-use super::dto::{ListQuery, NewTable, RulesetDto, TablePage, TableSummary};
+use super::dto::{ListQuery, NewTable, RulesetDto, TablePage, TablePath, TableSummary};
 use super::headers::etag;
 use crate::auth::AuthUser;
 use crate::error::{ApiError, Problem};
@@ -127,7 +127,7 @@ pub async fn list_tables(
 #[utoipa::path(
     tag = "tables",
     security(("bearer" = [])),
-    params(("id" = Uuid, Path, description = "The table")),
+    params(TablePath),
     responses(
         (status = 200, description = "The summary", body = TableSummary,
             headers(("ETag" = String, description = "`\"<version>\"`"))),
@@ -135,13 +135,13 @@ pub async fn list_tables(
     )
 )]
 #[get("/tables/{id}")]
-#[tracing::instrument(skip_all, fields(account_id = %_user.account.id, table_id = %path))]
+#[tracing::instrument(skip_all, fields(account_id = %_user.account.id, table_id = %path.0))]
 pub async fn get_table(
     tables: web::Data<TableService>,
     _user: AuthUser,
-    path: web::Path<Uuid>,
+    path: web::Path<TablePath>,
 ) -> Result<HttpResponse, ApiError> {
-    let id = path.into_inner();
+    let id = path.0;
     let summary = tables.read(id, 0, |l| TableSummary::of(id, l)).await?;
     Ok(HttpResponse::Ok()
         .insert_header(etag(summary.version))
@@ -199,7 +199,7 @@ impl LobbyCall {
 #[utoipa::path(
     tag = "tables",
     security(("bearer" = [])),
-    params(("id" = Uuid, Path, description = "The table")),
+    params(TablePath),
     responses(
         (status = 200, description = "Seated; the table's summary", body = TableSummary),
         (status = 409, description = "`table_full`, `already_seated`, `table_not_waiting`, or `version_conflict` when other writers kept winning", body = Problem, content_type = "application/problem+json"),
@@ -219,7 +219,7 @@ pub async fn join_table(call: LobbyCall) -> Result<HttpResponse, ApiError> {
 #[utoipa::path(
     tag = "tables",
     security(("bearer" = [])),
-    params(("id" = Uuid, Path, description = "The table")),
+    params(TablePath),
     responses(
         (status = 200, description = "The seat is free; the table's summary", body = TableSummary),
         (status = 403, description = "`not_seated`", body = Problem, content_type = "application/problem+json"),
@@ -238,7 +238,7 @@ pub async fn leave_table(call: LobbyCall) -> Result<HttpResponse, ApiError> {
 #[utoipa::path(
     tag = "tables",
     security(("bearer" = [])),
-    params(("id" = Uuid, Path, description = "The table")),
+    params(TablePath),
     responses(
         (status = 200, description = "Started; the table's summary", body = TableSummary),
         (status = 403, description = "`not_creator`", body = Problem, content_type = "application/problem+json"),

@@ -10,14 +10,16 @@ use domain::{Move, TableCommand};
 use serde_json::Value;
 use uuid::Uuid;
 
-use super::dto::{EventPage, EventsQuery, MoveAnswer, MoveRequest, TableView, ViewQuery};
+use super::dto::{
+    EventPage, EventsQuery, MoveAnswer, MoveRequest, TablePath, TableView, ViewQuery,
+};
 use super::headers::{etag, IdempotencyKey, IfMatch, IfNoneMatch};
 use crate::auth::CachedAuthUser;
 use crate::chain::canonical_json;
 use crate::config::Settings;
 use crate::error::{ApiError, Problem};
 use crate::routes::history::{event_stream, last_event_id, SseEvent};
-use crate::routes::problems::{JsonBodyRefused, OnTable, TooManyStreams};
+use crate::routes::problems::{JsonBodyRefused, OnTable, WatchingTable};
 use crate::sse;
 use crate::store::idempotency::request_hash;
 use crate::table_service::{player_id, Idempotency, Loaded, TableService};
@@ -52,7 +54,7 @@ fn long_poll_deadline(wait: u64) -> Option<tokio::time::Instant> {
     tag = "tables",
     security(("bearer" = [])),
     params(
-        ("id" = Uuid, Path, description = "The table"),
+        TablePath,
         ("If-None-Match" = Option<String>, Header, description = "An ETag from an earlier view"),
         ViewQuery,
     ),
@@ -61,22 +63,20 @@ fn long_poll_deadline(wait: u64) -> Option<tokio::time::Instant> {
             headers(("ETag" = String, description = "`\"<version>\"`"))),
         (status = 304, description = "Not modified since the ETag sent (with `wait`: nothing changed within it)"),
         (status = 400, description = "`invalid_query`: `wait` > 30; `invalid_header`", body = Problem, content_type = "application/problem+json"),
-        TooManyStreams,
-        OnTable,
+        WatchingTable,
     )
 )]
 #[get("/tables/{id}/view")]
-#[tracing::instrument(skip_all, fields(account_id = %user.account.id, table_id = %path))]
-#[allow(clippy::too_many_arguments)]
+#[tracing::instrument(skip_all, fields(account_id = %user.account.id, table_id = %path.0))]
 pub async fn get_view(
     tables: web::Data<TableService>,
     slot: WatchSlot,
     user: CachedAuthUser,
-    path: web::Path<Uuid>,
+    path: web::Path<TablePath>,
     query: web::Query<ViewQuery>,
     if_none_match: IfNoneMatch,
 ) -> Result<HttpResponse, ApiError> {
-    let (id, account_id) = (path.into_inner(), user.account.id);
+    let (id, account_id) = (path.0, user.account.id);
     let wait = wait_secs(query.wait)?;
     // A version the caller has seen: the view is not older.
     let seen = if_none_match.seen();
@@ -127,27 +127,26 @@ fn view_answer(version: i64, view: Option<TableView>) -> HttpResponse {
     tag = "tables",
     security(("bearer" = [])),
     params(
-        ("id" = Uuid, Path, description = "The table"),
+        TablePath,
         ("Last-Event-ID" = Option<i64>, Header, nullable = false, minimum = 0, description = "The version of the last view received"),
     ),
     responses(
         (status = 200, description = "`text/event-stream`: `id: <version>` and `data:` the caller's view (`TableView`) per change", content_type = "text/event-stream", body = SseEvent),
         (status = 400, description = "`invalid_last_event_id`", body = Problem, content_type = "application/problem+json"),
-        TooManyStreams,
-        OnTable,
+        WatchingTable,
     )
 )]
 #[get("/tables/{id}/view/stream")]
-#[tracing::instrument(skip_all, fields(account_id = %user.account.id, table_id = %path))]
+#[tracing::instrument(skip_all, fields(account_id = %user.account.id, table_id = %path.0))]
 pub async fn stream_view(
     req: HttpRequest,
     tables: web::Data<TableService>,
     slot: WatchSlot,
     settings: web::Data<Settings>,
     user: CachedAuthUser,
-    path: web::Path<Uuid>,
+    path: web::Path<TablePath>,
 ) -> Result<HttpResponse, ApiError> {
-    let id = path.into_inner();
+    let id = path.0;
     let account_id = user.account.id;
     let seen = last_event_id(&req, "the version of a view")?.unwrap_or(-1);
     let watch = slot.open(&user)?;
@@ -170,7 +169,7 @@ pub async fn stream_view(
     tag = "tables",
     security(("bearer" = [])),
     params(
-        ("id" = Uuid, Path, description = "The table"),
+        TablePath,
         ("If-Match" = Option<String>, Header, nullable = false, pattern = r#"^(\*|(W/)?"[0-9]{1,18}"|[0-9]{1,18})$"#, description = "`\"<version>\"` (or the bare version): the version the move is based on"),
         ("Idempotency-Key" = Option<String>, Header, nullable = false, min_length = 1, max_length = 255, pattern = "^[\\x21-\\x7e]([\\x20-\\x7e]*[\\x21-\\x7e])?$", description = "1 to 255 visible ASCII characters, chosen by the client per move"),
     ),
@@ -187,16 +186,16 @@ pub async fn stream_view(
     )
 )]
 #[post("/tables/{id}/moves")]
-#[tracing::instrument(skip_all, fields(account_id = %user.account.id, table_id = %path))]
+#[tracing::instrument(skip_all, fields(account_id = %user.account.id, table_id = %path.0))]
 pub async fn post_move(
     tables: web::Data<TableService>,
     user: CachedAuthUser,
-    path: web::Path<Uuid>,
+    path: web::Path<TablePath>,
     body: web::Json<MoveRequest>,
     if_match: IfMatch,
     key: IdempotencyKey,
 ) -> Result<HttpResponse, ApiError> {
-    let (id, account_id, body) = (path.into_inner(), user.account.id, body.into_inner());
+    let (id, account_id, body) = (path.0, user.account.id, body.into_inner());
     let mv: Move = serde_json::from_value(body.mv.clone()).map_err(|e| ApiError::Validation {
         code: "invalid_move",
         detail: format!("not a move: {e}"),
@@ -284,25 +283,23 @@ async fn replay(
 #[utoipa::path(
     tag = "tables",
     security(("bearer" = [])),
-    params(("id" = Uuid, Path, description = "The table"), EventsQuery),
+    params(TablePath, EventsQuery),
     responses(
         (status = 200, description = "The events (possibly none)", body = EventPage),
         (status = 400, description = "`invalid_query`: `after` < 0, `wait` > 30, `limit` not in 1..=500", body = Problem, content_type = "application/problem+json"),
-        TooManyStreams,
-        OnTable,
+        WatchingTable,
     )
 )]
 #[get("/tables/{id}/events")]
-#[tracing::instrument(skip_all, fields(account_id = %user.account.id, table_id = %path))]
-#[allow(clippy::too_many_arguments)]
+#[tracing::instrument(skip_all, fields(account_id = %user.account.id, table_id = %path.0))]
 pub async fn get_events(
     tables: web::Data<TableService>,
     slot: WatchSlot,
     user: CachedAuthUser,
-    path: web::Path<Uuid>,
+    path: web::Path<TablePath>,
     query: web::Query<EventsQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    let id = path.into_inner();
+    let id = path.0;
     let after = query.after.unwrap_or(0);
     if after < 0 {
         return Err(ApiError::InvalidQuery("after: 0 or more".into()));
