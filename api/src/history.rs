@@ -60,12 +60,12 @@ pub fn parse(e: &StoredEvent) -> Result<TableEvent, String> {
     e.event().map_err(|err| err.to_string())
 }
 
-/// Applies the next event to `table` (the one fold of a log,
-/// `domain::table::apply`, taking the events in the order given: the hash
+/// Applies the next event to `table` (the one fold step of a log, guarded:
+/// `domain::table::apply_guarded`, taking the events in the order given: the hash
 /// chain, checked apart, vouches for their seqs). An event the engine
 /// cannot apply is reported, not a crash.
 fn evolve_guarded(table: &mut Table, e: &TableEvent) -> Result<(), String> {
-    domain::table::apply(table, table.version + 1, e).map_err(|err| err.to_string())
+    domain::table::apply_guarded(table, table.version + 1, e).map_err(|err| err.to_string())
 }
 
 /// A log parsed and ready to fold. Built by [`Parsed::new`], which refuses

@@ -42,9 +42,9 @@ pub enum FoldError {
     Unappliable,
 }
 
-/// Applies the event at `seq` to `table`, which must be at `seq - 1`. An
-/// event the engine cannot apply (its `evolve` assumes facts the engine
-/// wrote itself, e.g. seats in range) is an error, not a crash.
+/// Applies the event at `seq` to `table`, which must be at `seq - 1`.
+/// `evolve` trusts the facts it is given (the engine wrote them): a log
+/// that may be corrupt goes through [`apply_guarded`].
 pub fn apply(table: &mut Table, seq: u64, event: &TableEvent) -> Result<(), FoldError> {
     if seq != table.version + 1 {
         return Err(FoldError::OutOfOrder {
@@ -52,8 +52,16 @@ pub fn apply(table: &mut Table, seq: u64, event: &TableEvent) -> Result<(), Fold
             expected: table.version + 1,
         });
     }
-    std::panic::catch_unwind(AssertUnwindSafe(|| table.evolve(event)))
-        .map_err(|_| FoldError::Unappliable)
+    table.evolve(event);
+    Ok(())
+}
+
+/// [`apply`] for a log that may be corrupt (the audit, replays): an event
+/// the engine cannot apply (its `evolve` assumes facts the engine wrote
+/// itself, e.g. seats in range) is an error, not a crash.
+pub fn apply_guarded(table: &mut Table, seq: u64, event: &TableEvent) -> Result<(), FoldError> {
+    std::panic::catch_unwind(AssertUnwindSafe(|| apply(table, seq, event)))
+        .unwrap_or(Err(FoldError::Unappliable))
 }
 
 /// A table folded from its log, event after event.

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 mod log;
 
-pub use log::{apply, Fold, FoldError, ReadError};
+pub use log::{apply, apply_guarded, Fold, FoldError, ReadError};
 
 use crate::engine::{Command, RuleError};
 use crate::event::{Event, Move, Seat};
