@@ -29,12 +29,18 @@ impl TableService {
         // A read is never older than the last commit, whichever process made
         // it (a client moving through one process and reading through
         // another sees its move): one indexed read of the table's version
-        // (with the reads asked for meanwhile, see `crate::commit::versions`), and
-        // the log only when the cache is behind it.
-        let min_version = versions::stored_version(&self.versions, table_id)
-            .await?
-            .map_or(min_version, |v| v.max(min_version));
+        // (with the reads asked for meanwhile, see `crate::commit::versions`),
+        // and the log only when the cache is behind it. A table not cached
+        // yet is read from its log whole, which is as recent as that.
         let slot = self.slot(table_id);
+        let cached = slot.try_lock().map_or(true, |entry| entry.is_some());
+        let min_version = if cached {
+            versions::stored_version(&self.versions, table_id)
+                .await?
+                .map_or(min_version, |v| v.max(min_version))
+        } else {
+            min_version
+        };
         let mut guard = slot.lock().await;
         let entry = self.refresh(table_id, &mut guard, min_version).await?;
         Ok(f(&entry.loaded))
