@@ -38,11 +38,11 @@ fn d8_only_the_play_leaving_one_card_may_announce() {
 }
 
 /// D8: "`legal_moves` lists a play that leaves one card twice: with
-/// `announce` true and false."
+/// `announce` true and false", the announcing one first.
 #[test]
-fn d8_legal_moves_list_the_last_but_one_play_twice() {
+fn d8_legal_moves_list_the_last_but_one_play_twice_announcing_first() {
     let g = table("classique", "5H 6H");
-    assert_eq!(legal(&g, 0), ["5H", "5H!", "6H", "6H!"]);
+    assert_eq!(legal(&g, 0), ["5H!", "5H", "6H!", "6H"]);
 }
 
 /// D8: "A player who goes out needs no announcement" (and a play that
@@ -236,7 +236,7 @@ fn d8_a_drawn_card_played_may_carry_the_announcement() {
         },
     );
     ok(&mut g, 0, Move::Draw);
-    assert_eq!(legal(&g, 0), ["5H", "5H!", "pass"]);
+    assert_eq!(legal(&g, 0), ["5H!", "5H", "pass"]);
     ok(&mut g, 0, announced(play("5H")));
     assert_eq!(legal(&g, 1), ["draw"]);
 }
@@ -288,4 +288,33 @@ fn s3_a_target_challenged_on_turn_loses_the_following_turn() {
             turn_to(1)
         ]
     );
+}
+
+/// D8 and the order of `legal_moves`: a client that always posts the first
+/// move listed for the seat on turn announces its last card (the announcing
+/// play comes first), so nobody can challenge it forever: whole games of
+/// every preset end.
+#[test]
+fn d8_a_client_taking_the_first_listed_move_finishes_games_of_every_preset() {
+    for id in ["classique", "moderne", "base", "amerix", "757"] {
+        let min = preset(id).players.min;
+        for seats in [min, min + 1] {
+            let mut g = domain::Game::new(preset(id), seats).unwrap();
+            let mut r = rng(7);
+            g.execute(&domain::Command::Start, &mut r, &mut Vec::new())
+                .unwrap();
+            let mut moves = 0;
+            while g.status() == domain::Status::Playing {
+                let seat = current(&g).expect("a seat on turn");
+                let mv = g.legal_moves(seat).remove(0);
+                g.execute(&domain::Command::Move { seat, mv }, &mut r, &mut Vec::new())
+                    .unwrap();
+                moves += 1;
+                assert!(
+                    moves < 200_000,
+                    "{id}, {seats} seats: still playing after {moves} moves"
+                );
+            }
+        }
+    }
 }

@@ -1101,7 +1101,7 @@ fn d13_a_joker_as_a_queen_may_replay() {
         ok(&mut g, 0, mv.clone()),
         vec![played(0, &mv), turn(0, Pending::MayReplay, false)]
     );
-    assert_eq!(legal(&g, 0), ["5H", "5H!", "pass"]);
+    assert_eq!(legal(&g, 0), ["5H!", "5H", "pass"]);
 }
 
 // ----- stacking (D25), joker_counter ----------------------------------------
@@ -1237,7 +1237,7 @@ fn d34_a_single_effect_card_cannot_be_played_so_the_player_draws() {
             turn(0, Pending::Drawn { card: card("5H") }, false),
         ]
     );
-    assert_eq!(legal(&g, 0), ["5H", "5H!", "pass"]);
+    assert_eq!(legal(&g, 0), ["5H!", "5H", "pass"]);
 }
 
 /// D34 × draw_skip: a drawn effect card may be played as it is not the last.
@@ -1280,7 +1280,7 @@ fn d34_a_player_may_keep_an_effect_card_as_the_last() {
     );
     assert_eq!(
         legal(&g, 0),
-        ["8H:C", "8H:C!", "8H:D", "8H:D!", "8H:H", "8H:H!", "8H:S", "8H:S!", "5H", "5H!"]
+        ["8H:C!", "8H:C", "8H:D!", "8H:D", "8H:H!", "8H:H", "8H:S!", "8H:S", "5H!", "5H"]
     );
     ok(&mut g, 0, announced(play("5H")));
     assert_eq!(hand(&g, 0), ["8H"]);

@@ -11,7 +11,9 @@ use crate::rules::{Effect, Stacking};
 use super::{illegal, Check, RuleError};
 
 impl Game {
-    /// Every move `seat` may make now, each in the form to post back.
+    /// Every move `seat` may make now, each in the form to post back: a
+    /// challenge (when open), the plays in the order of the hand (each
+    /// choice; a play leaving one card announcing first), draw, pass.
     pub fn legal_moves(&self, seat: Seat) -> Vec<Move> {
         let mut moves = Vec::new();
         self.legal_moves_into(seat, &mut moves);
@@ -52,10 +54,13 @@ impl Game {
                     as_card,
                     announce,
                 };
-                moves.push(play(false));
+                // A play that leaves one card: announcing it first, so
+                // that whoever takes the first listed move announces (and
+                // a naive bot is never challenged forever).
                 if announce_too {
                     moves.push(play(true));
                 }
+                moves.push(play(false));
                 false
             };
             if playable.contains(card) {

@@ -336,7 +336,10 @@ pub struct TableView {
     #[schema(value_type = Object, example = json!({"kind": "none", "seat": null, "draw": null, "count": null, "card": null, "frozen": false, "challengeable": null}))]
     pub pending: PendingView,
     /// Every move the server would accept from the caller at this version,
-    /// in the form to post back (see `MoveRequest.move`).
+    /// in the form to post back (see `MoveRequest.move`), in this order: a
+    /// challenge (when one is open), the plays in the order of the hand
+    /// (each choice of suit or letter; a play that leaves one card with
+    /// `announce: true` first), then `draw`, then `pass`.
     #[schema(value_type = Vec<Object>, example = json!([{"type": "play", "card": "8H", "suit": "S", "announce": false}, {"type": "draw"}]))]
     pub legal_moves: Vec<Move>,
     /// The final ranking once `finished`.
