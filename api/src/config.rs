@@ -93,6 +93,11 @@ pub struct Settings {
     #[arg(long, env = "HUIT_LOGIN_WINDOW_SECS", default_value_t = 300)]
     pub login_window_secs: u64,
 
+    /// Origins (`scheme://host[:port]`, comma-separated) whose browser
+    /// pages may call the API (CORS); none by default.
+    #[arg(long, env = "HUIT_CORS_ORIGINS", value_delimiter = ',', num_args = 0..)]
+    pub cors_origins: Vec<String>,
+
     /// Take the client address from `Forwarded`/`X-Forwarded-For` (only
     /// behind a reverse proxy that sets them).
     #[arg(long, env = "HUIT_TRUST_PROXY", default_value_t = false, action = ArgAction::Set)]
@@ -125,6 +130,7 @@ impl Settings {
             log_ins_per_minute: 30,
             tables_per_minute: 30,
             login_window_secs: 300,
+            cors_origins: Vec::new(),
             trust_proxy: false,
             sse_keepalive_ms: 15_000,
         }

@@ -4,15 +4,18 @@ use std::net::TcpListener;
 use std::str::FromStr;
 use std::time::Duration;
 
+use actix_cors::Cors;
 use actix_web::dev::{Server, Service};
-use actix_web::http::header::{HeaderName, HeaderValue};
-use actix_web::{web, App, HttpMessage, HttpResponse, HttpServer};
+use actix_web::http::header::{self, HeaderName, HeaderValue};
+use actix_web::http::{Method, StatusCode};
+use actix_web::middleware::Condition;
+use actix_web::{web, App, HttpMessage, HttpResponse, HttpServer, ResponseError};
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::{Connection, PgPool};
 use tracing_actix_web::{RequestId, TracingLogger};
 use utoipa::OpenApi;
 use utoipa_actix_web::AppExt;
-use utoipa_scalar::{Scalar, Servable};
+use utoipa_swagger_ui::{Config, SwaggerUi};
 
 use crate::commit::notify::CommitHub;
 use crate::config::Settings;
@@ -115,6 +118,7 @@ impl Application {
         let watchers = web::Data::new(watchers);
         let pool = web::Data::new(pool);
         let tables = web::Data::new(TableService::new(pool.get_ref().clone(), hub.clone()));
+        let cors_origins = cors_origins(&settings.cors_origins)?;
         let body_limit = settings.body_limit_bytes;
         let workers = settings.workers;
         let settings = web::Data::new(settings);
@@ -146,13 +150,31 @@ impl Application {
                 .split_for_parts();
             app.app_data(web::Data::new(doc.clone()))
                 .route("/openapi.json", web::get().to(openapi_json))
-                .service(Scalar::with_url("/docs", doc))
+                // Swagger UI, its files compiled into the binary (nothing
+                // fetched from elsewhere), reading the document above.
+                .route("/docs", web::get().to(docs_redirect))
+                .service(SwaggerUi::new("/docs/{_:.*}").config(Config::new(["/openapi.json"])))
                 .default_service(web::to(routes::fallback))
+                .wrap(Condition::new(
+                    !cors_origins.is_empty(),
+                    cors(&cors_origins),
+                ))
                 .wrap_fn(|req, srv| {
                     let request_id = req.extensions().get::<RequestId>().copied();
+                    let preflight = req.method() == Method::OPTIONS
+                        && req
+                            .headers()
+                            .contains_key(header::ACCESS_CONTROL_REQUEST_METHOD);
                     let fut = srv.call(req);
                     async move {
-                        let mut res = fut.await?;
+                        let res = fut.await?;
+                        let mut res = if preflight && res.status() == StatusCode::BAD_REQUEST {
+                            // actix-cors refuses in plain text.
+                            res.into_response(cors_refused().error_response())
+                                .map_into_right_body()
+                        } else {
+                            res.map_into_left_body()
+                        };
                         tracing::info!(status = res.status().as_u16(), "answered");
                         if let Some(id) = request_id {
                             if let Ok(value) = HeaderValue::from_str(&id.to_string()) {
@@ -236,4 +258,99 @@ fn connections_per_worker(descriptors: usize, workers: Option<usize>) -> usize {
 
 async fn openapi_json(doc: web::Data<utoipa::openapi::OpenApi>) -> Result<HttpResponse, ApiError> {
     Ok(HttpResponse::Ok().json(doc.get_ref()))
+}
+
+/// `/docs` is the interactive documentation's folder, `/docs/`.
+async fn docs_redirect() -> HttpResponse {
+    HttpResponse::PermanentRedirect()
+        .insert_header((header::LOCATION, "/docs/"))
+        .finish()
+}
+
+/// The CORS origins of the settings, checked: `scheme://host[:port]` each
+/// (empty entries ignored); anything else stops the start with a reason.
+fn cors_origins(raw: &[String]) -> std::io::Result<Vec<String>> {
+    raw.iter()
+        .map(|o| o.trim())
+        .filter(|o| !o.is_empty())
+        .map(|o| {
+            let uri: actix_web::http::Uri = o.parse().map_err(|e| bad_origin(o, &e))?;
+            let plain = matches!(uri.scheme_str(), Some("http" | "https"))
+                && uri.authority().is_some()
+                && matches!(uri.path(), "" | "/")
+                && uri.query().is_none();
+            if plain {
+                Ok(o.trim_end_matches('/').to_owned())
+            } else {
+                Err(bad_origin(o, &"expected scheme://host[:port]"))
+            }
+        })
+        .collect()
+}
+
+fn bad_origin(origin: &str, why: &dyn std::fmt::Display) -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::InvalidInput,
+        format!("HUIT_CORS_ORIGINS: {origin:?} is not an origin: {why}"),
+    )
+}
+
+/// Browser pages of `origins` may call the API: the methods and request
+/// headers it takes, and the response headers a client reads.
+fn cors(origins: &[String]) -> Cors {
+    let cors = Cors::default()
+        .allowed_methods(["GET", "POST", "DELETE"])
+        .allowed_headers([
+            header::AUTHORIZATION,
+            header::CONTENT_TYPE,
+            header::IF_MATCH,
+            header::IF_NONE_MATCH,
+            HeaderName::from_static("idempotency-key"),
+            HeaderName::from_static("last-event-id"),
+        ])
+        .expose_headers([
+            header::ETAG,
+            header::LOCATION,
+            header::RETRY_AFTER,
+            HeaderName::from_static("x-request-id"),
+            HeaderName::from_static("idempotent-replayed"),
+        ])
+        .max_age(3600);
+    origins
+        .iter()
+        .fold(cors, |cors, origin| cors.allowed_origin(origin))
+}
+
+/// A preflight refused: an origin, method or header not allowed.
+fn cors_refused() -> ApiError {
+    ApiError::Problem {
+        status: StatusCode::BAD_REQUEST,
+        code: "cors_refused",
+        detail: "this origin, method or request header is not allowed here (CORS)".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cors_origins_are_scheme_host_and_port_only() {
+        let ok = cors_origins(&[
+            "https://app.example".into(),
+            " http://localhost:5173/ ".into(),
+            "".into(),
+        ])
+        .unwrap();
+        assert_eq!(ok, ["https://app.example", "http://localhost:5173"]);
+        for bad in [
+            "*",
+            "app.example",
+            "https://app.example/path",
+            "ftp://x",
+            "https://",
+        ] {
+            assert!(cors_origins(&[bad.into()]).is_err(), "{bad}");
+        }
+    }
 }

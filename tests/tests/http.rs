@@ -91,7 +91,107 @@ async fn the_openapi_document_and_its_ui_are_served() {
         assert!(served["paths"][path].is_object(), "{path} is documented");
     }
 
-    let res = app.client.get(app.url("/docs")).send().await.unwrap();
+    // The interactive documentation, served whole by the server itself:
+    // the page and every file it loads come from here, none from elsewhere.
+    let page = app.client.get(app.url("/docs")).send().await.unwrap();
+    assert_eq!(page.status(), 200);
+    assert_eq!(page.url().path(), "/docs/", "/docs redirects to its folder");
+    let html = page.text().await.unwrap();
+    let assets: Vec<&str> = html
+        .split(['"', '\''])
+        .filter(|s| [".js", ".css", ".png"].iter().any(|ext| s.ends_with(ext)))
+        .collect();
+    assert!(assets.len() >= 3, "{html}");
+    for asset in assets {
+        assert!(!asset.contains("://"), "{asset} is fetched from elsewhere");
+        let url = app.url(&format!("/docs/{}", asset.trim_start_matches("./")));
+        let res = app.client.get(&url).send().await.unwrap();
+        assert_eq!(res.status(), 200, "{url}");
+        if asset.ends_with("swagger-initializer.js") {
+            assert!(res.text().await.unwrap().contains("/openapi.json"));
+        }
+    }
+}
+
+/// A preflight as a browser sends it from `origin`.
+fn preflight(app: &e2e::TestApp, origin: &str, headers: &str) -> reqwest::RequestBuilder {
+    app.client
+        .request(reqwest::Method::OPTIONS, app.url("/v1/tables"))
+        .header("Origin", origin)
+        .header("Access-Control-Request-Method", "POST")
+        .header("Access-Control-Request-Headers", headers)
+}
+
+#[tokio::test]
+async fn cors_lets_an_allowed_origin_call_and_read_the_headers_a_client_needs() {
+    let origin = "https://app.example";
+    let app = e2e::spawn_app_with(|s| {
+        s.cors_origins = vec![origin.into(), "http://localhost:5173".into()]
+    })
+    .await;
+    let res = preflight(&app, origin, "authorization, content-type, idempotency-key")
+        .send()
+        .await
+        .unwrap();
     assert_eq!(res.status(), 200);
-    assert!(res.text().await.unwrap().contains("openapi"));
+    assert_eq!(res.headers()["access-control-allow-origin"], origin);
+    let methods = res.headers()["access-control-allow-methods"]
+        .to_str()
+        .unwrap();
+    assert!(methods.contains("POST"), "{methods}");
+    let allowed = res.headers()["access-control-allow-headers"]
+        .to_str()
+        .unwrap()
+        .to_ascii_lowercase();
+    assert!(allowed.contains("idempotency-key"), "{allowed}");
+
+    // The request itself: its answer names the origin and exposes the
+    // headers a client reads.
+    let res = app
+        .client
+        .get(app.url("/v1/rulesets"))
+        .header("Origin", origin)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    assert_eq!(res.headers()["access-control-allow-origin"], origin);
+    let exposed = res.headers()["access-control-expose-headers"]
+        .to_str()
+        .unwrap()
+        .to_ascii_lowercase();
+    for h in ["etag", "retry-after", "x-request-id", "idempotent-replayed"] {
+        assert!(exposed.contains(h), "{h} in {exposed}");
+    }
+}
+
+#[tokio::test]
+async fn cors_refuses_another_origin_with_a_problem_and_is_off_by_default() {
+    let app = e2e::spawn_app_with(|s| s.cors_origins = vec!["https://app.example".into()]).await;
+    let res = preflight(&app, "https://evil.example", "content-type")
+        .send()
+        .await
+        .unwrap();
+    assert!(!res.headers().contains_key("access-control-allow-origin"));
+    assert_problem(res, 400, "cors_refused").await;
+    // A request from it is served (a browser will not let its page read
+    // the answer), without CORS headers.
+    let res = app
+        .client
+        .get(app.url("/v1/rulesets"))
+        .header("Origin", "https://evil.example")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    assert!(!res.headers().contains_key("access-control-allow-origin"));
+
+    // No origin configured: no CORS at all, a preflight is a 405.
+    let app = spawn_app().await;
+    let res = preflight(&app, "https://app.example", "content-type")
+        .send()
+        .await
+        .unwrap();
+    assert!(!res.headers().contains_key("access-control-allow-origin"));
+    assert_problem(res, 405, "method_not_allowed").await;
 }
