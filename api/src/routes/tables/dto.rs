@@ -313,19 +313,20 @@ pub struct TableView {
     pub version: i64,
     pub status: Status,
     pub round: u32,
+    #[schema(required = true)]
     pub my_seat: Option<usize>,
     #[schema(value_type = Vec<String>)]
     pub hand: Vec<domain::Card>,
-    #[schema(value_type = Option<String>)]
+    #[schema(value_type = Option<String>, required = true)]
     pub top_card: Option<domain::Card>,
-    #[schema(value_type = Option<String>)]
+    #[schema(value_type = Option<String>, required = true)]
     pub active_suit: Option<domain::Suit>,
-    #[schema(value_type = Option<String>)]
+    #[schema(value_type = Option<String>, required = true)]
     pub active_letter: Option<domain::Letter>,
+    #[schema(required = true)]
     pub active_rank: Option<String>,
-    /// `clockwise` or `counterclockwise`.
-    #[schema(value_type = String, example = "clockwise")]
     pub direction: Direction,
+    #[schema(required = true)]
     pub current_seat: Option<usize>,
     pub stock_size: usize,
     pub discard_size: usize,
@@ -333,17 +334,15 @@ pub struct TableView {
     /// What constrains the seat on turn (the engine's `PendingView`):
     /// `kind` is `none`, `attack`, `draw`, `must_replay`, `may_replay` or
     /// `drawn`; `card` is the card just drawn, shown to its drawer only.
-    #[schema(value_type = Object, example = json!({"kind": "none", "seat": null, "draw": null, "count": null, "card": null, "frozen": false, "challengeable": null}))]
     pub pending: PendingView,
     /// Every move the server would accept from the caller at this version,
     /// in the form to post back (see `MoveRequest.move`), in this order: a
     /// challenge (when one is open), the plays in the order of the hand
     /// (each choice of suit or letter; a play that leaves one card with
     /// `announce: true` first), then `draw`, then `pass`.
-    #[schema(value_type = Vec<Object>, example = json!([{"type": "play", "card": "8H", "suit": "S", "announce": false}, {"type": "draw"}]))]
     pub legal_moves: Vec<Move>,
-    /// The final ranking once `finished`.
-    #[schema(value_type = Option<Object>, example = json!(null))]
+    /// The final ranking once `finished` (null before).
+    #[schema(required = true)]
     pub result: Option<GameEnded>,
 }
 
