@@ -44,6 +44,7 @@ pub enum Move {
     Draw,
     Pass,
     Challenge {
+        #[cfg_attr(feature = "openapi", schema(value_type = usize))]
         seat: Seat,
     },
 }
@@ -283,6 +284,7 @@ pub struct RoundEnded {
     pub round: u32,
     /// Seats in the order they went out (in placement scoring a blocked
     /// round may follow some going out, D31).
+    #[cfg_attr(feature = "openapi", schema(value_type = Vec<usize>))]
     pub out_order: Vec<Seat>,
     /// Seat → the cards left in hand.
     #[cfg_attr(feature = "openapi", schema(value_type = Object))]
@@ -301,6 +303,7 @@ pub struct RoundEnded {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[cfg_attr(feature = "openapi", schema(example = json!({"seat": 1, "total": 87, "place": 1})))]
 pub struct Placing {
+    #[cfg_attr(feature = "openapi", schema(value_type = usize))]
     pub seat: Seat,
     pub total: i32,
     /// 1 is best; tied players share the place (D21).
@@ -312,7 +315,9 @@ pub struct Placing {
 #[cfg_attr(feature = "openapi", schema(example = json!({"ranking": [{"seat": 1, "total": 87, "place": 1}, {"seat": 0, "total": 512, "place": 2}], "winners": [1], "losers": [0]})))]
 pub struct GameEnded {
     pub ranking: Vec<Placing>,
+    #[cfg_attr(feature = "openapi", schema(value_type = Vec<usize>))]
     pub winners: Vec<Seat>,
+    #[cfg_attr(feature = "openapi", schema(value_type = Vec<usize>))]
     pub losers: Vec<Seat>,
 }
 

@@ -14,6 +14,7 @@ use crate::game::{Game, Round};
 #[cfg_attr(feature = "openapi", schema(example = json!({"round": 2, "my_seat": 0, "hand": ["8H", "10S", "QC"], "top_card": "7H", "active_suit": null, "active_letter": null, "active_rank": null, "direction": "clockwise", "current_seat": 0, "stock_size": 30, "discard_size": 6, "players": [{"seat": 0, "hand_size": 3, "total": 12, "announced": false, "out": false}, {"seat": 1, "hand_size": 1, "total": 40, "announced": true, "out": false}], "pending": {"kind": "none", "seat": null, "draw": null, "count": null, "card": null, "frozen": false, "challengeable": null}, "legal_moves": [{"type": "play", "card": "8H", "suit": "S", "announce": false}, {"type": "draw"}], "result": null})))]
 pub struct SeatView {
     pub round: u32,
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<usize>))]
     pub my_seat: Option<Seat>,
     #[cfg_attr(feature = "openapi", schema(value_type = Vec<String>, example = json!(["8H", "10S", "QC"])))]
     pub hand: Vec<Card>,
@@ -28,6 +29,7 @@ pub struct SeatView {
     /// The rank to follow when it is not the top card's (a 757 joker, a pétard).
     pub active_rank: Option<String>,
     pub direction: Direction,
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<usize>))]
     pub current_seat: Option<Seat>,
     pub stock_size: usize,
     pub discard_size: usize,
@@ -41,6 +43,7 @@ pub struct SeatView {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[cfg_attr(feature = "openapi", schema(example = json!({"seat": 1, "hand_size": 1, "total": 40, "announced": true, "out": false})))]
 pub struct PlayerView {
+    #[cfg_attr(feature = "openapi", schema(value_type = usize))]
     pub seat: Seat,
     pub hand_size: usize,
     pub total: i32,
@@ -58,6 +61,7 @@ pub struct PendingView {
     /// `none`, `attack`, `draw`, `must_replay`, `may_replay` or `drawn`.
     pub kind: String,
     /// The seat it constrains.
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<usize>))]
     pub seat: Option<Seat>,
     /// Cards that seat draws if it takes the penalty.
     pub draw: Option<u32>,
@@ -69,6 +73,7 @@ pub struct PendingView {
     /// D12: the pile is frozen.
     pub frozen: bool,
     /// D8: the seat whose unannounced last card may be challenged now.
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<usize>))]
     pub challengeable: Option<Seat>,
 }
 
@@ -78,6 +83,7 @@ pub struct PendingView {
 #[cfg_attr(feature = "openapi", schema(example = json!({"round": 1, "dealer": 1, "hands": [["8H", "2S"], ["QC"]], "stock": ["3D", "KH"], "discard": ["5C", "7C"], "top_card": "7C", "active_suit": null, "active_letter": null, "active_rank": null, "direction": "clockwise", "current_seat": 0, "pending": {"kind": "none", "seat": null, "draw": null, "count": null, "card": null, "frozen": false, "challengeable": null}, "out_order": [], "announced": [false, false], "totals": [0, 0]})))]
 pub struct FullView {
     pub round: u32,
+    #[cfg_attr(feature = "openapi", schema(value_type = usize))]
     pub dealer: Seat,
     /// Every hand, by seat.
     #[cfg_attr(feature = "openapi", schema(value_type = Vec<Vec<String>>, example = json!([["8H", "2S"], ["QC"]])))]
@@ -96,8 +102,10 @@ pub struct FullView {
     pub active_letter: Option<Letter>,
     pub active_rank: Option<String>,
     pub direction: Direction,
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<usize>))]
     pub current_seat: Option<Seat>,
     pub pending: PendingView,
+    #[cfg_attr(feature = "openapi", schema(value_type = Vec<usize>))]
     pub out_order: Vec<Seat>,
     pub announced: Vec<bool>,
     pub totals: Vec<i32>,

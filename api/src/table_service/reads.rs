@@ -16,6 +16,23 @@ use crate::store;
 use crate::store::events::StoredEvent;
 
 impl TableService {
+    /// `min_version`, or the table's stored version when it is above (one
+    /// indexed read, batched with the reads asked for meanwhile, see
+    /// `crate::commit::versions`) if `check` says to look.
+    async fn at_least_stored(
+        &self,
+        table_id: Uuid,
+        min_version: i64,
+        check: bool,
+    ) -> Result<i64, ApiError> {
+        if !check {
+            return Ok(min_version);
+        }
+        Ok(versions::stored_version(&self.versions, table_id)
+            .await?
+            .map_or(min_version, |v| v.max(min_version)))
+    }
+
     /// Runs `f` on the up-to-date table (404 when there is none), at
     /// `min_version` at least (a version the caller has seen) and at the
     /// table's stored version at least, without reading the log when the
@@ -34,13 +51,7 @@ impl TableService {
         // yet is read from its log whole, which is as recent as that.
         let slot = self.slot(table_id);
         let cached = slot.try_lock().map_or(true, |entry| entry.is_some());
-        let min_version = if cached {
-            versions::stored_version(&self.versions, table_id)
-                .await?
-                .map_or(min_version, |v| v.max(min_version))
-        } else {
-            min_version
-        };
+        let min_version = self.at_least_stored(table_id, min_version, cached).await?;
         let mut guard = slot.lock().await;
         let entry = self.refresh(table_id, &mut guard, min_version).await?;
         Ok(f(&entry.loaded))
@@ -123,13 +134,7 @@ impl TableService {
         limit: i64,
         verify: bool,
     ) -> Result<Vec<StoredEvent>, ApiError> {
-        let min_version = if verify {
-            versions::stored_version(&self.versions, table_id)
-                .await?
-                .map_or(after, |v| v.max(after))
-        } else {
-            after
-        };
+        let min_version = self.at_least_stored(table_id, after, verify).await?;
         let slot = self.slot(table_id);
         let mut guard = slot.lock().await;
         let entry = self.refresh(table_id, &mut guard, min_version).await?;
