@@ -30,7 +30,6 @@ use crate::routes::tables::dto::TablePath;
 use crate::sse;
 use crate::store;
 use crate::store::accounts::Role;
-use crate::store::events::StoredEvent;
 use crate::table_service::TableService;
 use crate::watchers::WatchSlot;
 
@@ -128,7 +127,7 @@ pub async fn replay_round(
     security(("bearer" = [])),
     params(TablePath),
     responses(
-        (status = 200, description = "One public event `{seq, type, v, at, data, prev_hash, hash}` per line, full data, in seq order", content_type = "application/x-ndjson", body = StoredEvent),
+        (status = 200, description = "NDJSON: one `StoredEvent` (`{seq, type, v, at, data, prev_hash, hash}`, full data) per line, in seq order. Read it as text and parse each line", content_type = "application/x-ndjson", body = String),
         (status = 403, description = "`not_a_player`: not a player of this game; `game_running`: the game is not over (players only export finished games)", body = Problem, content_type = "application/problem+json"),
         OnTable,
     )
