@@ -17,6 +17,122 @@ use utoipa::ToSchema;
 /// Content type of every error answer.
 pub const PROBLEM_JSON: &str = "application/problem+json";
 
+/// Every `code` a problem may carry: clients switch on these.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+#[schema(example = "version_conflict")]
+pub enum ProblemCode {
+    MalformedJson,
+    InvalidBody,
+    InvalidQuery,
+    UnsupportedMediaType,
+    PayloadTooLarge,
+    Unauthorized,
+    InvalidCredentials,
+    Forbidden,
+    NotFound,
+    MethodNotAllowed,
+    UsernameTaken,
+    VersionConflict,
+    IdempotencyKeyReused,
+    ServiceUnavailable,
+    InternalError,
+    TooManyStreams,
+    StepOutOfRange,
+    IdempotencyKeyInUse,
+    CorsRefused,
+    TooManyRequests,
+    InvalidHeader,
+    InvalidMove,
+    NotAPlayer,
+    RoundRunning,
+    GameRunning,
+    InvalidLastEventId,
+    InvalidUsername,
+    InvalidPassword,
+    TableFull,
+    AlreadySeated,
+    NotSeated,
+    NotCreator,
+    NotEnoughPlayers,
+    TableNotWaiting,
+    InvalidRules,
+    GameNotStarted,
+    GameAlreadyStarted,
+    GameOver,
+    NoSuchSeat,
+    NotYourTurn,
+    CardNotInHand,
+    IllegalMove,
+    BadChoice,
+    BadAnnounce,
+    CannotDraw,
+    CannotPass,
+    CannotChallenge,
+    BadDeck,
+}
+
+impl ProblemCode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::MalformedJson => "malformed_json",
+            Self::InvalidBody => "invalid_body",
+            Self::InvalidQuery => "invalid_query",
+            Self::UnsupportedMediaType => "unsupported_media_type",
+            Self::PayloadTooLarge => "payload_too_large",
+            Self::Unauthorized => "unauthorized",
+            Self::InvalidCredentials => "invalid_credentials",
+            Self::Forbidden => "forbidden",
+            Self::NotFound => "not_found",
+            Self::MethodNotAllowed => "method_not_allowed",
+            Self::UsernameTaken => "username_taken",
+            Self::VersionConflict => "version_conflict",
+            Self::IdempotencyKeyReused => "idempotency_key_reused",
+            Self::ServiceUnavailable => "service_unavailable",
+            Self::InternalError => "internal_error",
+            Self::TooManyStreams => "too_many_streams",
+            Self::StepOutOfRange => "step_out_of_range",
+            Self::IdempotencyKeyInUse => "idempotency_key_in_use",
+            Self::CorsRefused => "cors_refused",
+            Self::TooManyRequests => "too_many_requests",
+            Self::InvalidHeader => "invalid_header",
+            Self::InvalidMove => "invalid_move",
+            Self::NotAPlayer => "not_a_player",
+            Self::RoundRunning => "round_running",
+            Self::GameRunning => "game_running",
+            Self::InvalidLastEventId => "invalid_last_event_id",
+            Self::InvalidUsername => "invalid_username",
+            Self::InvalidPassword => "invalid_password",
+            Self::TableFull => "table_full",
+            Self::AlreadySeated => "already_seated",
+            Self::NotSeated => "not_seated",
+            Self::NotCreator => "not_creator",
+            Self::NotEnoughPlayers => "not_enough_players",
+            Self::TableNotWaiting => "table_not_waiting",
+            Self::InvalidRules => "invalid_rules",
+            Self::GameNotStarted => "game_not_started",
+            Self::GameAlreadyStarted => "game_already_started",
+            Self::GameOver => "game_over",
+            Self::NoSuchSeat => "no_such_seat",
+            Self::NotYourTurn => "not_your_turn",
+            Self::CardNotInHand => "card_not_in_hand",
+            Self::IllegalMove => "illegal_move",
+            Self::BadChoice => "bad_choice",
+            Self::BadAnnounce => "bad_announce",
+            Self::CannotDraw => "cannot_draw",
+            Self::CannotPass => "cannot_pass",
+            Self::CannotChallenge => "cannot_challenge",
+            Self::BadDeck => "bad_deck",
+        }
+    }
+}
+
+impl std::fmt::Display for ProblemCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// An error answered to a client.
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
@@ -38,7 +154,7 @@ pub enum ApiError {
     PayloadTooLarge { limit: usize },
     /// 422 with a specific code (`invalid_username`, `invalid_password`, ...).
     #[error("{detail}")]
-    Validation { code: &'static str, detail: String },
+    Validation { code: ProblemCode, detail: String },
     /// 401 `unauthorized`: no, malformed, unknown, expired or revoked token.
     #[error("{0}")]
     Unauthorized(&'static str),
@@ -69,7 +185,7 @@ pub enum ApiError {
     /// rates) or `too_many_streams` (open long polls and streams).
     #[error("{detail}")]
     TooManyRequests {
-        code: &'static str,
+        code: ProblemCode,
         detail: String,
         retry_after_secs: u64,
     },
@@ -81,7 +197,7 @@ pub enum ApiError {
     #[error("{detail}")]
     Problem {
         status: StatusCode,
-        code: &'static str,
+        code: ProblemCode,
         detail: String,
     },
     /// 500 `internal_error`: a bug or an unexpected failure. The cause is
@@ -96,26 +212,26 @@ impl ApiError {
     }
 
     /// The stable machine code of this error.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ProblemCode {
         match self {
-            Self::MalformedJson(_) => "malformed_json",
-            Self::InvalidBody(_) => "invalid_body",
-            Self::InvalidQuery(_) => "invalid_query",
-            Self::UnsupportedMediaType => "unsupported_media_type",
-            Self::PayloadTooLarge { .. } => "payload_too_large",
+            Self::MalformedJson(_) => ProblemCode::MalformedJson,
+            Self::InvalidBody(_) => ProblemCode::InvalidBody,
+            Self::InvalidQuery(_) => ProblemCode::InvalidQuery,
+            Self::UnsupportedMediaType => ProblemCode::UnsupportedMediaType,
+            Self::PayloadTooLarge { .. } => ProblemCode::PayloadTooLarge,
             Self::Validation { code, .. }
             | Self::Problem { code, .. }
-            | Self::TooManyRequests { code, .. } => code,
-            Self::Unauthorized(_) => "unauthorized",
-            Self::InvalidCredentials => "invalid_credentials",
-            Self::Forbidden(_) => "forbidden",
-            Self::NotFound(_) => "not_found",
-            Self::MethodNotAllowed { .. } => "method_not_allowed",
-            Self::UsernameTaken => "username_taken",
-            Self::VersionConflict { .. } => "version_conflict",
-            Self::IdempotencyKeyReused => "idempotency_key_reused",
-            Self::ServiceUnavailable(_) => "service_unavailable",
-            Self::Internal(_) => "internal_error",
+            | Self::TooManyRequests { code, .. } => *code,
+            Self::Unauthorized(_) => ProblemCode::Unauthorized,
+            Self::InvalidCredentials => ProblemCode::InvalidCredentials,
+            Self::Forbidden(_) => ProblemCode::Forbidden,
+            Self::NotFound(_) => ProblemCode::NotFound,
+            Self::MethodNotAllowed { .. } => ProblemCode::MethodNotAllowed,
+            Self::UsernameTaken => ProblemCode::UsernameTaken,
+            Self::VersionConflict { .. } => ProblemCode::VersionConflict,
+            Self::IdempotencyKeyReused => ProblemCode::IdempotencyKeyReused,
+            Self::ServiceUnavailable(_) => ProblemCode::ServiceUnavailable,
+            Self::Internal(_) => ProblemCode::InternalError,
         }
     }
 }
@@ -139,6 +255,7 @@ pub struct Problem {
     /// A human-readable explanation of this occurrence.
     pub detail: String,
     /// Stable machine-readable code; clients switch on this.
+    #[schema(value_type = ProblemCode)]
     pub code: String,
 }
 
@@ -172,7 +289,7 @@ impl ResponseError for ApiError {
             Self::ServiceUnavailable(_) => {
                 tracing::warn!(error.chain = %cause_chain(self), "database unavailable");
             }
-            _ => tracing::debug!(code = self.code(), "client error"),
+            _ => tracing::debug!(code = self.code().as_str(), "client error"),
         }
         let detail = match self {
             Self::Internal(_) => "an unexpected error occurred; it has been logged".to_owned(),
@@ -183,7 +300,7 @@ impl ResponseError for ApiError {
             title: status.canonical_reason().unwrap_or("Error").to_owned(),
             status: status.as_u16(),
             detail,
-            code: self.code().to_owned(),
+            code: self.code().as_str().to_owned(),
         };
         let mut builder = HttpResponse::build(status);
         builder.content_type(PROBLEM_JSON);
@@ -277,32 +394,40 @@ impl From<sqlx::Error> for ApiError {
 /// is placed here by name, so a new one cannot go unanswered.
 impl From<TableError> for ApiError {
     fn from(err: TableError) -> Self {
-        let status = match &err {
-            TableError::Full
-            | TableError::AlreadySeated
-            | TableError::NotWaiting
-            | TableError::NotEnoughPlayers { .. } => StatusCode::CONFLICT,
-            TableError::NotSeated | TableError::NotCreator => StatusCode::FORBIDDEN,
-            TableError::Rules(_) => StatusCode::UNPROCESSABLE_ENTITY,
+        use ProblemCode as C;
+        use StatusCode as S;
+        let (status, code) = match &err {
+            TableError::Full => (S::CONFLICT, C::TableFull),
+            TableError::AlreadySeated => (S::CONFLICT, C::AlreadySeated),
+            TableError::NotWaiting => (S::CONFLICT, C::TableNotWaiting),
+            TableError::NotEnoughPlayers { .. } => (S::CONFLICT, C::NotEnoughPlayers),
+            TableError::NotSeated => (S::FORBIDDEN, C::NotSeated),
+            TableError::NotCreator => (S::FORBIDDEN, C::NotCreator),
+            TableError::Rules(_) => (S::UNPROCESSABLE_ENTITY, C::InvalidRules),
             TableError::Rule(rule) => match rule {
-                RuleError::GameOver | RuleError::NotStarted | RuleError::AlreadyStarted => {
-                    StatusCode::CONFLICT
-                }
-                RuleError::NoSuchSeat(_)
-                | RuleError::NotYourTurn { .. }
-                | RuleError::NotInHand(_)
-                | RuleError::Illegal { .. }
-                | RuleError::BadChoice { .. }
-                | RuleError::BadAnnounce(_)
-                | RuleError::CannotDraw(_)
-                | RuleError::CannotPass(_)
-                | RuleError::CannotChallenge { .. }
-                | RuleError::BadDeck(_) => StatusCode::UNPROCESSABLE_ENTITY,
+                RuleError::GameOver => (S::CONFLICT, C::GameOver),
+                RuleError::NotStarted => (S::CONFLICT, C::GameNotStarted),
+                RuleError::AlreadyStarted => (S::CONFLICT, C::GameAlreadyStarted),
+                RuleError::NoSuchSeat(_) => (S::UNPROCESSABLE_ENTITY, C::NoSuchSeat),
+                RuleError::NotYourTurn { .. } => (S::UNPROCESSABLE_ENTITY, C::NotYourTurn),
+                RuleError::NotInHand(_) => (S::UNPROCESSABLE_ENTITY, C::CardNotInHand),
+                RuleError::Illegal { .. } => (S::UNPROCESSABLE_ENTITY, C::IllegalMove),
+                RuleError::BadChoice { .. } => (S::UNPROCESSABLE_ENTITY, C::BadChoice),
+                RuleError::BadAnnounce(_) => (S::UNPROCESSABLE_ENTITY, C::BadAnnounce),
+                RuleError::CannotDraw(_) => (S::UNPROCESSABLE_ENTITY, C::CannotDraw),
+                RuleError::CannotPass(_) => (S::UNPROCESSABLE_ENTITY, C::CannotPass),
+                RuleError::CannotChallenge { .. } => (S::UNPROCESSABLE_ENTITY, C::CannotChallenge),
+                RuleError::BadDeck(_) => (S::UNPROCESSABLE_ENTITY, C::BadDeck),
             },
         };
+        debug_assert_eq!(
+            code.as_str(),
+            err.code(),
+            "the engine's code and the API's agree"
+        );
         ApiError::Problem {
             status,
-            code: err.code(),
+            code,
             detail: err.to_string(),
         }
     }
@@ -337,4 +462,50 @@ pub fn path_error(err: actix_web::error::PathError) -> ApiError {
 /// The error handler of `web::QueryConfig`.
 pub fn query_error(err: actix_web::error::QueryPayloadError) -> ApiError {
     ApiError::InvalidQuery(err.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use domain::{Card, RulesError};
+
+    use super::*;
+
+    /// Every refusal of the engine, one of each kind, keeps its code when
+    /// answered (the engine names it, the document lists it).
+    #[test]
+    fn engine_refusals_are_answered_with_their_own_codes() {
+        let card = Card::Joker;
+        let refusals = [
+            TableError::Full,
+            TableError::AlreadySeated,
+            TableError::NotSeated,
+            TableError::NotCreator,
+            TableError::NotEnoughPlayers { have: 1, need: 2 },
+            TableError::NotWaiting,
+            TableError::Rules(RulesError::Invalid("x".into())),
+            TableError::Rule(RuleError::NotStarted),
+            TableError::Rule(RuleError::AlreadyStarted),
+            TableError::Rule(RuleError::GameOver),
+            TableError::Rule(RuleError::NoSuchSeat(9)),
+            TableError::Rule(RuleError::NotYourTurn {
+                seat: 1,
+                current: 0,
+            }),
+            TableError::Rule(RuleError::NotInHand(card)),
+            TableError::Rule(RuleError::Illegal { card, reason: "x" }),
+            TableError::Rule(RuleError::BadChoice { card, reason: "x" }),
+            TableError::Rule(RuleError::BadAnnounce("x")),
+            TableError::Rule(RuleError::CannotDraw("x")),
+            TableError::Rule(RuleError::CannotPass("x")),
+            TableError::Rule(RuleError::CannotChallenge {
+                seat: 1,
+                reason: "x",
+            }),
+            TableError::Rule(RuleError::BadDeck("x")),
+        ];
+        for err in refusals {
+            let engine = err.code();
+            assert_eq!(ApiError::from(err).code().as_str(), engine);
+        }
+    }
 }

@@ -19,7 +19,7 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::chain::{self, ChainError};
-use crate::error::ApiError;
+use crate::error::{ApiError, ProblemCode};
 use crate::store;
 use crate::store::events::StoredEvent;
 
@@ -287,7 +287,7 @@ pub fn replay(p: &Parsed, span: RoundSpan, step: Option<usize>) -> Result<Replay
     if step > last {
         return Err(ApiError::Problem {
             status: StatusCode::UNPROCESSABLE_ENTITY,
-            code: "step_out_of_range",
+            code: ProblemCode::StepOutOfRange,
             detail: format!("round {} has steps 0 to {last}, not {step}", span.round),
         });
     }

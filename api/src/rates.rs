@@ -17,7 +17,7 @@ use governor::clock::{Clock, DefaultClock};
 use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
 use uuid::Uuid;
 
-use crate::error::ApiError;
+use crate::error::{ApiError, ProblemCode};
 
 /// One bucket per key, or none at all (a limit of 0).
 #[derive(Debug)]
@@ -52,7 +52,7 @@ impl<K: Hash + Eq + Clone> Limit<K> {
         limiter.check_key(key).map_err(|not_until| {
             let wait = not_until.wait_time_from(DefaultClock::default().now());
             ApiError::TooManyRequests {
-                code: "too_many_requests",
+                code: ProblemCode::TooManyRequests,
                 detail: format!("too many {}; try again later", self.what),
                 retry_after_secs: (wait.as_secs() + u64::from(wait.subsec_nanos() > 0)).max(1),
             }
@@ -126,7 +126,7 @@ mod tests {
                 retry_after_secs,
                 ..
             }) => {
-                assert_eq!(code, "too_many_requests");
+                assert_eq!(code, ProblemCode::TooManyRequests);
                 // One token comes back every 20 s.
                 assert!((1..=20).contains(&retry_after_secs), "{retry_after_secs}");
             }

@@ -19,7 +19,7 @@ use utoipa_swagger_ui::{Config, SwaggerUi};
 
 use crate::commit::notify::CommitHub;
 use crate::config::Settings;
-use crate::error::{self, ApiError};
+use crate::error::{self, ApiError, ProblemCode};
 use crate::openapi::ApiDoc;
 use crate::rates::{RateLimits, Rates};
 use crate::table_service::TableService;
@@ -325,7 +325,7 @@ fn cors(origins: &[String]) -> Cors {
 fn cors_refused() -> ApiError {
     ApiError::Problem {
         status: StatusCode::BAD_REQUEST,
-        code: "cors_refused",
+        code: ProblemCode::CorsRefused,
         detail: "this origin, method or request header is not allowed here (CORS)".into(),
     }
 }

@@ -23,7 +23,7 @@ use actix_web::dev::Payload;
 use actix_web::{web, FromRequest, HttpRequest};
 
 use crate::auth::{AuthUser, ClientAddress};
-use crate::error::ApiError;
+use crate::error::{ApiError, ProblemCode};
 use crate::store;
 
 /// How often the sessions of open watches are checked in the database
@@ -99,7 +99,7 @@ impl Watchers {
         let mut state = self.state();
         let account = user.account.id;
         let too_many = |what: &str, limit: usize| ApiError::TooManyRequests {
-            code: "too_many_streams",
+            code: ProblemCode::TooManyStreams,
             detail: format!(
                 "at most {limit} long polls and streams at once {what}; close one first"
             ),

@@ -570,7 +570,7 @@ async fn idempotency_keys_replay_or_refuse() {
     assert!(matches!(
         again,
         Err(ApiError::Problem {
-            code: "idempotency_key_in_use",
+            code: api::error::ProblemCode::IdempotencyKeyInUse,
             ..
         })
     ));

@@ -9,7 +9,7 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::auth::ClientAddress;
-use crate::error::{ApiError, Problem};
+use crate::error::{ApiError, Problem, ProblemCode};
 use crate::password;
 use crate::rates::Rates;
 use crate::routes::problems::{JsonBody, ServiceUnavailable, TooManyRequests};
@@ -30,7 +30,7 @@ impl Username {
             Ok(Self(raw.to_owned()))
         } else {
             Err(ApiError::Validation {
-                code: "invalid_username",
+                code: ProblemCode::InvalidUsername,
                 detail: "a username has 3 to 32 characters among A-Z, a-z, 0-9, _ and -".into(),
             })
         }
@@ -61,7 +61,7 @@ impl NewPassword {
             Ok(Self(raw.to_owned()))
         } else {
             Err(ApiError::Validation {
-                code: "invalid_password",
+                code: ProblemCode::InvalidPassword,
                 detail: format!(
                     "a password has {} to {} characters",
                     Self::MIN_CHARS,

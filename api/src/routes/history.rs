@@ -23,13 +23,14 @@ use uuid::Uuid;
 
 use crate::auth::AuthUser;
 use crate::config::Settings;
-use crate::error::{ApiError, Problem};
+use crate::error::{ApiError, Problem, ProblemCode};
 use crate::history::{self, AuditReport, Parsed, ReplayDto, RoundsDto};
 use crate::routes::problems::{Authenticated, OnTable, WatchingTable};
 use crate::routes::tables::dto::TablePath;
 use crate::sse;
 use crate::store;
 use crate::store::accounts::Role;
+use crate::store::events::StoredEvent;
 use crate::table_service::TableService;
 use crate::watchers::WatchSlot;
 
@@ -40,7 +41,7 @@ fn is_admin(user: &AuthUser) -> bool {
 fn not_a_player() -> ApiError {
     ApiError::Problem {
         status: StatusCode::FORBIDDEN,
-        code: "not_a_player",
+        code: ProblemCode::NotAPlayer,
         detail: "only the players of this table (and administrators) may read this".into(),
     }
 }
@@ -113,7 +114,7 @@ pub async fn replay_round(
         if !span.finished {
             return Err(ApiError::Problem {
                 status: StatusCode::FORBIDDEN,
-                code: "round_running",
+                code: ProblemCode::RoundRunning,
                 detail: format!("round {n} is still being played; replay it once it is over"),
             });
         }
@@ -127,7 +128,7 @@ pub async fn replay_round(
     security(("bearer" = [])),
     params(TablePath),
     responses(
-        (status = 200, description = "NDJSON: one `StoredEvent` (`{seq, type, v, at, data, prev_hash, hash}`, full data) per line, in seq order. Read it as text and parse each line", content_type = "application/x-ndjson", body = String),
+        (status = 200, description = "NDJSON: one `StoredEvent` (`{seq, type, v, at, data, prev_hash, hash}`, full data) per line, in seq order (the schema is that of each line). Read it as text and parse each line", content_type = "application/x-ndjson", body = StoredEvent),
         (status = 403, description = "`not_a_player`: not a player of this game; `game_running`: the game is not over (players only export finished games)", body = Problem, content_type = "application/problem+json"),
         OnTable,
     )
@@ -154,7 +155,7 @@ pub async fn export_log(
         if !store::history::has_event_of_type(pool, table_id, "game_ended").await? {
             return Err(ApiError::Problem {
                 status: StatusCode::FORBIDDEN,
-                code: "game_running",
+                code: ProblemCode::GameRunning,
                 detail: "the log of a game is exported to its players once the game is over".into(),
             });
         }
@@ -277,7 +278,7 @@ pub fn last_event_id(req: &HttpRequest, what: &str) -> Result<Option<i64>, ApiEr
                 .filter(|n| *n >= 0)
                 .ok_or(ApiError::Problem {
                     status: StatusCode::BAD_REQUEST,
-                    code: "invalid_last_event_id",
+                    code: ProblemCode::InvalidLastEventId,
                     detail: format!("Last-Event-ID must be {what}"),
                 })
         })

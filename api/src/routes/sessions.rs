@@ -10,7 +10,7 @@ use utoipa::ToSchema;
 use super::accounts::{AccountDto, Username};
 use crate::auth::{self, AuthUser, ClientAddress};
 use crate::config::Settings;
-use crate::error::{ApiError, Problem};
+use crate::error::{ApiError, Problem, ProblemCode};
 use crate::password;
 use crate::rates::Rates;
 use crate::routes::problems::{Authenticated, JsonBody, ServiceUnavailable, TooManyRequests};
@@ -127,7 +127,7 @@ async fn check_credentials(
     if let Err(wait) = throttle.check(&key, address) {
         tracing::warn!(?address, "log-in throttled");
         return Err(ApiError::TooManyRequests {
-            code: "too_many_requests",
+            code: ProblemCode::TooManyRequests,
             detail: "too many failed log-ins for this username or address".into(),
             retry_after_secs: wait.as_secs() + u64::from(wait.subsec_nanos() > 0),
         });

@@ -12,7 +12,7 @@ use sha2::{Digest, Sha256};
 use sqlx::PgExecutor;
 use uuid::Uuid;
 
-use crate::error::ApiError;
+use crate::error::{ApiError, ProblemCode};
 
 /// A stored answer.
 #[derive(Debug, Clone, PartialEq)]
@@ -94,7 +94,7 @@ pub async fn save(
         Err(sqlx::Error::Database(db)) if db.constraint() == Some("idempotency_keys_pkey") => {
             Err(ApiError::Problem {
                 status: actix_web::http::StatusCode::CONFLICT,
-                code: "idempotency_key_in_use",
+                code: ProblemCode::IdempotencyKeyInUse,
                 detail: "a request with this Idempotency-Key is being processed".into(),
             })
         }

@@ -10,7 +10,7 @@ use actix_web::dev::Payload;
 use actix_web::http::{header, StatusCode};
 use actix_web::{FromRequest, HttpRequest};
 
-use crate::error::ApiError;
+use crate::error::{ApiError, ProblemCode};
 
 /// An `ETag` header for a table at `version`: `"<version>"`.
 pub fn etag(version: i64) -> (header::HeaderName, String) {
@@ -20,7 +20,7 @@ pub fn etag(version: i64) -> (header::HeaderName, String) {
 fn bad_header(detail: String) -> ApiError {
     ApiError::Problem {
         status: StatusCode::BAD_REQUEST,
-        code: "invalid_header",
+        code: ProblemCode::InvalidHeader,
         detail,
     }
 }

@@ -17,7 +17,7 @@ use super::headers::{etag, IdempotencyKey, IfMatch, IfNoneMatch};
 use crate::auth::CachedAuthUser;
 use crate::chain::canonical_json;
 use crate::config::Settings;
-use crate::error::{ApiError, Problem};
+use crate::error::{ApiError, Problem, ProblemCode};
 use crate::routes::history::{event_stream, last_event_id, SseEvent};
 use crate::routes::problems::{JsonBodyRefused, OnTable, WatchingTable};
 use crate::sse;
@@ -197,7 +197,7 @@ pub async fn post_move(
 ) -> Result<HttpResponse, ApiError> {
     let (id, account_id, body) = (path.0, user.account.id, body.into_inner());
     let mv: Move = serde_json::from_value(body.mv.clone()).map_err(|e| ApiError::Validation {
-        code: "invalid_move",
+        code: ProblemCode::InvalidMove,
         detail: format!("not a move: {e}"),
     })?;
     let expected = body.expected_version(if_match)?;
