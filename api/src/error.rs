@@ -212,6 +212,16 @@ impl ApiError {
     }
 
     /// The stable machine code of this error.
+    /// 429 `too_many_requests`: `detail`, and `Retry-After` the wait
+    /// rounded up to whole seconds (at least one).
+    pub fn too_many_requests(detail: impl Into<String>, wait: std::time::Duration) -> Self {
+        Self::TooManyRequests {
+            code: ProblemCode::TooManyRequests,
+            detail: detail.into(),
+            retry_after_secs: (wait.as_secs() + u64::from(wait.subsec_nanos() > 0)).max(1),
+        }
+    }
+
     pub fn code(&self) -> ProblemCode {
         match self {
             Self::MalformedJson(_) => ProblemCode::MalformedJson,

@@ -17,7 +17,7 @@ use governor::clock::{Clock, DefaultClock};
 use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
 use uuid::Uuid;
 
-use crate::error::{ApiError, ProblemCode};
+use crate::error::ApiError;
 
 /// One bucket per key, or none at all (a limit of 0).
 #[derive(Debug)]
@@ -51,11 +51,7 @@ impl<K: Hash + Eq + Clone> Limit<K> {
         }
         limiter.check_key(key).map_err(|not_until| {
             let wait = not_until.wait_time_from(DefaultClock::default().now());
-            ApiError::TooManyRequests {
-                code: ProblemCode::TooManyRequests,
-                detail: format!("too many {}; try again later", self.what),
-                retry_after_secs: (wait.as_secs() + u64::from(wait.subsec_nanos() > 0)).max(1),
-            }
+            ApiError::too_many_requests(format!("too many {}; try again later", self.what), wait)
         })
     }
 }
@@ -104,6 +100,7 @@ impl Rates {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::ProblemCode;
 
     fn rates(n: u32) -> Rates {
         Rates::new(RateLimits {

@@ -10,7 +10,7 @@ use utoipa::ToSchema;
 use super::accounts::{AccountDto, Username};
 use crate::auth::{self, AuthUser, ClientAddress};
 use crate::config::Settings;
-use crate::error::{ApiError, Problem, ProblemCode};
+use crate::error::{ApiError, Problem};
 use crate::password;
 use crate::rates::Rates;
 use crate::routes::problems::{Authenticated, JsonBody, ServiceUnavailable, TooManyRequests};
@@ -112,7 +112,8 @@ pub async fn create_session(
 
 /// The account these credentials open, through the log-in throttle: 429
 /// without checking the password past its limits, 401 for a wrong name or
-/// password (the same answer, and the same time, for both).
+/// password (the same answer for both; an unknown username costs a hash
+/// too).
 async fn check_credentials(
     pool: &PgPool,
     throttle: &LoginThrottle,
@@ -126,16 +127,16 @@ async fn check_credentials(
     let key = name.as_ref().map(Username::key).unwrap_or_default();
     if let Err(wait) = throttle.check(&key, address) {
         tracing::warn!(?address, "log-in throttled");
-        return Err(ApiError::TooManyRequests {
-            code: ProblemCode::TooManyRequests,
-            detail: "too many failed log-ins for this username or address".into(),
-            retry_after_secs: wait.as_secs() + u64::from(wait.subsec_nanos() > 0),
-        });
+        return Err(ApiError::too_many_requests(
+            "too many failed log-ins for this username or address",
+            wait,
+        ));
     }
-    let found = match &name {
-        Some(name) => store::accounts::find_with_password_hash(pool, &name.key()).await?,
-        None => None,
+    let Some(name) = name else {
+        throttle.record_failure(&key, address);
+        return Err(ApiError::InvalidCredentials);
     };
+    let found = store::accounts::find_with_password_hash(pool, &name.key()).await?;
     let account = match found {
         Some((account, phc)) => {
             let ok = password::in_turn(move || password::verify(&password, &phc))
@@ -143,25 +144,18 @@ async fn check_credentials(
                 .map_err(|e| ApiError::internal(e.to_string()))?;
             ok.then_some(account)
         }
-        // An unknown name costs a hash too. (Not a username at all costs
-        // nothing: it tells an attacker nothing either.)
-        None if name.is_some() => {
+        None => {
             password::in_turn(move || password::verify_dummy(&password)).await?;
             None
         }
-        None => None,
     };
-    match account {
-        Some(account) => {
-            throttle.record_success(&key, address);
-            Ok(account)
-        }
-        None => {
-            throttle.record_failure(&key, address);
-            tracing::info!(?address, "log-in failed");
-            Err(ApiError::InvalidCredentials)
-        }
-    }
+    let Some(account) = account else {
+        throttle.record_failure(&key, address);
+        tracing::info!(?address, "log-in failed");
+        return Err(ApiError::InvalidCredentials);
+    };
+    throttle.record_success(&key, address);
+    Ok(account)
 }
 
 /// Log out: revoke the token used for this request.
