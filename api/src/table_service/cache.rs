@@ -10,7 +10,7 @@ use futures_util::TryStreamExt;
 use tokio::sync::Mutex;
 use uuid::Uuid;
 
-use super::{corrupt, not_found, parse_event, Loaded, TableService};
+use super::{corrupt, corrupt_event, not_found, parse_event, Loaded, TableService};
 use crate::error::ApiError;
 use crate::store;
 use crate::store::copy::CopyRows;
@@ -93,11 +93,11 @@ fn fold_batches(
     let mut fold = Fold::new();
     while let Some(batch) = batches.blocking_recv() {
         for e in batch {
-            let bad = |err: &dyn std::fmt::Display| {
-                corrupt(format!("event {} ({}): {err}", e.seq, e.kind))
-            };
-            let event = e.event().map_err(|err| bad(&err))?;
-            fold.apply(seq_of(e.seq), &event).map_err(|err| bad(&err))?;
+            let event = e
+                .event()
+                .map_err(|err| corrupt_event(e.seq, &e.kind, err))?;
+            fold.apply(seq_of(e.seq), &event)
+                .map_err(|err| corrupt_event(e.seq, &e.kind, err))?;
         }
     }
     Ok(fold.into_table())
@@ -200,7 +200,7 @@ impl TableService {
             for e in page {
                 let event = parse_event(&e)?;
                 domain::table::apply(&mut entry.loaded.table, seq_of(e.seq), &event)
-                    .map_err(|err| corrupt(format!("event {} ({}): {err}", e.seq, e.kind)))?;
+                    .map_err(|err| corrupt_event(e.seq, &e.kind, err))?;
                 entry.push(e, event);
             }
             if count < REFRESH_PAGE {

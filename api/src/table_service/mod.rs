@@ -153,8 +153,12 @@ pub fn player_id(account_id: Uuid) -> PlayerId {
 
 /// Parses a stored event back into the engine's.
 pub fn parse_event(e: &StoredEvent) -> Result<TableEvent, ApiError> {
-    e.event()
-        .map_err(|err| corrupt(format!("event {} ({}): {err}", e.seq, e.kind)))
+    e.event().map_err(|err| corrupt_event(e.seq, &e.kind, err))
+}
+
+/// A stored event that does not read or fold.
+fn corrupt_event(seq: i64, kind: &str, err: impl std::fmt::Display) -> ApiError {
+    corrupt(format!("event {seq} ({kind}): {err}"))
 }
 
 /// A stored event as a seat (or a spectator) may see it, as the public
