@@ -230,14 +230,14 @@ pub struct TablePage {
 impl TablePage {
     /// The first `limit` of `rows` (one more was asked for, to know
     /// whether a next page exists), with the cursor of the last.
-    pub fn of(
-        rows: Vec<(ListedTable, Vec<SeatRow>)>,
-        limit: usize,
-        cursor_of: impl Fn(&ListedTable) -> String,
-    ) -> Self {
+    pub fn of(rows: Vec<(ListedTable, Vec<SeatRow>)>, limit: usize) -> Self {
         let more = rows.len() > limit;
         let page: Vec<_> = rows.into_iter().take(limit).collect();
-        let next = page.last().filter(|_| more).map(|(t, _)| cursor_of(t));
+        // The cursor: the last table's creation (µs) and id.
+        let next = page
+            .last()
+            .filter(|_| more)
+            .map(|(t, _)| format!("{}.{}", t.created_at.timestamp_micros(), t.id.simple()));
         Self {
             tables: page
                 .into_iter()
@@ -263,6 +263,24 @@ pub struct ListQuery {
     /// 1 to 100 (default 20).
     #[param(minimum = 1, maximum = 100)]
     pub limit: Option<i64>,
+}
+
+impl ListQuery {
+    /// The `after` of a page: the `next` of the one before (see
+    /// [`TablePage::of`]).
+    pub fn cursor(raw: &str) -> Result<(DateTime<Utc>, Uuid), ApiError> {
+        let bad = || ApiError::InvalidQuery(format!("after: not a cursor of this list: {raw:?}"));
+        let (micros, id) = raw.split_once('.').ok_or_else(bad)?;
+        // Within PostgreSQL's timestamptz range (4713 BC to 294276 AD), so
+        // that no cursor becomes a database error.
+        let at = micros
+            .parse::<i64>()
+            .ok()
+            .and_then(DateTime::from_timestamp_micros)
+            .filter(|at| (-4712..=294_275).contains(&chrono::Datelike::year(at)))
+            .ok_or_else(bad)?;
+        Ok((at, id.parse().map_err(|_| bad())?))
+    }
 }
 
 /// A player in a view.

@@ -4,7 +4,6 @@
 use actix_web::dev::Payload;
 use actix_web::http::header;
 use actix_web::{delete, get, post, web, FromRequest, HttpRequest, HttpResponse};
-use chrono::{DateTime, Utc};
 use domain::{PlayerId, Preset, TableCommand};
 use futures_util::future::LocalBoxFuture;
 use serde_json::Value;
@@ -16,7 +15,6 @@ use crate::auth::AuthUser;
 use crate::error::{ApiError, Problem};
 use crate::rates::Rates;
 use crate::routes::problems::{Authenticated, JsonBody, OnTable, TooManyRequests};
-use crate::store::tables::ListedTable;
 use crate::table_service::{player_id, TableService};
 
 /// The preset rule sets and every knob of each (no authentication needed).
@@ -117,10 +115,10 @@ pub async fn list_tables(
     if !(1..=100).contains(&limit) {
         return Err(ApiError::InvalidQuery("limit: from 1 to 100".into()));
     }
-    let after = after.as_deref().map(parse_cursor).transpose()?;
+    let after = after.as_deref().map(ListQuery::cursor).transpose()?;
     let member = mine.unwrap_or(false).then_some(user.account.id);
     let rows = tables.list(status, member, after, limit + 1).await?;
-    Ok(HttpResponse::Ok().json(TablePage::of(rows, limit as usize, cursor_of)))
+    Ok(HttpResponse::Ok().json(TablePage::of(rows, limit as usize)))
 }
 
 /// A table's public summary.
@@ -250,22 +248,4 @@ pub async fn leave_table(call: LobbyCall) -> Result<HttpResponse, ApiError> {
 pub async fn start_table(call: LobbyCall) -> Result<HttpResponse, ApiError> {
     call.run(|account_id, _| TableCommand::Start { account_id })
         .await
-}
-
-fn cursor_of(t: &ListedTable) -> String {
-    format!("{}.{}", t.created_at.timestamp_micros(), t.id.simple())
-}
-
-fn parse_cursor(raw: &str) -> Result<(DateTime<Utc>, Uuid), ApiError> {
-    let bad = || ApiError::InvalidQuery(format!("after: not a cursor of this list: {raw:?}"));
-    let (micros, id) = raw.split_once('.').ok_or_else(bad)?;
-    // Within PostgreSQL's timestamptz range (4713 BC to 294276 AD), so that
-    // no cursor becomes a database error.
-    let at = micros
-        .parse::<i64>()
-        .ok()
-        .and_then(DateTime::from_timestamp_micros)
-        .filter(|at| (-4712..=294_275).contains(&chrono::Datelike::year(at)))
-        .ok_or_else(bad)?;
-    Ok((at, id.parse().map_err(|_| bad())?))
 }
