@@ -14,13 +14,12 @@ use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use actix_web::dev::Payload;
+use actix_web::{web, FromRequest, HttpRequest};
 use chrono::{DateTime, Utc};
 use sqlx::PgPool;
 use tokio::sync::watch;
 use uuid::Uuid;
-
-use actix_web::dev::Payload;
-use actix_web::{web, FromRequest, HttpRequest};
 
 use crate::auth::{AuthUser, ClientAddress};
 use crate::error::{ApiError, ProblemCode};
