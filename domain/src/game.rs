@@ -38,12 +38,10 @@ impl std::str::FromStr for Status {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "waiting" => Ok(Status::Waiting),
-            "playing" => Ok(Status::Playing),
-            "finished" => Ok(Status::Finished),
-            other => Err(format!("not a table status: {other:?}")),
-        }
+        [Status::Waiting, Status::Playing, Status::Finished]
+            .into_iter()
+            .find(|status| status.as_str() == s)
+            .ok_or_else(|| format!("not a table status: {s:?}"))
     }
 }
 
