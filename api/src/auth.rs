@@ -135,6 +135,7 @@ async fn lookup(
     let session = store::sessions::find_active(pool.get_ref(), hash)
         .await?
         .ok_or(ApiError::Unauthorized("invalid, expired or revoked token"))?;
+    crate::telemetry::record_account(session.account.id);
     let user = AuthUser {
         account: session.account,
         session_id: session.session_id,
@@ -208,6 +209,7 @@ impl FromRequest for CachedAuthUser {
         let pool = req.app_data::<web::Data<PgPool>>().cloned();
         Box::pin(async move {
             if let Some(user) = cached {
+                crate::telemetry::record_account(user.account.id);
                 return Ok(CachedAuthUser(user));
             }
             let hash = hash?;

@@ -3,7 +3,8 @@
 //! regenerated with `cargo run -p api --bin huit -- openapi > openapi/openapi.json`.
 
 use actix_web::App;
-use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
+use utoipa::openapi::path::{Operation, PathItem};
+use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityRequirement, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 use utoipa_actix_web::AppExt;
 
@@ -31,6 +32,7 @@ Errors are RFC 9457 `application/problem+json` documents with a stable `code`."
 #[derive(Debug)]
 pub struct ApiDoc;
 
+/// The bearer scheme ([`secure_by_default`] puts it on the routes).
 #[derive(Debug)]
 struct BearerAuth;
 
@@ -44,13 +46,49 @@ impl Modify for BearerAuth {
     }
 }
 
+/// Every route takes a bearer token unless its `#[utoipa::path]` says
+/// `security(())`: the safe default is written once, and the few public
+/// routes (sign-up, log-in, rule sets, health) say that they are. (Run on
+/// the collected document: the routes' paths are added after the derive's
+/// modifiers.)
+pub fn secure_by_default(openapi: &mut utoipa::openapi::OpenApi) {
+    let public = vec![SecurityRequirement::default()];
+    let bearer = vec![SecurityRequirement::new("bearer", Vec::<String>::new())];
+    for item in openapi.paths.paths.values_mut() {
+        for operation in operations(item) {
+            operation.security = match operation.security.take() {
+                None => Some(bearer.clone()),
+                Some(declared) if declared == public => None,
+                Some(declared) => Some(declared),
+            };
+        }
+    }
+}
+
+/// The operations of one path.
+fn operations(item: &mut PathItem) -> impl Iterator<Item = &mut Operation> {
+    [
+        &mut item.get,
+        &mut item.put,
+        &mut item.post,
+        &mut item.delete,
+        &mut item.options,
+        &mut item.head,
+        &mut item.patch,
+        &mut item.trace,
+    ]
+    .into_iter()
+    .filter_map(Option::as_mut)
+}
+
 /// The whole document.
 pub fn document() -> utoipa::openapi::OpenApi {
-    let (_, doc) = App::new()
+    let (_, mut doc) = App::new()
         .into_utoipa_app()
         .openapi(ApiDoc::openapi())
         .configure(crate::routes::configure)
         .split_for_parts();
+    secure_by_default(&mut doc);
     doc
 }
 

@@ -20,7 +20,7 @@ use utoipa_swagger_ui::{Config, SwaggerUi};
 use crate::commit::notify::CommitHub;
 use crate::config::Settings;
 use crate::error::{self, ApiError, ProblemCode};
-use crate::openapi::ApiDoc;
+use crate::openapi::{self, ApiDoc};
 use crate::rates::{RateLimits, Rates};
 use crate::table_service::TableService;
 use crate::telemetry::RequestSpan;
@@ -124,7 +124,7 @@ impl Application {
         let settings = web::Data::new(settings);
 
         let mut server = HttpServer::new(move || {
-            let (app, doc) = App::new()
+            let (app, mut doc) = App::new()
                 .into_utoipa_app()
                 .openapi(ApiDoc::openapi())
                 .app_data(pool.clone())
@@ -148,7 +148,8 @@ impl Application {
                 )
                 .configure(routes::configure)
                 .split_for_parts();
-            app.app_data(web::Data::new(doc.clone()))
+            openapi::secure_by_default(&mut doc);
+            app.app_data(web::Data::new(doc))
                 .route("/openapi.json", web::get().to(openapi_json))
                 // Swagger UI, its files compiled into the binary (nothing
                 // fetched from elsewhere), reading the document above.

@@ -158,6 +158,7 @@ pub async fn register(
 /// minute (429 `too_many_requests` beyond).
 #[utoipa::path(
     tag = "accounts",
+    security(()),
     request_body = NewAccount,
     responses(
         (status = 201, description = "The account was created", body = AccountDto),

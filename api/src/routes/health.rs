@@ -17,6 +17,7 @@ pub struct Health {
 /// Liveness and readiness: 200 only when the database answers.
 #[utoipa::path(
     tag = "health",
+    security(()),
     responses(
         (status = 200, description = "The service and its database answer", body = Health),
         ServiceUnavailable,

@@ -12,10 +12,12 @@
 //!   hand and draws, anyone else what a spectator sees.
 //! - `/admin/tables/{id}/audit`: admins only (403 `forbidden`).
 
+use actix_web::dev::Payload;
 use actix_web::http::header::{self, ContentType, HeaderValue};
 use actix_web::http::StatusCode;
-use actix_web::{get, web, HttpRequest, HttpResponse};
+use actix_web::{get, web, FromRequest, HttpRequest, HttpResponse};
 use domain::table::TableEvent;
+use futures_util::future::LocalBoxFuture;
 use serde::{Deserialize, Serialize};
 use sqlx::PgPool;
 use utoipa::{IntoParams, ToSchema};
@@ -27,15 +29,47 @@ use crate::error::{ApiError, Problem, ProblemCode};
 use crate::history::{self, AuditReport, Parsed, ReplayDto, RoundsDto};
 use crate::routes::problems::{Authenticated, OnTable, WatchingTable};
 use crate::routes::tables::dto::TablePath;
+use crate::routes::tables::watching::Watching;
 use crate::sse;
 use crate::store;
 use crate::store::accounts::Role;
 use crate::store::events::StoredEvent;
-use crate::table_service::TableService;
-use crate::watchers::WatchSlot;
 
-fn is_admin(user: &AuthUser) -> bool {
-    user.account.role == Role::Admin
+/// What the history routes need: the caller, the database and the table
+/// of the path.
+#[derive(Debug)]
+pub struct Reader {
+    user: AuthUser,
+    pool: web::Data<PgPool>,
+    table_id: Uuid,
+}
+
+impl Reader {
+    fn is_admin(&self) -> bool {
+        self.user.account.role == Role::Admin
+    }
+
+    /// The table's whole log, parsed (404 when there is no such table).
+    async fn parsed(&self) -> Result<Parsed, ApiError> {
+        Parsed::new(history::load(&self.pool, self.table_id).await?)
+    }
+}
+
+impl FromRequest for Reader {
+    type Error = actix_web::Error;
+    type Future = LocalBoxFuture<'static, Result<Self, actix_web::Error>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let parts = <(AuthUser, web::Data<PgPool>, TablePath)>::from_request(req, payload);
+        Box::pin(async move {
+            let (user, pool, table) = parts.await?;
+            Ok(Self {
+                user,
+                pool,
+                table_id: table.0,
+            })
+        })
+    }
 }
 
 fn not_a_player() -> ApiError {
@@ -49,7 +83,6 @@ fn not_a_player() -> ApiError {
 /// The history of a table: every finished round, and the result once over.
 #[utoipa::path(
     tag = "history",
-    security(("bearer" = [])),
     params(TablePath),
     responses(
         (status = 200, description = "Finished rounds (points and totals keyed by seat) and the result once over", body = RoundsDto),
@@ -57,13 +90,8 @@ fn not_a_player() -> ApiError {
     )
 )]
 #[get("/tables/{id}/rounds")]
-#[tracing::instrument(skip_all, fields(table_id = %path.0, account_id = %user.account.id))]
-pub async fn list_rounds(
-    user: AuthUser,
-    pool: web::Data<PgPool>,
-    path: web::Path<TablePath>,
-) -> Result<HttpResponse, ApiError> {
-    let parsed = Parsed::new(history::load(pool.get_ref(), path.0).await?)?;
+pub async fn list_rounds(reader: Reader) -> Result<HttpResponse, ApiError> {
+    let parsed = reader.parsed().await?;
     Ok(HttpResponse::Ok().json(history::rounds(&parsed)))
 }
 
@@ -75,11 +103,16 @@ pub struct ReplayQuery {
     step: Option<usize>,
 }
 
+/// The `{n}` of a round's routes (the table's `{id}` is a [`TablePath`]).
+#[derive(Debug, Deserialize)]
+pub struct RoundPath {
+    n: u32,
+}
+
 /// A round replayed with every hand visible: its events and the omniscient
 /// state after `step`.
 #[utoipa::path(
     tag = "history",
-    security(("bearer" = [])),
     params(
         ("id" = Uuid, Path, description = "The table"),
         ("n" = u32, Path, description = "The round number (from 1)"),
@@ -95,20 +128,18 @@ pub struct ReplayQuery {
     )
 )]
 #[get("/tables/{id}/rounds/{n}/replay")]
-#[tracing::instrument(skip_all, fields(table_id = %path.0, round = path.1, account_id = %user.account.id))]
 pub async fn replay_round(
-    user: AuthUser,
-    pool: web::Data<PgPool>,
-    path: web::Path<(Uuid, u32)>,
+    reader: Reader,
+    round: web::Path<RoundPath>,
     query: web::Query<ReplayQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    let (table_id, n) = path.into_inner();
-    let parsed = Parsed::new(history::load(pool.get_ref(), table_id).await?)?;
+    let n = round.n;
+    let parsed = reader.parsed().await?;
     let span = parsed
         .round_span(n)
         .ok_or_else(|| ApiError::NotFound(format!("no round {n} at this table")))?;
-    if !is_admin(&user) {
-        if parsed.seat_of(user.account.id)?.is_none() {
+    if !reader.is_admin() {
+        if parsed.seat_of(reader.user.account.id)?.is_none() {
             return Err(not_a_player());
         }
         if !span.finished {
@@ -125,7 +156,6 @@ pub async fn replay_round(
 /// The whole event log as NDJSON, streamed from the database.
 #[utoipa::path(
     tag = "history",
-    security(("bearer" = [])),
     params(TablePath),
     responses(
         (status = 200, description = "NDJSON: one `StoredEvent` (`{seq, type, v, at, data, prev_hash, hash}`, full data) per line, in seq order (the schema is that of each line). Read it as text and parse each line", content_type = "application/x-ndjson", body = StoredEvent),
@@ -134,19 +164,13 @@ pub async fn replay_round(
     )
 )]
 #[get("/tables/{id}/log")]
-#[tracing::instrument(skip_all, fields(table_id = %path.0, account_id = %user.account.id))]
-pub async fn export_log(
-    user: AuthUser,
-    pool: web::Data<PgPool>,
-    path: web::Path<TablePath>,
-) -> Result<HttpResponse, ApiError> {
-    let table_id = path.0;
-    let pool = pool.get_ref();
+pub async fn export_log(reader: Reader) -> Result<HttpResponse, ApiError> {
+    let (table_id, pool) = (reader.table_id, reader.pool.get_ref());
     store::events::current_version(pool, table_id)
         .await?
         .ok_or_else(|| ApiError::NotFound("no such table".into()))?;
-    if !is_admin(&user) {
-        if seat_in_game(pool, table_id, user.account.id)
+    if !reader.is_admin() {
+        if seat_in_game(pool, table_id, reader.user.account.id)
             .await?
             .is_none()
         {
@@ -218,7 +242,6 @@ pub struct StreamQuery {
 /// connections alive.
 #[utoipa::path(
     tag = "history",
-    security(("bearer" = [])),
     params(
         TablePath,
         ("Last-Event-ID" = Option<i64>, Header, nullable = false, minimum = 0, description = "The last seq received; the stream resumes after it"),
@@ -231,36 +254,32 @@ pub struct StreamQuery {
     )
 )]
 #[get("/tables/{id}/events/stream")]
-#[tracing::instrument(skip_all, fields(table_id = %path.0, account_id = %user.account.id))]
 pub async fn stream_events(
-    user: AuthUser,
+    call: Watching,
     req: HttpRequest,
-    tables: web::Data<TableService>,
-    slot: WatchSlot,
     settings: web::Data<Settings>,
-    path: web::Path<TablePath>,
     query: web::Query<StreamQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    let table_id = path.0;
+    let (tables, table_id, account_id) = (&call.tables, call.table_id, call.account_id());
     // A bad `after` is refused even when `Last-Event-ID` wins over it.
     let after = match query.after.unwrap_or(0) {
         after if after < 0 => return Err(ApiError::InvalidQuery("after: 0 or more".into())),
         after => after,
     };
     let after = last_event_id(&req, "the seq of an event")?.unwrap_or(after);
-    let watch = slot.open(&user)?;
+    let watch = call.open()?;
     // Subscribe before the first read, so no commit is missed. An empty
     // read first: 404 when there is no such table (and the table cached
     // for the stream).
     let rx = tables.hub().subscribe(table_id);
     tables
-        .events_after(table_id, user.account.id, after, 0, true)
+        .events_after(table_id, account_id, after, 0, true)
         .await?;
     let body = sse::table_events(sse::EventStream {
         tables: tables.get_ref().clone(),
         table_id,
         after,
-        account_id: user.account.id,
+        account_id,
         rx,
         keepalive: settings.sse_keepalive(),
     });
@@ -306,7 +325,6 @@ where
 /// scores, verify the hash chain.
 #[utoipa::path(
     tag = "admin",
-    security(("bearer" = [])),
     params(TablePath),
     responses(
         (status = 200, description = "The audit (`ok` false when anything is wrong; `first_bad_seq` names the first bad event)", body = AuditReport),
@@ -315,14 +333,9 @@ where
     )
 )]
 #[get("/admin/tables/{id}/audit")]
-#[tracing::instrument(skip_all, fields(table_id = %path.0, account_id = %user.account.id))]
-pub async fn audit_table(
-    user: AuthUser,
-    pool: web::Data<PgPool>,
-    path: web::Path<TablePath>,
-) -> Result<HttpResponse, ApiError> {
-    user.require_admin()?;
-    let log = history::load(pool.get_ref(), path.0).await?;
+pub async fn audit_table(reader: Reader) -> Result<HttpResponse, ApiError> {
+    reader.user.require_admin()?;
+    let log = history::load(&reader.pool, reader.table_id).await?;
     let report = web::block(move || history::audit(&log)).await?;
     Ok(HttpResponse::Ok().json(report))
 }

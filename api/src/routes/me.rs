@@ -8,14 +8,12 @@ use crate::routes::problems::Authenticated;
 /// The caller's account.
 #[utoipa::path(
     tag = "accounts",
-    security(("bearer" = [])),
     responses(
         (status = 200, description = "The caller's account", body = AccountDto),
         Authenticated,
     )
 )]
 #[get("/me")]
-#[tracing::instrument(skip_all, fields(account_id = %user.account.id))]
 pub async fn get_me(user: AuthUser) -> Result<HttpResponse, ApiError> {
     Ok(HttpResponse::Ok().json(AccountDto::from(user.account)))
 }

@@ -69,6 +69,7 @@ impl fmt::Debug for SessionDto {
 /// or address, or too many log-ins for this account in a minute.
 #[utoipa::path(
     tag = "sessions",
+    security(()),
     request_body = Credentials,
     responses(
         (status = 201, description = "Logged in", body = SessionDto),
@@ -161,14 +162,12 @@ async fn check_credentials(
 /// Log out: revoke the token used for this request.
 #[utoipa::path(
     tag = "sessions",
-    security(("bearer" = [])),
     responses(
         (status = 204, description = "The token is revoked"),
         Authenticated,
     )
 )]
 #[delete("/sessions/current")]
-#[tracing::instrument(skip_all, fields(account_id = %user.account.id))]
 pub async fn delete_current_session(
     pool: web::Data<PgPool>,
     watchers: web::Data<Watchers>,

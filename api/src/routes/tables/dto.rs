@@ -1,5 +1,9 @@
 //! The documents of the table routes: what a client sends and gets.
 
+use std::future::{ready, Ready};
+
+use actix_web::dev::Payload;
+use actix_web::{FromRequest, HttpRequest};
 use chrono::{DateTime, Utc};
 use domain::{
     Direction, GameEnded, Move, PendingView, PlayerId, PlayerView, Seat, SeatView, Status,
@@ -15,14 +19,34 @@ use crate::error::ApiError;
 use crate::store::events::StoredEvent;
 use crate::store::tables::{ListedTable, SeatRow};
 use crate::table_service::{redact_parsed, Loaded};
+use crate::telemetry;
 
-/// The `{id}` of a table's routes.
-#[derive(Debug, Deserialize, IntoParams)]
+/// The `{id}` of a table's routes. Extracting it names the table in the
+/// request's span; a malformed id names no resource (404).
+#[derive(Debug, IntoParams)]
 #[into_params(names("id"), parameter_in = Path)]
 pub struct TablePath(
     /// The table
     pub Uuid,
 );
+
+impl FromRequest for TablePath {
+    type Error = ApiError;
+    type Future = Ready<Result<Self, ApiError>>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        let id = req.match_info().get("id").unwrap_or_default();
+        ready(match Uuid::parse_str(id) {
+            Ok(id) => {
+                telemetry::record_table(id);
+                Ok(Self(id))
+            }
+            Err(e) => Err(ApiError::NotFound(format!(
+                "no resource at this path (table id: {e})"
+            ))),
+        })
+    }
+}
 
 /// A preset rule set.
 #[derive(Debug, Serialize, ToSchema)]
@@ -73,6 +97,27 @@ pub struct SummaryPlayer {
     pub total: i32,
 }
 
+/// What names a table and where it stands: the fields its summary and its
+/// entry in a list share.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(example = json!({
+    "id": "6f1c2a5e-2b7d-4c1e-9a53-0d4f8b2e7c11",
+    "ruleset": "classique",
+    "status": "waiting",
+    "version": 2,
+    "created_by": "0b5c9e04-5f5e-4a43-9f1e-0c2b8d1c7a10",
+    "created_at": "2025-01-31T18:04:05.123456Z"
+}))]
+pub struct TableHead {
+    pub id: Uuid,
+    pub ruleset: String,
+    pub status: Status,
+    /// The seq of the table's last event (its ETag).
+    pub version: i64,
+    pub created_by: Uuid,
+    pub created_at: DateTime<Utc>,
+}
+
 /// A table's public summary.
 #[derive(Debug, Serialize, ToSchema)]
 #[schema(example = json!({
@@ -92,22 +137,17 @@ pub struct SummaryPlayer {
     "result": null
 }))]
 pub struct TableSummary {
-    pub id: Uuid,
-    pub ruleset: String,
+    #[serde(flatten)]
+    pub table: TableHead,
     /// The table's rules, every knob.
     #[schema(value_type = Object)]
     pub rules: Value,
-    pub status: Status,
     /// The most players the table takes.
     pub seats: usize,
     /// Seated players by seat (renumbered 0..n-1 at the start).
     pub players: Vec<SummaryPlayer>,
     /// The current (or last) round; null before the deal.
     pub round: Option<u32>,
-    /// The seq of the table's last event.
-    pub version: i64,
-    pub created_by: Uuid,
-    pub created_at: DateTime<Utc>,
     /// The final ranking once `finished` (the engine's `GameEnded`).
     #[schema(value_type = Option<Object>, example = json!({
         "ranking": [{"seat": 1, "total": 40, "place": 1}, {"seat": 0, "total": 230, "place": 2}],
@@ -136,16 +176,18 @@ impl TableSummary {
             })
             .collect();
         Self {
-            id,
-            ruleset: t.ruleset.clone(),
+            table: TableHead {
+                id,
+                ruleset: t.ruleset.clone(),
+                status: t.status(),
+                version: l.version(),
+                created_by: l.created_by,
+                created_at: l.created_at,
+            },
             rules: serde_json::to_value(&t.rules).unwrap_or(Value::Null),
-            status: t.status(),
             seats: t.seats,
             players,
             round: game.and_then(|g| g.round()).map(|r| r.number),
-            version: l.version(),
-            created_by: l.created_by,
-            created_at: l.created_at,
             result: game.and_then(|g| g.result()).cloned(),
         }
     }
@@ -173,23 +215,24 @@ pub struct ListedPlayer {
     "created_at": "2025-01-31T18:04:05.123456Z"
 }))]
 pub struct ListedTableDto {
-    pub id: Uuid,
-    pub ruleset: String,
-    pub status: Status,
+    #[serde(flatten)]
+    pub table: TableHead,
     /// The most players the table takes.
     pub seats: Option<i32>,
     pub players: Vec<ListedPlayer>,
-    pub version: i64,
-    pub created_by: Uuid,
-    pub created_at: DateTime<Utc>,
 }
 
 impl ListedTableDto {
     pub fn of(t: ListedTable, seats: Vec<SeatRow>) -> Self {
         Self {
-            id: t.id,
-            ruleset: t.ruleset,
-            status: t.status,
+            table: TableHead {
+                id: t.id,
+                ruleset: t.ruleset,
+                status: t.status,
+                version: t.version,
+                created_by: t.created_by,
+                created_at: t.created_at,
+            },
             seats: t.seats,
             players: seats
                 .into_iter()
@@ -199,9 +242,6 @@ impl ListedTableDto {
                     username: s.username,
                 })
                 .collect(),
-            version: t.version,
-            created_by: t.created_by,
-            created_at: t.created_at,
         }
     }
 }

@@ -20,6 +20,7 @@ use crate::table_service::{player_id, TableService};
 /// The preset rule sets and every knob of each (no authentication needed).
 #[utoipa::path(
     tag = "tables",
+    security(()),
     responses(
         (status = 200, description = "The five presets of docs/RULES.md §5", body = Vec<RulesetDto>),
         (status = 500, description = "`internal_error`", body = Problem, content_type = "application/problem+json"),
@@ -46,7 +47,6 @@ pub async fn list_rulesets() -> Result<HttpResponse, ApiError> {
 /// `too_many_requests` beyond).
 #[utoipa::path(
     tag = "tables",
-    security(("bearer" = [])),
     request_body = NewTable,
     responses(
         (status = 201, description = "The table is open", body = TableSummary,
@@ -58,7 +58,7 @@ pub async fn list_rulesets() -> Result<HttpResponse, ApiError> {
     )
 )]
 #[post("/tables")]
-#[tracing::instrument(skip_all, fields(account_id = %user.account.id, ruleset = %body.ruleset))]
+#[tracing::instrument(skip_all, fields(ruleset = %body.ruleset))]
 pub async fn create_table(
     tables: web::Data<TableService>,
     user: AuthUser,
@@ -83,14 +83,13 @@ pub async fn create_table(
     let summary = TableSummary::of(id, &loaded);
     Ok(HttpResponse::Created()
         .insert_header((header::LOCATION, format!("/v1/tables/{id}")))
-        .insert_header(etag(summary.version))
+        .insert_header(etag(summary.table.version))
         .json(summary))
 }
 
 /// List tables, oldest first, by cursor.
 #[utoipa::path(
     tag = "tables",
-    security(("bearer" = [])),
     params(ListQuery),
     responses(
         (status = 200, description = "A page of tables", body = TablePage),
@@ -99,7 +98,6 @@ pub async fn create_table(
     )
 )]
 #[get("/tables")]
-#[tracing::instrument(skip_all, fields(account_id = %user.account.id))]
 pub async fn list_tables(
     tables: web::Data<TableService>,
     user: AuthUser,
@@ -124,7 +122,6 @@ pub async fn list_tables(
 /// A table's public summary.
 #[utoipa::path(
     tag = "tables",
-    security(("bearer" = [])),
     params(TablePath),
     responses(
         (status = 200, description = "The summary", body = TableSummary,
@@ -133,16 +130,15 @@ pub async fn list_tables(
     )
 )]
 #[get("/tables/{id}")]
-#[tracing::instrument(skip_all, fields(account_id = %_user.account.id, table_id = %path.0))]
 pub async fn get_table(
     tables: web::Data<TableService>,
     _user: AuthUser,
-    path: web::Path<TablePath>,
+    path: TablePath,
 ) -> Result<HttpResponse, ApiError> {
     let id = path.0;
     let summary = tables.read(id, 0, |l| TableSummary::of(id, l)).await?;
     Ok(HttpResponse::Ok()
-        .insert_header(etag(summary.version))
+        .insert_header(etag(summary.table.version))
         .json(summary))
 }
 
@@ -160,21 +156,19 @@ impl FromRequest for LobbyCall {
     type Future = LocalBoxFuture<'static, Result<Self, actix_web::Error>>;
 
     fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
-        let parts =
-            <(web::Data<TableService>, AuthUser, web::Path<Uuid>)>::from_request(req, payload);
+        let parts = <(web::Data<TableService>, AuthUser, TablePath)>::from_request(req, payload);
         Box::pin(async move {
             let (tables, user, path) = parts.await?;
             Ok(Self {
                 tables,
                 user,
-                table_id: path.into_inner(),
+                table_id: path.0,
             })
         })
     }
 }
 
 impl LobbyCall {
-    #[tracing::instrument(skip_all, fields(account_id = %self.user.account.id, table_id = %self.table_id))]
     async fn run(
         self,
         command: impl FnOnce(PlayerId, &str) -> TableCommand,
@@ -188,7 +182,7 @@ impl LobbyCall {
             })
             .await?;
         Ok(HttpResponse::Ok()
-            .insert_header(etag(acted.answer.version))
+            .insert_header(etag(acted.answer.table.version))
             .json(acted.answer))
     }
 }
@@ -196,7 +190,6 @@ impl LobbyCall {
 /// Join a table that has not started: take the next free seat.
 #[utoipa::path(
     tag = "tables",
-    security(("bearer" = [])),
     params(TablePath),
     responses(
         (status = 200, description = "Seated; the table's summary", body = TableSummary),
@@ -216,7 +209,6 @@ pub async fn join_table(call: LobbyCall) -> Result<HttpResponse, ApiError> {
 /// Leave a table that has not started.
 #[utoipa::path(
     tag = "tables",
-    security(("bearer" = [])),
     params(TablePath),
     responses(
         (status = 200, description = "The seat is free; the table's summary", body = TableSummary),
@@ -235,7 +227,6 @@ pub async fn leave_table(call: LobbyCall) -> Result<HttpResponse, ApiError> {
 /// order and round 1 is dealt.
 #[utoipa::path(
     tag = "tables",
-    security(("bearer" = [])),
     params(TablePath),
     responses(
         (status = 200, description = "Started; the table's summary", body = TableSummary),

@@ -8,3 +8,4 @@ pub mod dto;
 pub mod headers;
 pub mod lobby;
 pub mod play;
+pub mod watching;

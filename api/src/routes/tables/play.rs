@@ -14,6 +14,7 @@ use super::dto::{
     EventPage, EventsQuery, MoveAnswer, MoveRequest, TablePath, TableView, ViewQuery,
 };
 use super::headers::{etag, IdempotencyKey, IfMatch, IfNoneMatch};
+use super::watching::Watching;
 use crate::auth::CachedAuthUser;
 use crate::chain::canonical_json;
 use crate::config::Settings;
@@ -23,7 +24,6 @@ use crate::routes::problems::{JsonBodyRefused, OnTable, WatchingTable};
 use crate::sse;
 use crate::store::idempotency::request_hash;
 use crate::table_service::{player_id, Idempotency, Loaded, TableService};
-use crate::watchers::WatchSlot;
 
 /// Longest long poll, in seconds.
 pub const MAX_WAIT_SECS: u64 = 30;
@@ -52,7 +52,6 @@ fn long_poll_deadline(wait: u64) -> Option<tokio::time::Instant> {
 /// one request per change.
 #[utoipa::path(
     tag = "tables",
-    security(("bearer" = [])),
     params(
         TablePath,
         ("If-None-Match" = Option<String>, Header, description = "An ETag from an earlier view"),
@@ -67,16 +66,12 @@ fn long_poll_deadline(wait: u64) -> Option<tokio::time::Instant> {
     )
 )]
 #[get("/tables/{id}/view")]
-#[tracing::instrument(skip_all, fields(account_id = %user.account.id, table_id = %path.0))]
 pub async fn get_view(
-    tables: web::Data<TableService>,
-    slot: WatchSlot,
-    user: CachedAuthUser,
-    path: web::Path<TablePath>,
+    call: Watching,
     query: web::Query<ViewQuery>,
     if_none_match: IfNoneMatch,
 ) -> Result<HttpResponse, ApiError> {
-    let (id, account_id) = (path.0, user.account.id);
+    let (tables, id, account_id) = (&call.tables, call.table_id, call.account_id());
     let wait = wait_secs(query.wait)?;
     // A version the caller has seen: the view is not older.
     let seen = if_none_match.seen();
@@ -84,7 +79,7 @@ pub async fn get_view(
     let unchanged = |l: &Loaded| if_none_match.has(l.version());
     let changed = match long_poll_deadline(wait) {
         Some(deadline) if if_none_match.is_present() => {
-            let watch = slot.open(&user)?;
+            let watch = call.open()?;
             let poll = tables.read_when(id, seen, deadline, unchanged, view_of);
             watch.unless_ended(poll).await?
         }
@@ -125,7 +120,6 @@ fn view_answer(version: i64, view: Option<TableView>) -> HttpResponse {
 /// client has) skips the first frame while the table is at that version.
 #[utoipa::path(
     tag = "tables",
-    security(("bearer" = [])),
     params(
         TablePath,
         ("Last-Event-ID" = Option<i64>, Header, nullable = false, minimum = 0, description = "The version of the last view received"),
@@ -137,23 +131,18 @@ fn view_answer(version: i64, view: Option<TableView>) -> HttpResponse {
     )
 )]
 #[get("/tables/{id}/view/stream")]
-#[tracing::instrument(skip_all, fields(account_id = %user.account.id, table_id = %path.0))]
 pub async fn stream_view(
+    call: Watching,
     req: HttpRequest,
-    tables: web::Data<TableService>,
-    slot: WatchSlot,
     settings: web::Data<Settings>,
-    user: CachedAuthUser,
-    path: web::Path<TablePath>,
 ) -> Result<HttpResponse, ApiError> {
-    let id = path.0;
-    let account_id = user.account.id;
+    let (id, account_id) = (call.table_id, call.account_id());
     let seen = last_event_id(&req, "the version of a view")?.unwrap_or(-1);
-    let watch = slot.open(&user)?;
+    let watch = call.open()?;
     // 404 before the stream starts when there is no such table.
-    tables.read(id, 0, |_| ()).await?;
+    call.tables.read(id, 0, |_| ()).await?;
     let body = sse::table_views(sse::ViewStream {
-        tables: tables.get_ref().clone(),
+        tables: call.tables.get_ref().clone(),
         table_id: id,
         seen,
         frame: move |l: &Loaded| sse::frame(l.version(), &TableView::of(id, l, account_id)),
@@ -167,7 +156,6 @@ pub async fn stream_view(
 /// 422 `idempotency_key_reused`.
 #[utoipa::path(
     tag = "tables",
-    security(("bearer" = [])),
     params(
         TablePath,
         ("If-Match" = Option<String>, Header, nullable = false, pattern = r#"^(\*|(W/)?"[0-9]{1,18}"|[0-9]{1,18})$"#, description = "`\"<version>\"` (or the bare version): the version the move is based on"),
@@ -186,11 +174,10 @@ pub async fn stream_view(
     )
 )]
 #[post("/tables/{id}/moves")]
-#[tracing::instrument(skip_all, fields(account_id = %user.account.id, table_id = %path.0))]
 pub async fn post_move(
     tables: web::Data<TableService>,
     user: CachedAuthUser,
-    path: web::Path<TablePath>,
+    path: TablePath,
     body: web::Json<MoveRequest>,
     if_match: IfMatch,
     key: IdempotencyKey,
@@ -282,7 +269,6 @@ async fn replay(
 /// (by any server process), or empty after `wait` seconds.
 #[utoipa::path(
     tag = "tables",
-    security(("bearer" = [])),
     params(TablePath, EventsQuery),
     responses(
         (status = 200, description = "The events (possibly none)", body = EventPage),
@@ -291,15 +277,10 @@ async fn replay(
     )
 )]
 #[get("/tables/{id}/events")]
-#[tracing::instrument(skip_all, fields(account_id = %user.account.id, table_id = %path.0))]
 pub async fn get_events(
-    tables: web::Data<TableService>,
-    slot: WatchSlot,
-    user: CachedAuthUser,
-    path: web::Path<TablePath>,
+    call: Watching,
     query: web::Query<EventsQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    let id = path.0;
     let after = query.after.unwrap_or(0);
     if after < 0 {
         return Err(ApiError::InvalidQuery("after: 0 or more".into()));
@@ -310,9 +291,11 @@ pub async fn get_events(
         return Err(ApiError::InvalidQuery("limit: from 1 to 500".into()));
     }
     let deadline = long_poll_deadline(wait);
-    let poll = tables.poll_events(id, user.account.id, after, limit, deadline);
+    let poll = call
+        .tables
+        .poll_events(call.table_id, call.account_id(), after, limit, deadline);
     let events = match deadline {
-        Some(_) => slot.open(&user)?.unless_ended(poll).await?,
+        Some(_) => call.open()?.unless_ended(poll).await?,
         None => poll.await?,
     };
     let next = events.last().map_or(after, |e| e.seq);
