@@ -621,3 +621,76 @@ mod tests {
         assert!(Face::parse("1", false).is_err());
     }
 }
+
+/// The schemas of the codes, for the OpenAPI document: strings a client can
+/// check before it sends them.
+#[cfg(feature = "openapi")]
+mod schema {
+    use std::borrow::Cow;
+
+    use utoipa::openapi::schema::{ObjectBuilder, Schema, SchemaType, Type};
+    use utoipa::openapi::RefOr;
+    use utoipa::{PartialSchema, ToSchema};
+
+    use super::{Card, Face, Letter, Suit};
+
+    fn code(description: &str, pattern: &str, example: &str) -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(SchemaType::Type(Type::String))
+            .description(Some(description))
+            .pattern(Some(pattern))
+            .examples([example])
+            .into()
+    }
+
+    macro_rules! code_schema {
+        ($t:ty, $name:literal, $schema:expr) => {
+            impl PartialSchema for $t {
+                fn schema() -> RefOr<Schema> {
+                    $schema
+                }
+            }
+            impl ToSchema for $t {
+                fn name() -> Cow<'static, str> {
+                    Cow::Borrowed($name)
+                }
+            }
+        };
+    }
+
+    code_schema!(
+        Card,
+        "Card",
+        code(
+            "A card's code: rank then suit for French cards (`AS`, `10H`, `8D`, `QC`), \
+             `JK` a joker, `A`…`Z` a letter of the Amérix deck, `STAR` a star, `BANG` a pétard.",
+            "^(([2-9]|10|[JQKA])[CDHS]|JK|[A-Z]|STAR|BANG)$",
+            "8H",
+        )
+    );
+    code_schema!(
+        Suit,
+        "Suit",
+        ObjectBuilder::new()
+            .schema_type(SchemaType::Type(Type::String))
+            .description(Some("A suit: clubs, diamonds, hearts, spades."))
+            .enum_values(Some(["C", "D", "H", "S"]))
+            .examples(["S"])
+            .into()
+    );
+    code_schema!(
+        Letter,
+        "Letter",
+        code("A letter of the Amérix deck.", "^[A-Z]$", "K")
+    );
+    code_schema!(
+        Face,
+        "Face",
+        code(
+            "What a card is for the rules, whatever its suit: a French rank (`2`…`10`, \
+             `J`, `Q`, `K`, `A`), `JK`, a letter `A`…`Z`, `STAR` or `BANG`.",
+            "^([2-9]|10|[JQKA]|JK|[A-Z]|STAR|BANG)$",
+            "8",
+        )
+    );
+}

@@ -37,4 +37,4 @@ pub use table::{
     Fold, FoldError, PlayerId, ReadError, Seated, Table, TableCommand, TableCreated, TableError,
     TableEvent,
 };
-pub use view::{FullView, PendingView, PlayerView, SeatView};
+pub use view::{FullView, PendingKind, PendingView, PlayerView, SeatView};

@@ -9,33 +9,53 @@ use crate::event::{Direction, GameEnded, Move, Pending, Seat, Target};
 use crate::game::{Game, Round};
 
 /// One seat's view of the table (or a spectator's, with `my_seat` null).
+/// Every field is always sent; the optional ones are null when they do not
+/// apply.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[cfg_attr(feature = "openapi", schema(example = json!({"round": 2, "my_seat": 0, "hand": ["8H", "10S", "QC"], "top_card": "7H", "active_suit": null, "active_letter": null, "active_rank": null, "direction": "clockwise", "current_seat": 0, "stock_size": 30, "discard_size": 6, "players": [{"seat": 0, "hand_size": 3, "total": 12, "announced": false, "out": false}, {"seat": 1, "hand_size": 1, "total": 40, "announced": true, "out": false}], "pending": {"kind": "none", "seat": null, "draw": null, "count": null, "card": null, "frozen": false, "challengeable": null}, "legal_moves": [{"type": "play", "card": "8H", "suit": "S", "announce": false}, {"type": "draw"}], "result": null})))]
-pub struct SeatView {
+#[cfg_attr(feature = "openapi", schema(example = json!({"round": 2, "my_seat": 0, "hand": ["8H", "10S", "QC"], "top_card": "7H", "active_suit": null, "active_letter": null, "active_rank": null, "direction": "clockwise", "current_seat": 0, "stock_size": 30, "discard_size": 6, "players": [{"seat": 0, "account_id": "0b5c9e04-5f5e-4a43-9f1e-0c2b8d1c7a10", "username": "alice", "hand_size": 3, "total": 12, "announced": false, "out": false}, {"seat": 1, "account_id": "7d1e0c8a-3b9f-4e2d-8c6a-5f4b3a2e1d00", "username": "bob", "hand_size": 1, "total": 40, "announced": true, "out": false}], "pending": {"kind": "none", "seat": null, "draw": null, "count": null, "card": null, "frozen": false, "challengeable": null}, "legal_moves": [{"type": "play", "card": "8H", "suit": "S", "announce": false}, {"type": "draw"}], "result": null})))]
+// `P` is what is said of each player: the engine's [`PlayerView`], or what a
+// table adds to it (who sits there, through [`SeatView::with_players`]); the
+// example is the API's, where players have names.
+pub struct SeatView<P = PlayerView> {
+    /// The current (or last) round; 0 before the first deal.
     pub round: u32,
-    #[cfg_attr(feature = "openapi", schema(value_type = Option<usize>))]
+    /// The viewer's seat; null for a spectator.
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<usize>, required = true))]
     pub my_seat: Option<Seat>,
-    #[cfg_attr(feature = "openapi", schema(value_type = Vec<String>, example = json!(["8H", "10S", "QC"])))]
+    /// The viewer's hand (empty for a spectator).
+    #[cfg_attr(feature = "openapi", schema(example = json!(["8H", "10S", "QC"])))]
     pub hand: Vec<Card>,
-    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, example = "7H"))]
+    /// Null before the first deal.
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     pub top_card: Option<Card>,
     /// The suit to follow when it is not the top card's own (an 8, a joker).
-    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, example = "S"))]
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     pub active_suit: Option<Suit>,
     /// The letter to follow when it is not the top card's own (a star, a pétard).
-    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, example = "K"))]
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     pub active_letter: Option<Letter>,
     /// The rank to follow when it is not the top card's (a 757 joker, a pétard).
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Face>, required = true))]
     pub active_rank: Option<String>,
     pub direction: Direction,
-    #[cfg_attr(feature = "openapi", schema(value_type = Option<usize>))]
+    /// The seat that must act; null when no round is being played.
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<usize>, required = true))]
     pub current_seat: Option<Seat>,
     pub stock_size: usize,
     pub discard_size: usize,
-    pub players: Vec<PlayerView>,
+    /// Every seat, in seat order.
+    pub players: Vec<P>,
+    /// What constrains the seat on turn, as far as the viewer may know.
     pub pending: PendingView,
+    /// Every move the server would accept from the viewer now, in the form
+    /// to post back, in this order: a challenge (when one is open), the
+    /// plays in the order of the hand (each choice of suit or letter; a play
+    /// that leaves one card with `announce: true` first), then `draw`, then
+    /// `pass`. Empty for a spectator and off turn.
     pub legal_moves: Vec<Move>,
+    /// The final ranking once the game is over (null before).
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     pub result: Option<GameEnded>,
 }
 
@@ -58,23 +78,40 @@ pub struct PlayerView {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[cfg_attr(feature = "openapi", schema(example = json!({"kind": "attack", "seat": 2, "draw": 4, "count": 2, "card": null, "frozen": false, "challengeable": null})))]
 pub struct PendingView {
-    /// `none`, `attack`, `draw`, `must_replay`, `may_replay` or `drawn`.
-    pub kind: String,
+    pub kind: PendingKind,
     /// The seat it constrains.
-    #[cfg_attr(feature = "openapi", schema(value_type = Option<usize>))]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<usize>, required = true))]
     pub seat: Option<Seat>,
     /// Cards that seat draws if it takes the penalty.
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     pub draw: Option<u32>,
     /// Cards in an attack chain (D3).
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     pub count: Option<u32>,
     /// The card just drawn, shown only to the seat that drew it.
-    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, example = "9C"))]
+    #[cfg_attr(feature = "openapi", schema(required = true, example = "9C"))]
     pub card: Option<Card>,
     /// D12: the pile is frozen.
     pub frozen: bool,
     /// D8: the seat whose unannounced last card may be challenged now.
-    #[cfg_attr(feature = "openapi", schema(value_type = Option<usize>))]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<usize>, required = true))]
     pub challengeable: Option<Seat>,
+}
+
+/// What is pending, by kind: nothing, an attack to answer or take (D3), a
+/// penalty to draw, a card to cover (`must_replay`, D5) or that may be
+/// followed (`may_replay`), a drawn card that may be played (`drawn`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(example = "attack"))]
+#[serde(rename_all = "snake_case")]
+pub enum PendingKind {
+    None,
+    Attack,
+    Draw,
+    MustReplay,
+    MayReplay,
+    Drawn,
 }
 
 /// The omniscient state of a round, for replays and audits.
@@ -86,29 +123,53 @@ pub struct FullView {
     #[cfg_attr(feature = "openapi", schema(value_type = usize))]
     pub dealer: Seat,
     /// Every hand, by seat.
-    #[cfg_attr(feature = "openapi", schema(value_type = Vec<Vec<String>>, example = json!([["8H", "2S"], ["QC"]])))]
+    #[cfg_attr(feature = "openapi", schema(example = json!([["8H", "2S"], ["QC"]])))]
     pub hands: Vec<Vec<Card>>,
     /// Top card last.
-    #[cfg_attr(feature = "openapi", schema(value_type = Vec<String>, example = json!(["3D", "KH"])))]
+    #[cfg_attr(feature = "openapi", schema(example = json!(["3D", "KH"])))]
     pub stock: Vec<Card>,
     /// Top card last.
-    #[cfg_attr(feature = "openapi", schema(value_type = Vec<String>, example = json!(["5C", "7C"])))]
+    #[cfg_attr(feature = "openapi", schema(example = json!(["5C", "7C"])))]
     pub discard: Vec<Card>,
-    #[cfg_attr(feature = "openapi", schema(value_type = String, example = "7C"))]
     pub top_card: Card,
-    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, example = "S"))]
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     pub active_suit: Option<Suit>,
-    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, example = "K"))]
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     pub active_letter: Option<Letter>,
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Face>, required = true))]
     pub active_rank: Option<String>,
     pub direction: Direction,
-    #[cfg_attr(feature = "openapi", schema(value_type = Option<usize>))]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<usize>, required = true))]
     pub current_seat: Option<Seat>,
     pub pending: PendingView,
     #[cfg_attr(feature = "openapi", schema(value_type = Vec<usize>))]
     pub out_order: Vec<Seat>,
     pub announced: Vec<bool>,
     pub totals: Vec<i32>,
+}
+
+impl<P> SeatView<P> {
+    /// The same view, with what is said of each player made by `f` (a
+    /// player for whom it gives `None` is left out).
+    pub fn with_players<Q>(self, f: impl FnMut(P) -> Option<Q>) -> SeatView<Q> {
+        SeatView {
+            round: self.round,
+            my_seat: self.my_seat,
+            hand: self.hand,
+            top_card: self.top_card,
+            active_suit: self.active_suit,
+            active_letter: self.active_letter,
+            active_rank: self.active_rank,
+            direction: self.direction,
+            current_seat: self.current_seat,
+            stock_size: self.stock_size,
+            discard_size: self.discard_size,
+            players: self.players.into_iter().filter_map(f).collect(),
+            pending: self.pending,
+            legal_moves: self.legal_moves,
+            result: self.result,
+        }
+    }
 }
 
 impl SeatView {
@@ -156,7 +217,7 @@ impl PendingView {
     /// Nothing pending: no round, or a plain turn on an unfrozen pile.
     pub fn none() -> PendingView {
         PendingView {
-            kind: "none".into(),
+            kind: PendingKind::None,
             seat: None,
             draw: None,
             count: None,
@@ -198,17 +259,25 @@ fn active(r: &Round) -> Active {
 
 fn pending_view(r: &Round, viewer: Option<Seat>) -> PendingView {
     let (kind, draw, count, card) = match r.pending {
-        Pending::None => ("none", None, None, None),
-        Pending::Attack { count, per_card } => {
-            ("attack", Some(count * per_card), Some(count), None)
-        }
-        Pending::Draw { total } => ("draw", Some(total), None, None),
-        Pending::MustReplay { penalty } => ("must_replay", Some(penalty), None, None),
-        Pending::MayReplay => ("may_replay", None, None, None),
-        Pending::Drawn { card } => ("drawn", None, None, (viewer == r.current).then_some(card)),
+        Pending::None => (PendingKind::None, None, None, None),
+        Pending::Attack { count, per_card } => (
+            PendingKind::Attack,
+            Some(count * per_card),
+            Some(count),
+            None,
+        ),
+        Pending::Draw { total } => (PendingKind::Draw, Some(total), None, None),
+        Pending::MustReplay { penalty } => (PendingKind::MustReplay, Some(penalty), None, None),
+        Pending::MayReplay => (PendingKind::MayReplay, None, None, None),
+        Pending::Drawn { card } => (
+            PendingKind::Drawn,
+            None,
+            None,
+            (viewer == r.current).then_some(card),
+        ),
     };
     PendingView {
-        kind: kind.into(),
+        kind,
         seat: if r.pending == Pending::None {
             None
         } else {

@@ -5,10 +5,7 @@ use std::future::{ready, Ready};
 use actix_web::dev::Payload;
 use actix_web::{FromRequest, HttpRequest};
 use chrono::{DateTime, Utc};
-use domain::{
-    Direction, GameEnded, Move, PendingView, PlayerId, PlayerView, Seat, SeatView, Status,
-    TableEvent,
-};
+use domain::{GameEnded, PlayerId, PlayerView, SeatView, Status, TableEvent};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use utoipa::{IntoParams, ToSchema};
@@ -323,20 +320,15 @@ impl ListQuery {
     }
 }
 
-/// A player in a view.
+/// A player in a view: the engine's, and who sits there.
 #[derive(Debug, Serialize, ToSchema)]
 #[schema(example = json!({"seat": 1, "account_id": "7d1e0c8a-3b9f-4e2d-8c6a-5f4b3a2e1d00", "username": "bob", "hand_size": 7, "total": 0, "announced": false, "out": false}))]
 pub struct ViewPlayer {
-    pub seat: usize,
+    #[serde(flatten)]
+    pub player: PlayerView,
     #[schema(value_type = Uuid)]
     pub account_id: PlayerId,
     pub username: String,
-    pub hand_size: usize,
-    pub total: i32,
-    /// Announced their last card.
-    pub announced: bool,
-    /// Out of this round (placement scoring).
-    pub out: bool,
 }
 
 /// The caller's view (docs/API.md "The player view"): the engine's seat view,
@@ -370,38 +362,8 @@ pub struct TableView {
     pub table_id: Uuid,
     pub version: i64,
     pub status: Status,
-    pub round: u32,
-    #[schema(required = true)]
-    pub my_seat: Option<usize>,
-    #[schema(value_type = Vec<String>)]
-    pub hand: Vec<domain::Card>,
-    #[schema(value_type = Option<String>, required = true)]
-    pub top_card: Option<domain::Card>,
-    #[schema(value_type = Option<String>, required = true)]
-    pub active_suit: Option<domain::Suit>,
-    #[schema(value_type = Option<String>, required = true)]
-    pub active_letter: Option<domain::Letter>,
-    #[schema(required = true)]
-    pub active_rank: Option<String>,
-    pub direction: Direction,
-    #[schema(required = true)]
-    pub current_seat: Option<usize>,
-    pub stock_size: usize,
-    pub discard_size: usize,
-    pub players: Vec<ViewPlayer>,
-    /// What constrains the seat on turn (the engine's `PendingView`):
-    /// `kind` is `none`, `attack`, `draw`, `must_replay`, `may_replay` or
-    /// `drawn`; `card` is the card just drawn, shown to its drawer only.
-    pub pending: PendingView,
-    /// Every move the server would accept from the caller at this version,
-    /// in the form to post back (see `MoveRequest.move`), in this order: a
-    /// challenge (when one is open), the plays in the order of the hand
-    /// (each choice of suit or letter; a play that leaves one card with
-    /// `announce: true` first), then `draw`, then `pass`.
-    pub legal_moves: Vec<Move>,
-    /// The final ranking once `finished` (null before).
-    #[schema(required = true)]
-    pub result: Option<GameEnded>,
+    #[serde(flatten)]
+    pub seat: SeatView<ViewPlayer>,
 }
 
 impl TableView {
@@ -419,58 +381,19 @@ impl TableView {
                 None,
             ),
         };
-        let SeatView {
-            round,
-            my_seat,
-            hand,
-            top_card,
-            active_suit,
-            active_letter,
-            active_rank,
-            direction,
-            current_seat,
-            stock_size,
-            discard_size,
-            players,
-            pending,
-            legal_moves,
-            result,
-        } = view;
-        let seated = |s: Seat| t.players.get(s).and_then(Option::as_ref);
         Self {
             table_id: id,
             version: l.version(),
             status: t.status(),
-            round,
-            my_seat,
-            hand,
-            top_card,
-            active_suit,
-            active_letter,
-            active_rank,
-            direction,
-            current_seat,
-            stock_size,
-            discard_size,
-            players: players
-                .into_iter()
-                // Every seat of a started game, or listed before it, is taken.
-                .filter_map(|p| {
-                    let who = seated(p.seat)?;
-                    Some(ViewPlayer {
-                        seat: p.seat,
-                        account_id: who.account_id.clone(),
-                        username: who.username.clone(),
-                        hand_size: p.hand_size,
-                        total: p.total,
-                        announced: p.announced,
-                        out: p.out,
-                    })
+            // Every seat of a started game, or listed before it, is taken.
+            seat: view.with_players(|player| {
+                let who = t.players.get(player.seat).and_then(Option::as_ref)?;
+                Some(ViewPlayer {
+                    player,
+                    account_id: who.account_id.clone(),
+                    username: who.username.clone(),
                 })
-                .collect(),
-            pending,
-            legal_moves,
-            result,
+            }),
         }
     }
 }
