@@ -199,18 +199,23 @@ pub struct ListedPlayer {
     pub username: String,
 }
 
+/// The example of a [`ListedTableDto`], alone and in a page.
+fn listed_table_example() -> Value {
+    serde_json::json!({
+        "id": "6f1c2a5e-2b7d-4c1e-9a53-0d4f8b2e7c11",
+        "ruleset": "classique",
+        "status": "waiting",
+        "seats": 4,
+        "players": [{"seat": 0, "account_id": "0b5c9e04-5f5e-4a43-9f1e-0c2b8d1c7a10", "username": "alice"}],
+        "version": 2,
+        "created_by": "0b5c9e04-5f5e-4a43-9f1e-0c2b8d1c7a10",
+        "created_at": "2025-01-31T18:04:05.123456Z"
+    })
+}
+
 /// A table in a list.
 #[derive(Debug, Serialize, ToSchema)]
-#[schema(example = json!({
-    "id": "6f1c2a5e-2b7d-4c1e-9a53-0d4f8b2e7c11",
-    "ruleset": "classique",
-    "status": "waiting",
-    "seats": 4,
-    "players": [{"seat": 0, "account_id": "0b5c9e04-5f5e-4a43-9f1e-0c2b8d1c7a10", "username": "alice"}],
-    "version": 2,
-    "created_by": "0b5c9e04-5f5e-4a43-9f1e-0c2b8d1c7a10",
-    "created_at": "2025-01-31T18:04:05.123456Z"
-}))]
+#[schema(example = listed_table_example)]
 pub struct ListedTableDto {
     #[serde(flatten)]
     pub table: TableHead,
@@ -247,16 +252,7 @@ impl ListedTableDto {
 /// (null: no more).
 #[derive(Debug, Serialize, ToSchema)]
 #[schema(example = json!({
-    "tables": [{
-        "id": "6f1c2a5e-2b7d-4c1e-9a53-0d4f8b2e7c11",
-        "ruleset": "classique",
-        "status": "waiting",
-        "seats": 4,
-        "players": [{"seat": 0, "account_id": "0b5c9e04-5f5e-4a43-9f1e-0c2b8d1c7a10", "username": "alice"}],
-        "version": 2,
-        "created_by": "0b5c9e04-5f5e-4a43-9f1e-0c2b8d1c7a10",
-        "created_at": "2025-01-31T18:04:05.123456Z"
-    }],
+    "tables": [listed_table_example()],
     "next": "1738346645123456.6f1c2a5e2b7d4c1e9a530d4f8b2e7c11"
 }))]
 pub struct TablePage {
