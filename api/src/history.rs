@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use actix_web::http::StatusCode;
-use domain::event::{Event, GameEnded, Seat};
+use domain::event::{Event, GameEnded, Seat, SeatKey};
 use domain::table::{Table, TableEvent};
 use domain::{score, FullView};
 use serde::Serialize;
@@ -172,16 +172,16 @@ impl RoundSpan {
 }))]
 pub struct RoundSummary {
     pub round: u32,
-    #[schema(value_type = u32)]
+    #[schema(value_type = usize)]
     pub dealer: Seat,
     /// Seats in the order they went out.
-    #[schema(value_type = Vec<u32>)]
+    #[schema(value_type = Vec<usize>)]
     pub out_order: Vec<Seat>,
     /// Seat → points of the round.
-    #[schema(value_type = Object)]
+    #[schema(value_type = BTreeMap<SeatKey, i32>)]
     pub points: BTreeMap<Seat, i32>,
     /// Seat → running total after the round.
-    #[schema(value_type = Object)]
+    #[schema(value_type = BTreeMap<SeatKey, i32>)]
     pub totals: BTreeMap<Seat, i32>,
     /// Nobody could draw or play (D31).
     pub blocked: bool,
@@ -206,10 +206,7 @@ pub struct RoundsDto {
     pub rounds: Vec<RoundSummary>,
     /// The game's result once it is over: `{ranking: [{seat, total, place}],
     /// winners, losers}` (the engine's `GameEnded`).
-    #[schema(value_type = Option<Object>, example = json!({
-        "ranking": [{"seat": 1, "total": 0, "place": 1}, {"seat": 0, "total": 12, "place": 2}],
-        "winners": [1], "losers": [0]
-    }))]
+    #[schema(required = true)]
     pub result: Option<GameEnded>,
 }
 
@@ -249,11 +246,13 @@ pub fn rounds(p: &Parsed) -> RoundsDto {
 #[derive(Debug, Clone, Serialize, ToSchema)]
 #[schema(example = json!({
     "round": 1,
-    "events": [{"seq": 5, "type": "round_started", "v": 1, "at": "2025-01-31T18:04:05.123456Z",
+    "events": [{"seq": 5, "type": "round_started", "v": 2, "at": "2025-01-31T18:04:05.123456Z",
                 "data": {"round": 1, "dealer": 0, "hands": {"0": ["8H", "2S"], "1": ["QC", "5D"]},
                          "stock": ["3D"], "starter": "7C", "first_seat": 1,
-                         "deck": {"id": "french52", "hash": "…"}},
-                "prev_hash": "…", "hash": "…"}],
+                         "deck": {"id": "french52", "copies": 1, "hash": "9f2c5b1e7a3d4c6b8e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b1c2d"},
+                         "salt": "4f0c2a1e9b7d3c5a8e6f1d2b0a9c8e7f"},
+                "prev_hash": "5a1f0e0c9b7d3e2a4f6b8c1d0e9f8a7b6c5d4e3f2a1b0c9d8e7f6a5b4c3d2e1f",
+                "hash": "0c9d8e7f6a5b4c3d2e1f5a1f0e0c9b7d3e2a4f6b8c1d0e9f8a7b6c5d4e3f2a1b"}],
     "step": 0, "last_step": 0,
     "state": {"round": 1, "dealer": 0, "hands": [["8H", "2S"], ["QC", "5D"]], "stock": ["3D"],
               "discard": ["7C"], "top_card": "7C", "active_suit": null, "active_letter": null,
@@ -275,7 +274,6 @@ pub struct ReplayDto {
     /// hand by seat, the stock and the discard pile (top card last), the top
     /// card, the active suit/letter/rank, direction, current seat, pending,
     /// out order, announcements and totals.
-    #[schema(value_type = Object)]
     pub state: FullView,
 }
 
@@ -397,9 +395,9 @@ fn describe(e: &TableEvent, data: &serde_json::Value) -> String {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
 #[schema(example = json!({"points": {"0": 17, "1": 0}, "totals": {"0": 17, "1": 0}}))]
 pub struct Scores {
-    #[schema(value_type = Object)]
+    #[schema(value_type = BTreeMap<SeatKey, i32>)]
     pub points: BTreeMap<Seat, i32>,
-    #[schema(value_type = Object)]
+    #[schema(value_type = BTreeMap<SeatKey, i32>)]
     pub totals: BTreeMap<Seat, i32>,
 }
 
@@ -447,7 +445,8 @@ pub struct AuditReport {
     /// Seqs run 1..n without a gap, each `prev_hash` is the previous `hash`,
     /// every `hash` recomputes, and n is the table's version.
     pub chain_valid: bool,
-    /// The smallest seq named in `problems`.
+    /// The smallest seq named in `problems` (null when there are none).
+    #[schema(required = true)]
     pub first_bad_seq: Option<i64>,
     /// Everything found wrong, in seq order.
     pub problems: Vec<AuditProblem>,

@@ -11,6 +11,7 @@ use crate::card::{Card, Rank, Suit};
 
 /// The kind of deck a table plays with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum DeckKind {
     /// 7…A in every suit (S2).
@@ -109,6 +110,7 @@ fn parse_composition(text: &str) -> Vec<Card> {
 
 /// What a deal records of the deck it used.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct DeckId {
     pub id: String,
     pub copies: u32,

@@ -12,6 +12,13 @@ use crate::deck::DeckId;
 /// A seat at the table, 0..n-1.
 pub type Seat = usize;
 
+/// A seat as the key of a JSON object (`"0"`, `"1"`, …): maps keyed by seat
+/// are written so. Only a schema: the engine keys its maps by [`Seat`].
+#[cfg(feature = "openapi")]
+#[derive(Debug, utoipa::ToSchema)]
+#[schema(value_type = String, pattern = "^(0|[1-9][0-9]*)$", example = "0")]
+pub struct SeatKey(pub String);
+
 /// The version of the event format this crate writes (docs/API.md `v`). Version
 /// 2 adds a `salt` to every event's data (see [`crate::redaction`]); version
 /// 1 events (no salt) still parse and fold the same.
@@ -124,6 +131,7 @@ pub enum Target {
 
 /// What constrains the seat on turn (docs/RULES.md §3.3, D28).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Default)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Pending {
     #[default]
@@ -233,6 +241,7 @@ impl<'de> Deserialize<'de> for Pending {
 
 /// Why cards were drawn.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum DrawReason {
     Draw,
@@ -242,6 +251,7 @@ pub enum DrawReason {
 
 /// Why a seat loses its turn.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum SkipReason {
     /// It drew a penalty it could not answer (`draw_skip`, `firecracker`, D4, D28).
@@ -253,19 +263,25 @@ pub enum SkipReason {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct RoundStarted {
     pub round: u32,
+    #[cfg_attr(feature = "openapi", schema(value_type = usize))]
     pub dealer: Seat,
     pub deck: DeckId,
+    #[cfg_attr(feature = "openapi", schema(value_type = BTreeMap<SeatKey, Vec<Card>>))]
     pub hands: BTreeMap<Seat, Vec<Card>>,
     /// The stock after the deal and the starter, top card last.
     pub stock: Vec<Card>,
     pub starter: Card,
+    #[cfg_attr(feature = "openapi", schema(value_type = usize))]
     pub first_seat: Seat,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct CardPlayed {
+    #[cfg_attr(feature = "openapi", schema(value_type = usize))]
     pub seat: Seat,
     pub card: Card,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -287,13 +303,13 @@ pub struct RoundEnded {
     #[cfg_attr(feature = "openapi", schema(value_type = Vec<usize>))]
     pub out_order: Vec<Seat>,
     /// Seat → the cards left in hand.
-    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
+    #[cfg_attr(feature = "openapi", schema(value_type = BTreeMap<SeatKey, Vec<Card>>))]
     pub hands: BTreeMap<Seat, Vec<Card>>,
     /// Seat → points of the round.
-    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
+    #[cfg_attr(feature = "openapi", schema(value_type = BTreeMap<SeatKey, i32>))]
     pub points: BTreeMap<Seat, i32>,
     /// Seat → running total.
-    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
+    #[cfg_attr(feature = "openapi", schema(value_type = BTreeMap<SeatKey, i32>))]
     pub totals: BTreeMap<Seat, i32>,
     /// The round ended because nobody could draw or play (D31).
     pub blocked: bool,
@@ -323,6 +339,7 @@ pub struct GameEnded {
 
 /// Everything that can happen in a game. Serialised as `{type, data}`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(tag = "type", content = "data", rename_all = "snake_case")]
 pub enum Event {
     // The large, rare events are boxed so that an event is small to move.
@@ -333,6 +350,7 @@ pub enum Event {
     },
     CardPlayed(CardPlayed),
     CardsDrawn {
+        #[cfg_attr(feature = "openapi", schema(value_type = usize))]
         seat: Seat,
         cards: Vec<Card>,
         reason: DrawReason,
@@ -342,10 +360,13 @@ pub enum Event {
         stock: Vec<Card>,
     },
     TurnPassed {
+        #[cfg_attr(feature = "openapi", schema(value_type = usize))]
         seat: Seat,
     },
     Challenged {
+        #[cfg_attr(feature = "openapi", schema(value_type = usize))]
         by: Seat,
+        #[cfg_attr(feature = "openapi", schema(value_type = usize))]
         seat: Seat,
         penalty: u32,
         loses_turn: bool,
@@ -354,17 +375,20 @@ pub enum Event {
         direction: crate::event::Direction,
     },
     TurnSkipped {
+        #[cfg_attr(feature = "openapi", schema(value_type = usize))]
         seat: Seat,
         reason: SkipReason,
     },
     /// Whose turn it is now and what constrains them; `frozen` is the state of
     /// the pile (D12).
     TurnStarted {
+        #[cfg_attr(feature = "openapi", schema(value_type = usize))]
         seat: Seat,
         pending: Pending,
         frozen: bool,
     },
     PlayerWentOut {
+        #[cfg_attr(feature = "openapi", schema(value_type = usize))]
         seat: Seat,
         place: usize,
     },

@@ -19,6 +19,8 @@ pub mod event;
 mod game;
 pub mod redaction;
 pub mod rules;
+#[cfg(feature = "openapi")]
+pub mod schema;
 pub mod score;
 pub mod table;
 mod view;

@@ -14,11 +14,21 @@
 //! cards is useless without 128 random bits). Once a round is over, the
 //! replay and the log show data and salt, and every hash can be checked.
 
-use rand::Rng;
-use serde_json::{json, Map, Value};
+use std::collections::BTreeMap;
 
-use crate::event::{CardPlayed, Event, GameEnded, Pending, RoundEnded, RoundStarted, Seat};
+use rand::Rng;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::card::Card;
+use crate::deck::DeckId;
+#[cfg(feature = "openapi")]
+use crate::event::SeatKey;
+use crate::event::{
+    CardPlayed, DrawReason, Event, GameEnded, Pending, RoundEnded, RoundStarted, Seat,
+};
 use crate::table::{Seated, TableCreated, TableEvent};
+use crate::view::PendingKind;
 
 /// The key of the salt in an event's `data` (from event version 2).
 pub const SALT_KEY: &str = "salt";
@@ -58,6 +68,67 @@ pub enum Seen {
     Whole,
     /// Only this data: hidden fields and the salt left out.
     Part(Value),
+}
+
+impl Seen {
+    fn part(data: impl Serialize) -> Seen {
+        Seen::Part(serde_json::to_value(data).expect("redacted data serialises"))
+    }
+}
+
+/// `round_started` while its round runs: the reader's own hand (none for a
+/// spectator), the size of the largest hand and of the stock.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct RoundStartedSeen {
+    pub round: u32,
+    #[cfg_attr(feature = "openapi", schema(value_type = usize))]
+    pub dealer: Seat,
+    pub deck: DeckId,
+    /// The reader's seat → its hand; empty for a spectator.
+    #[cfg_attr(feature = "openapi", schema(value_type = BTreeMap<SeatKey, Vec<Card>>))]
+    pub hands: BTreeMap<Seat, Vec<Card>>,
+    /// Cards dealt to each seat.
+    pub hand_size: usize,
+    pub stock_size: usize,
+    pub starter: Card,
+    #[cfg_attr(feature = "openapi", schema(value_type = usize))]
+    pub first_seat: Seat,
+}
+
+/// `cards_drawn` by another seat: how many, not which.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct CardsDrawnSeen {
+    #[cfg_attr(feature = "openapi", schema(value_type = usize))]
+    pub seat: Seat,
+    pub reason: DrawReason,
+    pub count: usize,
+}
+
+/// `stock_reshuffled`: the new stock's size, not its order.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct StockReshuffledSeen {
+    pub size: usize,
+}
+
+/// `turn_started` after another seat drew a card it may play: not the card.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct TurnStartedSeen {
+    #[cfg_attr(feature = "openapi", schema(value_type = usize))]
+    pub seat: Seat,
+    pub pending: DrawnUnseen,
+    pub frozen: bool,
+}
+
+/// A `drawn` pending whose card is hidden.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct DrawnUnseen {
+    /// Always `drawn`.
+    pub kind: PendingKind,
 }
 
 impl TableEvent {
@@ -109,20 +180,19 @@ impl Event {
                     starter,
                     first_seat,
                 } = &**rs;
-                let own: Map<String, Value> = reader
-                    .and_then(|s| hands.get(&s).map(|h| (s.to_string(), json!(h))))
-                    .into_iter()
-                    .collect();
-                Seen::Part(json!({
-                    "round": round,
-                    "dealer": dealer,
-                    "deck": deck,
-                    "hands": own,
-                    "hand_size": hands.values().map(Vec::len).max().unwrap_or(0),
-                    "stock_size": stock.len(),
-                    "starter": starter,
-                    "first_seat": first_seat,
-                }))
+                Seen::part(RoundStartedSeen {
+                    round: *round,
+                    dealer: *dealer,
+                    deck: deck.clone(),
+                    hands: reader
+                        .and_then(|s| hands.get(&s).map(|h| (s, h.clone())))
+                        .into_iter()
+                        .collect(),
+                    hand_size: hands.values().map(Vec::len).max().unwrap_or(0),
+                    stock_size: stock.len(),
+                    starter: *starter,
+                    first_seat: *first_seat,
+                })
             }
             Event::CardTurned { card: _ } => Seen::Whole,
             Event::CardPlayed(CardPlayed {
@@ -141,10 +211,16 @@ impl Event {
                 if reader == Some(*seat) {
                     Seen::Whole
                 } else {
-                    Seen::Part(json!({"seat": seat, "reason": reason, "count": cards.len()}))
+                    Seen::part(CardsDrawnSeen {
+                        seat: *seat,
+                        reason: *reason,
+                        count: cards.len(),
+                    })
                 }
             }
-            Event::StockReshuffled { stock } => Seen::Part(json!({"size": stock.len()})),
+            Event::StockReshuffled { stock } => {
+                Seen::part(StockReshuffledSeen { size: stock.len() })
+            }
             Event::TurnPassed { seat: _ } => Seen::Whole,
             Event::Challenged {
                 by: _,
@@ -166,11 +242,13 @@ impl Event {
                 | Pending::MayReplay => Seen::Whole,
                 // The card just drawn is its drawer's alone (D27).
                 Pending::Drawn { card: _ } if reader == Some(*seat) => Seen::Whole,
-                Pending::Drawn { card: _ } => Seen::Part(json!({
-                    "seat": seat,
-                    "pending": {"kind": "drawn"},
-                    "frozen": frozen,
-                })),
+                Pending::Drawn { card: _ } => Seen::part(TurnStartedSeen {
+                    seat: *seat,
+                    pending: DrawnUnseen {
+                        kind: PendingKind::Drawn,
+                    },
+                    frozen: *frozen,
+                }),
             },
             Event::PlayerWentOut { seat: _, place: _ } => Seen::Whole,
             // The round is over: every hand left is shown.

@@ -10,7 +10,11 @@ use domain::{ReadError, Salt, TableEvent, EVENT_VERSION};
 use serde::{Serialize, Serializer};
 use serde_json::Value;
 use sqlx::{PgConnection, PgExecutor};
-use utoipa::ToSchema;
+use std::borrow::Cow;
+
+use utoipa::openapi::schema::{AllOfBuilder, Schema};
+use utoipa::openapi::{Ref, RefOr};
+use utoipa::{PartialSchema, ToSchema};
 use uuid::Uuid;
 
 use crate::chain::{self, ChainedEvent, GENESIS_PREV_HASH};
@@ -45,16 +49,7 @@ impl NewEvent {
 
 /// An event as logged; serializes to the public format
 /// `{seq, type, v, at, data, prev_hash, hash}`.
-#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
-#[schema(example = json!({
-    "seq": 1,
-    "type": "table_created",
-    "v": 1,
-    "at": "2025-01-31T18:04:05.123456Z",
-    "data": {"ruleset": "classic", "seats": 4},
-    "prev_hash": "0000000000000000000000000000000000000000000000000000000000000000",
-    "hash": "5a1f0e0c9b7d3e2a4f6b8c1d0e9f8a7b6c5d4e3f2a1b0c9d8e7f6a5b4c3d2e1f"
-}))]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct StoredEvent {
     pub seq: i64,
     #[serde(rename = "type")]
@@ -62,12 +57,64 @@ pub struct StoredEvent {
     pub v: i32,
     /// RFC 3339 UTC with exactly six fractional digits.
     #[serde(serialize_with = "serialize_at")]
-    #[schema(value_type = String, format = DateTime)]
     pub at: DateTime<Utc>,
-    #[schema(value_type = Object)]
     pub data: Value,
     pub prev_hash: String,
     pub hash: String,
+}
+
+/// The fields of a stored event besides its `type` and `data` (the schema's
+/// first half; the domain's `EventBody` is the other).
+#[derive(ToSchema)]
+#[allow(dead_code)]
+struct EventHead {
+    /// 1, 2, … in the table's log.
+    #[schema(minimum = 1)]
+    seq: i64,
+    /// The format version of `data` (2 adds its `salt`).
+    #[schema(minimum = 1, maximum = 2)]
+    v: i32,
+    /// RFC 3339 UTC with exactly six fractional digits.
+    #[schema(format = DateTime)]
+    at: String,
+    /// The previous event's `hash` (64 zeros for the first).
+    #[schema(pattern = "^[0-9a-f]{64}$")]
+    prev_hash: String,
+    /// SHA-256 of the event's canonical form with its whole data (docs/API.md).
+    #[schema(pattern = "^[0-9a-f]{64}$")]
+    hash: String,
+}
+
+impl PartialSchema for StoredEvent {
+    fn schema() -> RefOr<Schema> {
+        AllOfBuilder::new()
+            .item(EventHead::schema())
+            .item(Ref::from_schema_name(domain::schema::EVENT_BODY))
+            .description(Some(
+                "An event as logged: `{seq, type, v, at, data, prev_hash, hash}`, its data \
+                 typed by its `type`.",
+            ))
+            .examples([serde_json::json!({
+                "seq": 10,
+                "type": "card_played",
+                "v": 2,
+                "at": "2025-01-31T18:04:05.123456Z",
+                "data": {"seat": 0, "card": "8H", "suit": "S", "announce": false, "salt": "4f0c2a1e9b7d3c5a8e6f1d2b0a9c8e7f"},
+                "prev_hash": "5a1f0e0c9b7d3e2a4f6b8c1d0e9f8a7b6c5d4e3f2a1b0c9d8e7f6a5b4c3d2e1f",
+                "hash": "0c9d8e7f6a5b4c3d2e1f5a1f0e0c9b7d3e2a4f6b8c1d0e9f8a7b6c5d4e3f2a1b"
+            })])
+            .into()
+    }
+}
+
+impl ToSchema for StoredEvent {
+    fn name() -> Cow<'static, str> {
+        Cow::Borrowed("StoredEvent")
+    }
+
+    fn schemas(schemas: &mut Vec<(String, RefOr<Schema>)>) {
+        schemas.extend(domain::schema::event_components());
+    }
 }
 
 impl StoredEvent {

@@ -10,6 +10,8 @@ mod presets;
 
 pub use book::{Book, MAX_SEATS};
 pub use presets::Preset;
+#[cfg(feature = "openapi")]
+pub use presets::TableOptions;
 
 use std::collections::BTreeMap;
 
@@ -19,6 +21,7 @@ use crate::deck::DeckKind;
 
 /// Every knob of docs/RULES.md §3.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Rules {
     pub deck: DeckKind,
@@ -46,6 +49,7 @@ pub struct Rules {
 
 /// How many decks are shuffled together.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Decks {
     Fixed(u32),
@@ -63,6 +67,7 @@ impl Decks {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Players {
     pub min: usize,
@@ -71,6 +76,7 @@ pub struct Players {
 
 /// The number of cards dealt to each seat.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Deal {
     Fixed(usize),
@@ -94,6 +100,7 @@ impl Deal {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Starter {
     /// S0, S1, D9: a special starter goes back into the stock.
@@ -105,6 +112,7 @@ pub enum Starter {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum DrawRule {
     /// Draw one; play it now if legal, else keep it and the turn ends (D27).
@@ -115,6 +123,7 @@ pub enum DrawRule {
 
 /// The catalogue of effects (docs/RULES.md §3.3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Effect {
     WildSuit,
@@ -148,6 +157,7 @@ impl Effect {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Stacking {
     None,
@@ -156,6 +166,7 @@ pub enum Stacking {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum TwoPlayerReverse {
     /// With two players a reversal does nothing (S0 jacks, D6).
@@ -165,6 +176,7 @@ pub enum TwoPlayerReverse {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Announce {
     pub word: String,
@@ -173,6 +185,7 @@ pub struct Announce {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Points {
     /// S2 negative: strong effect 50, other effect 20, face card 10, else face value, ace 1.
@@ -182,6 +195,7 @@ pub enum Points {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Scoring {
     /// Everyone but the finisher scores the points in hand; the finisher
@@ -192,6 +206,7 @@ pub enum Scoring {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum End {
     /// Ends when a total reaches T; lowest total wins (S1, S3).

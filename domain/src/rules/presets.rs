@@ -338,6 +338,49 @@ impl Preset {
     }
 }
 
+/// The options a new table may take (docs/RULES.md §5), as
+/// [`Preset::with_options`] reads them: a schema for clients. Any other knob
+/// of [`Rules`] may also be set by its name, with a value of its own type.
+#[cfg(feature = "openapi")]
+#[derive(Debug, utoipa::ToSchema)]
+#[schema(example = json!({"target": 300, "jokers": true}))]
+#[allow(dead_code)]
+pub struct TableOptions {
+    /// Every preset: the end threshold, 1 to 100000.
+    #[schema(minimum = 1, maximum = 100_000)]
+    target: Option<i64>,
+    /// Every preset: a fixed number of rounds, 1 to 1000 (null: play to the
+    /// threshold).
+    #[schema(minimum = 1, maximum = 1000)]
+    rounds: Option<u32>,
+    /// Every preset: how many decks, 1 to 8.
+    #[schema(minimum = 1, maximum = 8)]
+    decks: Option<u32>,
+    /// `classique`: play with the two jokers (draw 4).
+    jokers: Option<bool>,
+    /// `classique`: a ten must be covered (or draw 2).
+    tens_replay: Option<bool>,
+    /// `classique`: a seven skips the next player.
+    sevens_skip: Option<bool>,
+    /// `moderne`: draw cards answer draw cards.
+    stacking: Option<Stacking>,
+    /// `moderne`: a joker answers an attack.
+    joker_counter: Option<bool>,
+    /// `moderne`: a special card may not be the last one.
+    special_finish: Option<bool>,
+    /// `moderne`: with two players an ace lets its player play again (`skip`)
+    /// or does nothing (`none`).
+    two_player_ace: Option<TwoPlayerReverse>,
+    /// `base`: `french52` or `french32`.
+    #[schema(pattern = "^(french52|french32)$")]
+    deck: Option<String>,
+    /// `base`: `negative` or `positive` scoring.
+    #[schema(pattern = "^(negative|positive)$")]
+    scoring: Option<String>,
+    /// `base`: face → effect, replacing the preset's.
+    effects: Option<BTreeMap<String, Effect>>,
+}
+
 fn toggle(effects: &mut BTreeMap<String, Effect>, face: &str, effect: Effect, on: bool) {
     if on {
         effects.insert(face.into(), effect);

@@ -16,6 +16,8 @@ use crate::rules::{Preset, Rules, RulesError};
 /// Who a player is, as the server names its accounts: opaque to the engine,
 /// which only compares ids (the API's are UUIDs, written as text).
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(value_type = String, format = Uuid, example = "0b5c9e04-5f5e-4a43-9f1e-0c2b8d1c7a10"))]
 #[serde(transparent)]
 pub struct PlayerId(String);
 
@@ -48,6 +50,7 @@ impl std::fmt::Display for PlayerId {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[cfg_attr(feature = "openapi", schema(example = json!({"seat": 1, "account_id": "6f1c2a8e-3b7d-4c59-9e21-0d4f5a6b7c8d", "username": "alice"})))]
 pub struct Seated {
+    #[cfg_attr(feature = "openapi", schema(value_type = usize))]
     pub seat: Seat,
     #[cfg_attr(feature = "openapi", schema(value_type = String))]
     pub account_id: PlayerId,
@@ -55,6 +58,7 @@ pub struct Seated {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct TableCreated {
     pub ruleset: String,
     pub rules: Rules,
@@ -81,13 +85,20 @@ pub enum TableEvent {
 
 /// The lobby events' serde shape (short-lived: only built to (de)serialise).
 #[derive(Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(tag = "type", content = "data", rename_all = "snake_case")]
 #[allow(clippy::large_enum_variant)]
-enum Lobby {
+pub(crate) enum Lobby {
     TableCreated(TableCreated),
     PlayerJoined(Seated),
-    PlayerLeft { seat: Seat },
-    GameStarted { players: Vec<Seated> },
+    PlayerLeft {
+        #[cfg_attr(feature = "openapi", schema(value_type = usize))]
+        seat: Seat,
+    },
+    /// The game starts with these players, seated 0..n-1 in seat order.
+    GameStarted {
+        players: Vec<Seated>,
+    },
 }
 
 impl TableEvent {

@@ -5,7 +5,8 @@ use std::future::{ready, Ready};
 use actix_web::dev::Payload;
 use actix_web::{FromRequest, HttpRequest};
 use chrono::{DateTime, Utc};
-use domain::{GameEnded, PlayerId, PlayerView, SeatView, Status, TableEvent};
+use domain::rules::TableOptions;
+use domain::{GameEnded, Move, PlayerId, PlayerView, Rules, SeatView, Status, TableEvent};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use utoipa::{IntoParams, ToSchema};
@@ -45,13 +46,18 @@ impl FromRequest for TablePath {
     }
 }
 
+/// The rules of `classique`, for the examples.
+fn classique_rules() -> Value {
+    serde_json::to_value(domain::Preset::Classique.rules()).expect("rules serialise")
+}
+
 /// A preset rule set.
 #[derive(Debug, Serialize, ToSchema)]
 #[schema(example = json!({
     "id": "classique",
     "name": "8 américain classique",
     "description": "Classic rules (S0): 8 wild but not on a 2, ...",
-    "rules": {"deck": "french52", "players": {"min": 2, "max": 10}}
+    "rules": classique_rules()
 }))]
 pub struct RulesetDto {
     /// What `POST /v1/tables` takes as `ruleset`.
@@ -59,8 +65,7 @@ pub struct RulesetDto {
     pub name: String,
     pub description: String,
     /// Every knob of docs/RULES.md §3 at its default for this preset.
-    #[schema(value_type = Object)]
-    pub rules: Value,
+    pub rules: Rules,
 }
 
 /// Opening a table.
@@ -73,7 +78,7 @@ pub struct NewTable {
     /// Options of docs/RULES.md §5 (`target`, `rounds`, `decks`, the preset's
     /// own, or any knob by name).
     #[serde(default)]
-    #[schema(value_type = Option<Object>)]
+    #[schema(value_type = Option<TableOptions>)]
     pub options: Option<Map<String, Value>>,
     /// The most players the table takes (within the rules' bounds).
     #[serde(deserialize_with = "crate::routes::integer::u32")]
@@ -120,7 +125,7 @@ pub struct TableHead {
 #[schema(example = json!({
     "id": "6f1c2a5e-2b7d-4c1e-9a53-0d4f8b2e7c11",
     "ruleset": "classique",
-    "rules": {"deck": "french52"},
+    "rules": classique_rules(),
     "status": "playing",
     "seats": 4,
     "players": [
@@ -137,20 +142,16 @@ pub struct TableSummary {
     #[serde(flatten)]
     pub table: TableHead,
     /// The table's rules, every knob.
-    #[schema(value_type = Object)]
-    pub rules: Value,
+    pub rules: Rules,
     /// The most players the table takes.
     pub seats: usize,
     /// Seated players by seat (renumbered 0..n-1 at the start).
     pub players: Vec<SummaryPlayer>,
     /// The current (or last) round; null before the deal.
+    #[schema(required = true)]
     pub round: Option<u32>,
-    /// The final ranking once `finished` (the engine's `GameEnded`).
-    #[schema(value_type = Option<Object>, example = json!({
-        "ranking": [{"seat": 1, "total": 40, "place": 1}, {"seat": 0, "total": 230, "place": 2}],
-        "winners": [1],
-        "losers": [0]
-    }))]
+    /// The final ranking once `finished` (null before).
+    #[schema(required = true)]
     pub result: Option<GameEnded>,
 }
 
@@ -181,7 +182,7 @@ impl TableSummary {
                 created_by: l.created_by,
                 created_at: l.created_at,
             },
-            rules: serde_json::to_value(&t.rules).unwrap_or(Value::Null),
+            rules: t.rules.clone(),
             seats: t.seats,
             players,
             round: game.and_then(|g| g.round()).map(|r| r.number),
@@ -220,6 +221,7 @@ pub struct ListedTableDto {
     #[serde(flatten)]
     pub table: TableHead,
     /// The most players the table takes.
+    #[schema(required = true)]
     pub seats: Option<i32>,
     pub players: Vec<ListedPlayer>,
 }
@@ -257,6 +259,7 @@ impl ListedTableDto {
 }))]
 pub struct TablePage {
     pub tables: Vec<ListedTableDto>,
+    #[schema(required = true)]
     pub next: Option<String>,
 }
 
@@ -327,33 +330,38 @@ pub struct ViewPlayer {
     pub username: String,
 }
 
+/// The example of a [`TableView`], alone and in a move's answer.
+fn table_view_example() -> Value {
+    serde_json::json!({
+        "table_id": "6f1c2a5e-2b7d-4c1e-9a53-0d4f8b2e7c11",
+        "version": 9,
+        "status": "playing",
+        "round": 1,
+        "my_seat": 0,
+        "hand": ["8H", "10S", "QC"],
+        "top_card": "7H",
+        "active_suit": null,
+        "active_letter": null,
+        "active_rank": null,
+        "direction": "clockwise",
+        "current_seat": 0,
+        "stock_size": 30,
+        "discard_size": 1,
+        "players": [
+            {"seat": 0, "account_id": "0b5c9e04-5f5e-4a43-9f1e-0c2b8d1c7a10", "username": "alice", "hand_size": 3, "total": 0, "announced": false, "out": false},
+            {"seat": 1, "account_id": "7d1e0c8a-3b9f-4e2d-8c6a-5f4b3a2e1d00", "username": "bob", "hand_size": 7, "total": 0, "announced": false, "out": false}
+        ],
+        "pending": {"kind": "none", "seat": null, "draw": null, "count": null, "card": null, "frozen": false, "challengeable": null},
+        "legal_moves": [{"type": "play", "card": "8H", "suit": "S", "announce": false}, {"type": "draw"}],
+        "result": null
+    })
+}
+
 /// The caller's view (docs/API.md "The player view"): the engine's seat view,
 /// with the table id, version, status and the players' names. A caller who
 /// does not sit at the table gets the spectator view: no hand, no moves.
 #[derive(Debug, Serialize, ToSchema)]
-#[schema(example = json!({
-    "table_id": "6f1c2a5e-2b7d-4c1e-9a53-0d4f8b2e7c11",
-    "version": 9,
-    "status": "playing",
-    "round": 1,
-    "my_seat": 0,
-    "hand": ["8H", "10S", "QC"],
-    "top_card": "7H",
-    "active_suit": null,
-    "active_letter": null,
-    "active_rank": null,
-    "direction": "clockwise",
-    "current_seat": 0,
-    "stock_size": 30,
-    "discard_size": 1,
-    "players": [
-        {"seat": 0, "account_id": "0b5c9e04-5f5e-4a43-9f1e-0c2b8d1c7a10", "username": "alice", "hand_size": 3, "total": 0, "announced": false, "out": false},
-        {"seat": 1, "account_id": "7d1e0c8a-3b9f-4e2d-8c6a-5f4b3a2e1d00", "username": "bob", "hand_size": 7, "total": 0, "announced": false, "out": false}
-    ],
-    "pending": {"kind": "none", "seat": null, "draw": null, "count": null, "card": null, "frozen": false, "challengeable": null},
-    "legal_moves": [{"type": "play", "card": "8H", "suit": "S", "announce": false}, {"type": "draw"}],
-    "result": null
-}))]
+#[schema(example = table_view_example)]
 pub struct TableView {
     pub table_id: Uuid,
     pub version: i64,
@@ -404,7 +412,7 @@ pub struct MoveRequest {
     /// `letter` for a star, `as` for a 757 joker), `{"type":"draw"}`,
     /// `{"type":"pass"}`, `{"type":"challenge","seat":2}`.
     #[serde(rename = "move")]
-    #[schema(value_type = Object, example = json!({"type": "play", "card": "8H", "suit": "S", "announce": false}))]
+    #[schema(value_type = Move)]
     pub mv: Value,
     /// The version the move is based on (as `If-Match`); stale: 409.
     #[serde(
@@ -437,7 +445,7 @@ impl MoveRequest {
         "prev_hash": "5a1f0e0c9b7d3e2a4f6b8c1d0e9f8a7b6c5d4e3f2a1b0c9d8e7f6a5b4c3d2e1f",
         "hash": "0c9d8e7f6a5b4c3d2e1f5a1f0e0c9b7d3e2a4f6b8c1d0e9f8a7b6c5d4e3f2a1b"
     }],
-    "view": {"table_id": "6f1c2a5e-2b7d-4c1e-9a53-0d4f8b2e7c11", "version": 10, "status": "playing"}
+    "view": table_view_example()
 }))]
 pub struct MoveAnswer {
     pub version: i64,

@@ -6,7 +6,6 @@ use actix_web::http::header;
 use actix_web::{delete, get, post, web, FromRequest, HttpRequest, HttpResponse};
 use domain::{PlayerId, Preset, TableCommand};
 use futures_util::future::LocalBoxFuture;
-use serde_json::Value;
 use uuid::Uuid;
 
 use super::dto::{ListQuery, NewTable, RulesetDto, TablePage, TablePath, TableSummary};
@@ -35,7 +34,7 @@ pub async fn list_rulesets() -> Result<HttpResponse, ApiError> {
             id: p.id().into(),
             name: p.name().into(),
             description: p.description().into(),
-            rules: serde_json::to_value(p.rules()).unwrap_or(Value::Null),
+            rules: p.rules(),
         })
         .collect();
     Ok(HttpResponse::Ok().json(presets))

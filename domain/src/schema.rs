@@ -1,0 +1,128 @@
+//! The public log's events as OpenAPI schemas (docs/API.md "The event log"):
+//! one component per event type, `{type, data}`, its `data` typed from the
+//! engine's own event types; where a reader may be shown part of it
+//! ([`crate::redaction`]), the data is either the whole or the part; and
+//! from format version 2 the whole data carries its `salt`.
+
+use utoipa::openapi::schema::{
+    AllOfBuilder, AnyOfBuilder, Discriminator, ObjectBuilder, OneOfBuilder, Schema, SchemaType,
+    Type,
+};
+use utoipa::openapi::{Ref, RefOr};
+use utoipa::{PartialSchema, ToSchema};
+
+use crate::event::Event;
+use crate::redaction::{CardsDrawnSeen, RoundStartedSeen, StockReshuffledSeen, TurnStartedSeen};
+use crate::table::Lobby;
+
+/// The name of the union of every event's `{type, data}`.
+pub const EVENT_BODY: &str = "EventBody";
+
+/// The part of an event a reader may be shown while its round runs, for the
+/// types that hide something ([`crate::redaction`]'s `Seen::Part`s).
+/// Its name, and its schema and those it refers to are added to
+/// `components`.
+fn part_of(kind: &str, components: &mut Vec<(String, RefOr<Schema>)>) -> Option<String> {
+    fn named<T: ToSchema>(components: &mut Vec<(String, RefOr<Schema>)>) -> Option<String> {
+        components.push((T::name().into_owned(), T::schema()));
+        T::schemas(components);
+        Some(T::name().into_owned())
+    }
+    match kind {
+        "round_started" => named::<RoundStartedSeen>(components),
+        "cards_drawn" => named::<CardsDrawnSeen>(components),
+        "stock_reshuffled" => named::<StockReshuffledSeen>(components),
+        "turn_started" => named::<TurnStartedSeen>(components),
+        _ => None,
+    }
+}
+
+/// `UpperCamelCase` of a snake_case event type.
+fn camel(kind: &str) -> String {
+    kind.split('_')
+        .map(|w| {
+            let mut c = w.chars();
+            c.next()
+                .map(|f| f.to_ascii_uppercase().to_string() + c.as_str())
+                .unwrap_or_default()
+        })
+        .collect()
+}
+
+/// The salt of a version-2 event's whole data.
+fn salt() -> Schema {
+    ObjectBuilder::new()
+        .description(Some(
+            "From format version 2 (`v: 2`), the whole data of an event carries `salt`, \
+             32 lowercase hex digits hashed with it; a part of an event (some of its data \
+             hidden from the reader) never does.",
+        ))
+        .property(
+            "salt",
+            ObjectBuilder::new()
+                .schema_type(SchemaType::Type(Type::String))
+                .pattern(Some("^[0-9a-f]{32}$")),
+        )
+        .into()
+}
+
+/// Every schema the events need: one component per event type, the union
+/// of them all ([`EVENT_BODY`], discriminated by `type`), and what they
+/// refer to.
+pub fn event_components() -> Vec<(String, RefOr<Schema>)> {
+    let mut components = Vec::new();
+    <Lobby as ToSchema>::schemas(&mut components);
+    <Event as ToSchema>::schemas(&mut components);
+    let mut union = OneOfBuilder::new();
+    let mut mapping = Vec::new();
+    for variant in [Lobby::schema(), Event::schema()]
+        .into_iter()
+        .flat_map(|s| match s {
+            RefOr::T(Schema::OneOf(one_of)) => one_of.items,
+            _ => unreachable!("the events are tagged enums"),
+        })
+    {
+        let RefOr::T(Schema::Object(mut object)) = variant else {
+            unreachable!("each event is a {{type, data}} object");
+        };
+        let kind = match object.properties.get("type") {
+            Some(RefOr::T(Schema::Object(tag))) => tag
+                .enum_values
+                .as_ref()
+                .and_then(|v| v.first())
+                .and_then(|v| v.as_str())
+                .expect("a tag names its type")
+                .to_owned(),
+            _ => unreachable!("each event has its type"),
+        };
+        let whole = object
+            .properties
+            .remove("data")
+            .expect("each event has data");
+        let data = match part_of(&kind, &mut components) {
+            Some(name) => RefOr::T(
+                AnyOfBuilder::new()
+                    .item(whole)
+                    .item(Ref::from_schema_name(name))
+                    .description(Some(
+                        "The whole data, or, while its round runs, the part this reader may see",
+                    ))
+                    .into(),
+            ),
+            None => whole,
+        };
+        let data = AllOfBuilder::new().item(data).item(salt()).build();
+        object
+            .properties
+            .insert("data".into(), RefOr::T(Schema::AllOf(data)));
+        let name = format!("{}Event", camel(&kind));
+        mapping.push((kind, format!("#/components/schemas/{name}")));
+        union = union.item(Ref::from_schema_name(&name));
+        components.push((name, RefOr::T(Schema::Object(object))));
+    }
+    let union = union
+        .discriminator(Some(Discriminator::with_mapping("type", mapping)))
+        .description(Some("An event's `type` and its `data`."));
+    components.push((EVENT_BODY.into(), RefOr::T(Schema::OneOf(union.build()))));
+    components
+}
