@@ -12,14 +12,17 @@ use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::{Connection, PgConnection, PgPool};
 use tokio::time::Instant;
 
+pub mod checked;
 pub mod games;
+
+pub use checked::Client;
 
 /// A running app and a client for it.
 #[derive(Debug)]
 pub struct TestApp {
     /// `http://127.0.0.1:<port>`.
     pub address: String,
-    pub client: reqwest::Client,
+    pub client: Client,
     /// A pool on the app's own database (for arranging and inspecting).
     pub pool: PgPool,
     pub database: String,
@@ -91,7 +94,7 @@ async fn start(settings: Settings, app_pool: PgPool, pool: PgPool, database: Str
     let address = format!("http://127.0.0.1:{}", app.port());
     let hub = app.hub();
     tokio::spawn(app.run_until_stopped());
-    let client = http_client(Duration::from_secs(30));
+    let client = Client::new(http_client(Duration::from_secs(30)));
     TestApp {
         address,
         client,

@@ -12,7 +12,7 @@ use e2e::{assert_problem, eventually, spawn_app, spawn_app_with, TestApp};
 use serde_json::{json, Value};
 use support::{json_of, spawn_second_process, started_table, view};
 
-fn stream(app: &TestApp, token: &str, path: &str) -> reqwest::RequestBuilder {
+fn stream(app: &TestApp, token: &str, path: &str) -> e2e::checked::RequestBuilder {
     app.client.get(app.url(path)).bearer_auth(token)
 }
 

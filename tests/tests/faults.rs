@@ -301,7 +301,7 @@ fn database_url(name: &str) -> String {
 fn app_of(server: &Server, pool: &PgPool) -> TestApp {
     TestApp {
         address: server.address.clone(),
-        client: e2e::http_client(Duration::from_secs(20)),
+        client: e2e::Client::new(e2e::http_client(Duration::from_secs(20))),
         pool: pool.clone(),
         database: String::new(),
         hub: api::commit::notify::CommitHub::new(),

@@ -114,7 +114,7 @@ async fn the_openapi_document_and_its_ui_are_served() {
 }
 
 /// A preflight as a browser sends it from `origin`.
-fn preflight(app: &e2e::TestApp, origin: &str, headers: &str) -> reqwest::RequestBuilder {
+fn preflight(app: &e2e::TestApp, origin: &str, headers: &str) -> e2e::checked::RequestBuilder {
     app.client
         .request(reqwest::Method::OPTIONS, app.url("/v1/tables"))
         .header("Origin", origin)

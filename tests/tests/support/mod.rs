@@ -176,7 +176,7 @@ pub async fn spawn_second_process(app: &TestApp) -> TestApp {
     tokio::spawn(server.run_until_stopped());
     TestApp {
         address,
-        client: e2e::http_client(Duration::from_secs(30)),
+        client: e2e::Client::new(e2e::http_client(Duration::from_secs(30))),
         pool: app.pool.clone(),
         database: app.database.clone(),
         hub,
