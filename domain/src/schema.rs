@@ -5,8 +5,7 @@
 //! from format version 2 the whole data carries its `salt`.
 
 use utoipa::openapi::schema::{
-    AllOfBuilder, AnyOfBuilder, Discriminator, ObjectBuilder, OneOfBuilder, Schema, SchemaType,
-    Type,
+    AllOfBuilder, AnyOfBuilder, ObjectBuilder, OneOfBuilder, Schema, SchemaType, Type,
 };
 use utoipa::openapi::{Ref, RefOr};
 use utoipa::{PartialSchema, ToSchema};
@@ -67,14 +66,13 @@ fn salt() -> Schema {
 }
 
 /// Every schema the events need: one component per event type, the union
-/// of them all ([`EVENT_BODY`], discriminated by `type`), and what they
+/// of them all ([`EVENT_BODY`], told apart by `type`), and what they
 /// refer to.
 pub fn event_components() -> Vec<(String, RefOr<Schema>)> {
     let mut components = Vec::new();
     <Lobby as ToSchema>::schemas(&mut components);
     <Event as ToSchema>::schemas(&mut components);
     let mut union = OneOfBuilder::new();
-    let mut mapping = Vec::new();
     for variant in [Lobby::schema(), Event::schema()]
         .into_iter()
         .flat_map(|s| match s {
@@ -116,13 +114,16 @@ pub fn event_components() -> Vec<(String, RefOr<Schema>)> {
             .properties
             .insert("data".into(), RefOr::T(Schema::AllOf(data)));
         let name = format!("{}Event", camel(&kind));
-        mapping.push((kind, format!("#/components/schemas/{name}")));
         union = union.item(Ref::from_schema_name(&name));
         components.push((name, RefOr::T(Schema::Object(object))));
     }
-    let union = union
-        .discriminator(Some(Discriminator::with_mapping("type", mapping)))
-        .description(Some("An event's `type` and its `data`."));
+    // Each member's `type` is a one-value enum, which is what discriminates
+    // them. No `discriminator` keyword: with it, generators (openapi-typescript)
+    // read `StoredEvent`, an `allOf` that includes this union, as one more
+    // member of it and overwrite its `type`.
+    let union = union.description(Some(
+        "An event's `type` and its `data`: one member per type, told apart by `type`.",
+    ));
     components.push((EVENT_BODY.into(), RefOr::T(Schema::OneOf(union.build()))));
     components
 }
