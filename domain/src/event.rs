@@ -31,19 +31,19 @@ pub const EVENT_VERSION: u32 = 2;
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Move {
     Play {
-        #[cfg_attr(feature = "openapi", schema(value_type = String, example = "8H"))]
+        #[cfg_attr(feature = "openapi", schema(example = "8H"))]
         card: Card,
         /// The suit an 8 (or a suit-naming joker) names: C, D, H or S.
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, example = "S"))]
+        #[cfg_attr(feature = "openapi", schema(example = "S"))]
         suit: Option<Suit>,
         /// The letter a star stands for.
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, example = "K"))]
+        #[cfg_attr(feature = "openapi", schema(example = "K"))]
         letter: Option<Letter>,
         /// For a 757 joker: the card it stands for (D13, D29).
         #[serde(rename = "as", default, skip_serializing_if = "Option::is_none")]
-        #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, example = "QH"))]
+        #[cfg_attr(feature = "openapi", schema(example = "QH"))]
         as_card: Option<Card>,
         #[serde(default)]
         announce: bool,

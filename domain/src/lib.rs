@@ -12,6 +12,7 @@
 //!
 //! No I/O, no async, no clock.
 
+pub mod bots;
 pub mod card;
 pub mod deck;
 mod engine;
