@@ -46,12 +46,22 @@ impl Modify for BearerAuth {
     }
 }
 
+/// What the collected document needs besides the routes' own: bearer
+/// security by default ([`secure_by_default`]) and the move union with its
+/// discriminator (`domain::schema::move_components`, in place of the derived
+/// `Move`).
+pub fn finish(openapi: &mut utoipa::openapi::OpenApi) {
+    secure_by_default(openapi);
+    let components = openapi.components.get_or_insert_with(Default::default);
+    components.schemas.extend(domain::schema::move_components());
+}
+
 /// Every route takes a bearer token unless its `#[utoipa::path]` says
 /// `security(())`: the safe default is written once, and the few public
 /// routes (sign-up, log-in, rule sets, health) say that they are. (Run on
 /// the collected document: the routes' paths are added after the derive's
 /// modifiers.)
-pub fn secure_by_default(openapi: &mut utoipa::openapi::OpenApi) {
+fn secure_by_default(openapi: &mut utoipa::openapi::OpenApi) {
     let public = vec![SecurityRequirement::default()];
     let bearer = vec![SecurityRequirement::new("bearer", Vec::<String>::new())];
     for item in openapi.paths.paths.values_mut() {
@@ -88,7 +98,7 @@ pub fn document() -> utoipa::openapi::OpenApi {
         .openapi(ApiDoc::openapi())
         .configure(crate::routes::configure)
         .split_for_parts();
-    secure_by_default(&mut doc);
+    finish(&mut doc);
     doc
 }
 

@@ -148,7 +148,7 @@ impl Application {
                 )
                 .configure(routes::configure)
                 .split_for_parts();
-            openapi::secure_by_default(&mut doc);
+            openapi::finish(&mut doc);
             app.app_data(web::Data::new(doc))
                 .route("/openapi.json", web::get().to(openapi_json))
                 // Swagger UI, its files compiled into the binary (nothing

@@ -5,12 +5,13 @@
 //! from format version 2 the whole data carries its `salt`.
 
 use utoipa::openapi::schema::{
-    AllOfBuilder, AnyOfBuilder, ObjectBuilder, OneOfBuilder, Schema, SchemaType, Type,
+    AllOfBuilder, AnyOfBuilder, Discriminator, Object, ObjectBuilder, OneOfBuilder, Schema,
+    SchemaType, Type,
 };
 use utoipa::openapi::{Ref, RefOr};
 use utoipa::{PartialSchema, ToSchema};
 
-use crate::event::Event;
+use crate::event::{Event, Move};
 use crate::redaction::{CardsDrawnSeen, RoundStartedSeen, StockReshuffledSeen, TurnStartedSeen};
 use crate::table::Lobby;
 
@@ -65,6 +66,63 @@ fn salt() -> Schema {
         .into()
 }
 
+/// The members of a union tagged by `type` as utoipa derives it: each
+/// member's `type` value and its object.
+fn members(union: RefOr<Schema>) -> Vec<(String, Object)> {
+    let RefOr::T(Schema::OneOf(one_of)) = union else {
+        unreachable!("a tagged enum is a oneOf");
+    };
+    one_of
+        .items
+        .into_iter()
+        .map(|member| {
+            let RefOr::T(Schema::Object(object)) = member else {
+                unreachable!("each member is an object");
+            };
+            let kind = match object.properties.get("type") {
+                Some(RefOr::T(Schema::Object(tag))) => tag
+                    .enum_values
+                    .as_ref()
+                    .and_then(|v| v.first())
+                    .and_then(|v| v.as_str())
+                    .expect("a tag names its member")
+                    .to_owned(),
+                _ => unreachable!("each member has its type"),
+            };
+            (kind, object)
+        })
+        .collect()
+}
+
+/// The move union: one component per move (`PlayMove`, `DrawMove`,
+/// `PassMove`, `ChallengeMove`) and `Move`, their `oneOf` with a
+/// `discriminator` on `type` (nothing includes `Move` by `allOf`, so
+/// generators read it as the union it is).
+pub fn move_components() -> Vec<(String, RefOr<Schema>)> {
+    let mut components = Vec::new();
+    let mut union = OneOfBuilder::new();
+    let mut mapping = Vec::new();
+    for (kind, object) in members(Move::schema()) {
+        let name = format!("{}Move", camel(&kind));
+        mapping.push((kind, format!("#/components/schemas/{name}")));
+        union = union.item(Ref::from_schema_name(&name));
+        components.push((name, RefOr::T(Schema::Object(object))));
+    }
+    let union = union
+        .discriminator(Some(Discriminator::with_mapping("type", mapping)))
+        .description(Some(
+            "A player's move, exactly as posted to `POST /v1/tables/{id}/moves`.",
+        ))
+        .examples([
+            serde_json::json!({"type": "play", "card": "8H", "suit": "S", "announce": false}),
+        ]);
+    components.push((
+        <Move as ToSchema>::name().into_owned(),
+        RefOr::T(Schema::OneOf(union.build())),
+    ));
+    components
+}
+
 /// Every schema the events need: one component per event type, the union
 /// of them all ([`EVENT_BODY`], told apart by `type`), and what they
 /// refer to.
@@ -73,26 +131,10 @@ pub fn event_components() -> Vec<(String, RefOr<Schema>)> {
     <Lobby as ToSchema>::schemas(&mut components);
     <Event as ToSchema>::schemas(&mut components);
     let mut union = OneOfBuilder::new();
-    for variant in [Lobby::schema(), Event::schema()]
+    for (kind, mut object) in members(Lobby::schema())
         .into_iter()
-        .flat_map(|s| match s {
-            RefOr::T(Schema::OneOf(one_of)) => one_of.items,
-            _ => unreachable!("the events are tagged enums"),
-        })
+        .chain(members(Event::schema()))
     {
-        let RefOr::T(Schema::Object(mut object)) = variant else {
-            unreachable!("each event is a {{type, data}} object");
-        };
-        let kind = match object.properties.get("type") {
-            Some(RefOr::T(Schema::Object(tag))) => tag
-                .enum_values
-                .as_ref()
-                .and_then(|v| v.first())
-                .and_then(|v| v.as_str())
-                .expect("a tag names its type")
-                .to_owned(),
-            _ => unreachable!("each event has its type"),
-        };
         let whole = object
             .properties
             .remove("data")
