@@ -165,6 +165,7 @@ pub async fn run(base: &str, database_url: &str, n: usize, long: usize) -> Resul
         "classique",
         options().as_object().ok_or("object")?,
         2,
+        None,
         &players[0].id.as_str().into(),
         &players[0].name,
     )?;

@@ -39,6 +39,7 @@ pub async fn run(database_url: &str, events: usize, seed: u64) -> Result<(), Err
         "classique",
         options.as_object().expect("object"),
         4,
+        None,
         &creator,
         &name,
     )?;

@@ -39,6 +39,7 @@ fn main() {
         "classique",
         options.as_object().expect("object"),
         4,
+        None,
         &creator,
         "alice",
     )

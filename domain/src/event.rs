@@ -335,6 +335,21 @@ pub struct GameEnded {
     pub winners: Vec<Seat>,
     #[cfg_attr(feature = "openapi", schema(value_type = Vec<usize>))]
     pub losers: Vec<Seat>,
+    /// Why the game ended (absent in logs written before D40: the end rule).
+    #[serde(default)]
+    pub reason: EndReason,
+}
+
+/// Why a game ended.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum EndReason {
+    /// The rules' end condition (a threshold, a number of rounds).
+    #[default]
+    EndCondition,
+    /// Fewer than two seats were left unresigned, or no person among them (D40).
+    Resigned,
 }
 
 /// Everything that can happen in a game. Serialised as `{type, data}`.

@@ -12,7 +12,8 @@ use crate::event::{
 use crate::rules::{Book, Effect, Rules, RulesError};
 
 // One type, and one spelling, from a query to the store to an answer.
-/// Where a table stands: `waiting`, `playing` or `finished`.
+/// Where a table stands: `waiting`, `playing`, `finished`, or `aborted`
+/// (D41: ended before every person had moved; no ranking).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -22,6 +23,7 @@ pub enum Status {
     Waiting,
     Playing,
     Finished,
+    Aborted,
 }
 
 impl Status {
@@ -30,6 +32,7 @@ impl Status {
             Status::Waiting => "waiting",
             Status::Playing => "playing",
             Status::Finished => "finished",
+            Status::Aborted => "aborted",
         }
     }
 }
@@ -38,10 +41,15 @@ impl std::str::FromStr for Status {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, String> {
-        [Status::Waiting, Status::Playing, Status::Finished]
-            .into_iter()
-            .find(|status| status.as_str() == s)
-            .ok_or_else(|| format!("not a table status: {s:?}"))
+        [
+            Status::Waiting,
+            Status::Playing,
+            Status::Finished,
+            Status::Aborted,
+        ]
+        .into_iter()
+        .find(|status| status.as_str() == s)
+        .ok_or_else(|| format!("not a table status: {s:?}"))
     }
 }
 

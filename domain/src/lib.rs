@@ -30,7 +30,7 @@ pub use card::{Card, CardError, Face, Letter, Rank, Suit};
 pub use deck::{DeckId, DeckKind};
 pub use engine::{Command, RuleError};
 pub use event::{
-    CardPlayed, Choice, Direction, DrawReason, Event, GameEnded, Move, Pending, Placing,
+    CardPlayed, Choice, Direction, DrawReason, EndReason, Event, GameEnded, Move, Pending, Placing,
     RoundEnded, RoundStarted, Seat, SkipReason, Target, EVENT_VERSION,
 };
 pub use game::{Game, Round, Status};

@@ -151,6 +151,7 @@ impl TableEvent {
                 rules: _,
                 seats: _,
                 creator: _,
+                clock: _,
             }) => Seen::Whole,
             TableEvent::PlayerJoined(Seated {
                 seat: _,
@@ -159,6 +160,23 @@ impl TableEvent {
             }) => Seen::Whole,
             TableEvent::PlayerLeft { seat: _ } => Seen::Whole,
             TableEvent::GameStarted { players: _ } => Seen::Whole,
+            // Who is late, away, back, resigned or aborting, and which bot
+            // moves with which seed, are public: every seat's player may
+            // check a move made for another seat.
+            TableEvent::TurnTimedOut {
+                seat: _,
+                deadline: _,
+            } => Seen::Whole,
+            TableEvent::SeatAway { seat: _ } => Seen::Whole,
+            TableEvent::SeatBack { seat: _ } => Seen::Whole,
+            TableEvent::PlayerResigned { seat: _ } => Seen::Whole,
+            TableEvent::GameAborted { by: _ } => Seen::Whole,
+            TableEvent::BotMoved {
+                seat: _,
+                bot: _,
+                reason: _,
+                seed: _,
+            } => Seen::Whole,
             TableEvent::Game(e) => e.seen_by(reader),
         }
     }
@@ -268,6 +286,7 @@ impl Event {
                     ranking: _,
                     winners: _,
                     losers: _,
+                    reason: _,
                 } = &**ge;
                 Seen::Whole
             }

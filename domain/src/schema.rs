@@ -13,7 +13,7 @@ use utoipa::{PartialSchema, ToSchema};
 
 use crate::event::{Event, Move};
 use crate::redaction::{CardsDrawnSeen, RoundStartedSeen, StockReshuffledSeen, TurnStartedSeen};
-use crate::table::Lobby;
+use crate::table::TableOwn;
 
 /// The name of the union of every event's `{type, data}`.
 pub const EVENT_BODY: &str = "EventBody";
@@ -128,10 +128,10 @@ pub fn move_components() -> Vec<(String, RefOr<Schema>)> {
 /// refer to.
 pub fn event_components() -> Vec<(String, RefOr<Schema>)> {
     let mut components = Vec::new();
-    <Lobby as ToSchema>::schemas(&mut components);
+    <TableOwn as ToSchema>::schemas(&mut components);
     <Event as ToSchema>::schemas(&mut components);
     let mut union = OneOfBuilder::new();
-    for (kind, mut object) in members(Lobby::schema())
+    for (kind, mut object) in members(TableOwn::schema())
         .into_iter()
         .chain(members(Event::schema()))
     {

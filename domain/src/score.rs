@@ -3,7 +3,7 @@
 //! rules.
 
 use crate::card::Card;
-use crate::event::{GameEnded, Placing, Seat};
+use crate::event::{EndReason, GameEnded, Placing, Seat};
 use crate::rules::{Book, End, Rules, Scoring};
 
 /// The points of a hand.
@@ -91,6 +91,7 @@ pub fn ranking(end: End, totals: &[i32]) -> GameEnded {
             .collect();
     }
     GameEnded {
+        reason: EndReason::EndCondition,
         ranking,
         winners,
         losers,

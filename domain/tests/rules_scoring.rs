@@ -6,7 +6,7 @@ mod support;
 use std::collections::BTreeMap;
 
 use domain::rules::End;
-use domain::{DrawReason, Event, GameEnded, Move, Placing, RoundEnded, SkipReason};
+use domain::{DrawReason, EndReason, Event, GameEnded, Move, Placing, RoundEnded, SkipReason};
 use serde_json::json;
 use support::*;
 
@@ -229,6 +229,7 @@ fn d16_reaching_151_loses_and_the_rest_rank_lowest_first() {
     assert_eq!(
         game_ended(&events).unwrap(),
         GameEnded {
+            reason: EndReason::EndCondition,
             ranking: vec![placing(0, -10, 1), placing(2, 10, 2), placing(1, 152, 3)],
             winners: vec![0],
             losers: vec![1],
@@ -280,6 +281,7 @@ fn lowest_wins_at_ends_when_a_total_reaches_the_target() {
     assert_eq!(
         game_ended(&events).unwrap(),
         GameEnded {
+            reason: EndReason::EndCondition,
             ranking: vec![placing(1, 0, 1), placing(0, 19, 2)],
             winners: vec![1],
             losers: vec![0],
@@ -313,6 +315,7 @@ fn s2_highest_wins_above_in_placement_scoring() {
     assert_eq!(
         game_ended(&events).unwrap(),
         GameEnded {
+            reason: EndReason::EndCondition,
             ranking: vec![placing(1, 50, 1), placing(0, 0, 2)],
             winners: vec![1],
             losers: vec![0],

@@ -69,6 +69,7 @@ pub fn play_game(
         ruleset,
         &options,
         players.len(),
+        None,
         &player_id(*creator),
         creator_name,
     )

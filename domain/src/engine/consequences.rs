@@ -294,6 +294,33 @@ impl Game {
         seat
     }
 
+    /// D38: a pass where the rules let the turn end without drawing, else
+    /// a draw that the turn ends on (the card drawn is never played).
+    pub(super) fn time_out<R: Rng + ?Sized>(
+        &mut self,
+        seat: Seat,
+        rng: &mut R,
+        out: &mut Vec<Event>,
+    ) -> Check {
+        let r = self.running_round()?;
+        let current = r.current.expect("a running round has a seat on turn");
+        if current != seat {
+            return Err(RuleError::NotYourTurn { seat, current });
+        }
+        if self.check_pass(r).is_ok() {
+            return self.act(seat, &Move::Pass, rng, out);
+        }
+        self.draw_move(seat, rng, out);
+        let drawn_pending = self
+            .round
+            .as_ref()
+            .is_some_and(|r| r.current == Some(seat) && matches!(r.pending, Pending::Drawn { .. }));
+        if drawn_pending && self.result.is_none() {
+            self.act(seat, &Move::Pass, rng, out)?;
+        }
+        Ok(())
+    }
+
     pub(super) fn draw_move<R: Rng + ?Sized>(
         &mut self,
         seat: Seat,

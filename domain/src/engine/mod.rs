@@ -56,6 +56,11 @@ pub enum Command {
     StartWith { dealer: Seat, deck: Vec<Card> },
     /// A seat's move.
     Move { seat: Seat, mv: Move },
+    /// D38: the timeout move of the seat on turn, whose deadline passed: a
+    /// pass where the turn may end without drawing, else a draw (the
+    /// penalty pending, or one card even when a card could be played); a
+    /// card it draws is not played, the turn then ends.
+    TimeOut { seat: Seat },
 }
 
 /// Why a command is refused. Nothing changes when one is.
@@ -162,6 +167,7 @@ impl Game {
                 self.deal(*dealer, Some(deck.clone()), rng, out);
             }
             Command::Move { seat, mv } => self.act(*seat, mv, rng, out)?,
+            Command::TimeOut { seat } => self.time_out(*seat, rng, out)?,
         }
         Ok(())
     }
@@ -170,7 +176,8 @@ impl Game {
         match self.status() {
             Status::Waiting => Ok(()),
             Status::Playing => Err(RuleError::AlreadyStarted),
-            Status::Finished => Err(RuleError::GameOver),
+            // A game never says `Aborted` (its table does, D41).
+            Status::Finished | Status::Aborted => Err(RuleError::GameOver),
         }
     }
 
@@ -227,7 +234,7 @@ impl Game {
     fn running_round(&self) -> Result<&Round, RuleError> {
         match self.status() {
             Status::Waiting => Err(RuleError::NotStarted),
-            Status::Finished => Err(RuleError::GameOver),
+            Status::Finished | Status::Aborted => Err(RuleError::GameOver),
             Status::Playing => Ok(self.r()),
         }
     }

@@ -107,6 +107,7 @@ mod tests {
             "classique",
             &serde_json::Map::new(),
             4,
+            None,
             &"a".into(),
             "alice",
         )

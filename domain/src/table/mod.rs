@@ -5,8 +5,10 @@ use rand::Rng;
 use serde::{Deserialize, Serialize};
 
 mod log;
+mod presence;
 
 pub use log::{apply, apply_guarded, Fold, FoldError, ReadError};
+pub use presence::{ranking_after_resignations, BotReason, Clock, Presence, STAND_IN};
 
 use crate::engine::{Command, RuleError};
 use crate::event::{Event, Move, Seat};
@@ -65,6 +67,9 @@ pub struct TableCreated {
     /// The most players the table takes.
     pub seats: usize,
     pub creator: PlayerId,
+    /// The turn clock (D37); absent: no time limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock: Option<Clock>,
 }
 
 /// Every event of a table's log.
@@ -80,15 +85,44 @@ pub enum TableEvent {
     GameStarted {
         players: Vec<Seated>,
     },
+    /// D38: the seat's deadline (as recorded) passed; its timeout move follows.
+    TurnTimedOut {
+        seat: Seat,
+        deadline: String,
+    },
+    /// D39: the server plays for the seat until its player comes back.
+    SeatAway {
+        seat: Seat,
+    },
+    SeatBack {
+        seat: Seat,
+    },
+    /// D40: the player resigned; a bot plays the seat to the end.
+    PlayerResigned {
+        seat: Seat,
+    },
+    /// D41: the game is aborted; no ranking.
+    GameAborted {
+        by: Seat,
+    },
+    /// D42: the move that follows is the server's for the seat, chosen by
+    /// `bot` (`level@version`) from the seat's view and `seed`.
+    BotMoved {
+        seat: Seat,
+        bot: String,
+        reason: BotReason,
+        seed: u32,
+    },
     Game(Event),
 }
 
-/// The lobby events' serde shape (short-lived: only built to (de)serialise).
+/// The table's own events' serde shape (short-lived: only built to
+/// (de)serialise): every [`TableEvent`] but the game's.
 #[derive(Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(tag = "type", content = "data", rename_all = "snake_case")]
 #[allow(clippy::large_enum_variant)]
-pub(crate) enum Lobby {
+pub(crate) enum TableOwn {
     TableCreated(TableCreated),
     PlayerJoined(Seated),
     PlayerLeft {
@@ -98,6 +132,41 @@ pub(crate) enum Lobby {
     /// The game starts with these players, seated 0..n-1 in seat order.
     GameStarted {
         players: Vec<Seated>,
+    },
+    /// D38: the seat's deadline (as recorded) passed; its timeout move follows.
+    TurnTimedOut {
+        #[cfg_attr(feature = "openapi", schema(value_type = usize))]
+        seat: Seat,
+        /// RFC 3339 UTC.
+        deadline: String,
+    },
+    /// D39: the server plays for the seat until its player comes back.
+    SeatAway {
+        #[cfg_attr(feature = "openapi", schema(value_type = usize))]
+        seat: Seat,
+    },
+    SeatBack {
+        #[cfg_attr(feature = "openapi", schema(value_type = usize))]
+        seat: Seat,
+    },
+    /// D40: the player resigned; a bot plays the seat to the end.
+    PlayerResigned {
+        #[cfg_attr(feature = "openapi", schema(value_type = usize))]
+        seat: Seat,
+    },
+    /// D41: the game is aborted; no ranking.
+    GameAborted {
+        #[cfg_attr(feature = "openapi", schema(value_type = usize))]
+        by: Seat,
+    },
+    /// D42: the move that follows is the server's for the seat, chosen by
+    /// `bot` (`level@version`) from the seat's view and `seed`.
+    BotMoved {
+        #[cfg_attr(feature = "openapi", schema(value_type = usize))]
+        seat: Seat,
+        bot: String,
+        reason: BotReason,
+        seed: u32,
     },
 }
 
@@ -109,8 +178,57 @@ impl TableEvent {
             TableEvent::PlayerJoined(_) => "player_joined",
             TableEvent::PlayerLeft { .. } => "player_left",
             TableEvent::GameStarted { .. } => "game_started",
+            TableEvent::TurnTimedOut { .. } => "turn_timed_out",
+            TableEvent::SeatAway { .. } => "seat_away",
+            TableEvent::SeatBack { .. } => "seat_back",
+            TableEvent::PlayerResigned { .. } => "player_resigned",
+            TableEvent::GameAborted { .. } => "game_aborted",
+            TableEvent::BotMoved { .. } => "bot_moved",
             TableEvent::Game(e) => e.kind(),
         }
+    }
+
+    /// The table's own events' types (every [`TableEvent`] but the game's).
+    const OWN_KINDS: [&'static str; 10] = [
+        "table_created",
+        "player_joined",
+        "player_left",
+        "game_started",
+        "turn_timed_out",
+        "seat_away",
+        "seat_back",
+        "player_resigned",
+        "game_aborted",
+        "bot_moved",
+    ];
+
+    /// The table's own event in its serde shape; `None` for the game's.
+    fn own(&self) -> Option<TableOwn> {
+        Some(match self.clone() {
+            TableEvent::TableCreated(c) => TableOwn::TableCreated(c),
+            TableEvent::PlayerJoined(s) => TableOwn::PlayerJoined(s),
+            TableEvent::PlayerLeft { seat } => TableOwn::PlayerLeft { seat },
+            TableEvent::GameStarted { players } => TableOwn::GameStarted { players },
+            TableEvent::TurnTimedOut { seat, deadline } => {
+                TableOwn::TurnTimedOut { seat, deadline }
+            }
+            TableEvent::SeatAway { seat } => TableOwn::SeatAway { seat },
+            TableEvent::SeatBack { seat } => TableOwn::SeatBack { seat },
+            TableEvent::PlayerResigned { seat } => TableOwn::PlayerResigned { seat },
+            TableEvent::GameAborted { by } => TableOwn::GameAborted { by },
+            TableEvent::BotMoved {
+                seat,
+                bot,
+                reason,
+                seed,
+            } => TableOwn::BotMoved {
+                seat,
+                bot,
+                reason,
+                seed,
+            },
+            TableEvent::Game(_) => return None,
+        })
     }
 
     /// The event's `data` as JSON, complete (for the log and replays).
@@ -120,16 +238,9 @@ impl TableEvent {
 
     /// `{type, data}`.
     pub fn to_json(&self) -> serde_json::Value {
-        match self {
-            TableEvent::Game(e) => serde_json::to_value(e),
-            TableEvent::TableCreated(c) => serde_json::to_value(Lobby::TableCreated(c.clone())),
-            TableEvent::PlayerJoined(s) => serde_json::to_value(Lobby::PlayerJoined(s.clone())),
-            TableEvent::PlayerLeft { seat } => {
-                serde_json::to_value(Lobby::PlayerLeft { seat: *seat })
-            }
-            TableEvent::GameStarted { players } => serde_json::to_value(Lobby::GameStarted {
-                players: players.clone(),
-            }),
+        match (self, self.own()) {
+            (TableEvent::Game(e), _) => serde_json::to_value(e),
+            (_, own) => serde_json::to_value(own),
         }
         .expect("events serialise")
     }
@@ -150,16 +261,32 @@ impl TableEvent {
     /// `data` as JSON text (a stored event goes through
     /// [`TableEvent::read`], which knows its format).
     pub(crate) fn parse(kind: &str, data: &str) -> Result<TableEvent, serde_json::Error> {
-        Ok(match kind {
-            "table_created" | "player_joined" | "player_left" | "game_started" => {
-                match Tagged::read(kind, data)? {
-                    Lobby::TableCreated(c) => TableEvent::TableCreated(c),
-                    Lobby::PlayerJoined(s) => TableEvent::PlayerJoined(s),
-                    Lobby::PlayerLeft { seat } => TableEvent::PlayerLeft { seat },
-                    Lobby::GameStarted { players } => TableEvent::GameStarted { players },
-                }
+        if !Self::OWN_KINDS.contains(&kind) {
+            return Ok(TableEvent::Game(Tagged::read(kind, data)?));
+        }
+        Ok(match Tagged::read(kind, data)? {
+            TableOwn::TableCreated(c) => TableEvent::TableCreated(c),
+            TableOwn::PlayerJoined(s) => TableEvent::PlayerJoined(s),
+            TableOwn::PlayerLeft { seat } => TableEvent::PlayerLeft { seat },
+            TableOwn::GameStarted { players } => TableEvent::GameStarted { players },
+            TableOwn::TurnTimedOut { seat, deadline } => {
+                TableEvent::TurnTimedOut { seat, deadline }
             }
-            _ => TableEvent::Game(Tagged::read(kind, data)?),
+            TableOwn::SeatAway { seat } => TableEvent::SeatAway { seat },
+            TableOwn::SeatBack { seat } => TableEvent::SeatBack { seat },
+            TableOwn::PlayerResigned { seat } => TableEvent::PlayerResigned { seat },
+            TableOwn::GameAborted { by } => TableEvent::GameAborted { by },
+            TableOwn::BotMoved {
+                seat,
+                bot,
+                reason,
+                seed,
+            } => TableEvent::BotMoved {
+                seat,
+                bot,
+                reason,
+                seed,
+            },
         })
     }
 }
@@ -249,6 +376,20 @@ pub enum TableError {
     NotEnoughPlayers { have: usize, need: usize },
     #[error("the game has already started")]
     NotWaiting,
+    #[error("your seat is not away")]
+    NotAway,
+    #[error("your seat is away: take it back first (POST …/seats/me/back)")]
+    SeatAway,
+    #[error("you have resigned this game")]
+    AlreadyResigned,
+    #[error("every player has moved: the game can no longer be aborted")]
+    AbortTooLate,
+    #[error("the game was aborted")]
+    Aborted,
+    #[error("invalid clock: {0}")]
+    InvalidClock(String),
+    #[error("no move is the server's to make now")]
+    NoAutomaticMove,
     #[error("{0}")]
     Rules(#[from] RulesError),
     #[error("{0}")]
@@ -265,6 +406,13 @@ impl TableError {
             TableError::NotCreator => "not_creator",
             TableError::NotEnoughPlayers { .. } => "not_enough_players",
             TableError::NotWaiting => "table_not_waiting",
+            TableError::NotAway => "not_away",
+            TableError::SeatAway => "seat_away",
+            TableError::AlreadyResigned => "already_resigned",
+            TableError::AbortTooLate => "abort_too_late",
+            TableError::Aborted => "game_aborted",
+            TableError::InvalidClock(_) => "invalid_clock",
+            TableError::NoAutomaticMove => "no_automatic_move",
             TableError::Rules(_) => "invalid_rules",
             TableError::Rule(e) => e.code(),
         }
@@ -288,6 +436,25 @@ pub enum TableCommand {
         account_id: PlayerId,
         mv: Move,
     },
+    /// The server: the deadline of the seat on turn passed (D38), as recorded.
+    TimeOut {
+        deadline: String,
+    },
+    /// The server: the move of the away or resigned seat on turn (D39, D40),
+    /// chosen from its view and `seed`.
+    PlayFor {
+        seed: u32,
+    },
+    /// An away player takes their seat back (D39).
+    Back {
+        account_id: PlayerId,
+    },
+    Resign {
+        account_id: PlayerId,
+    },
+    Abort {
+        account_id: PlayerId,
+    },
 }
 
 /// A table: its rules, who sits, and the game once started.
@@ -302,6 +469,17 @@ pub struct Table {
     pub game: Option<Game>,
     /// Number of events folded.
     pub version: u64,
+    /// The turn clock (D37), if any.
+    pub clock: Option<Clock>,
+    /// Each seat's player during the game (D39–D41), by seat.
+    pub presence: Vec<Presence>,
+    /// Seats in the order they resigned (D40's ranking).
+    pub resigned_order: Vec<Seat>,
+    /// D41.
+    pub aborted: bool,
+    /// The seat whose next act is the server's (after `turn_timed_out` or
+    /// `bot_moved`; see `presence`).
+    automatic_seat: Option<Seat>,
 }
 
 impl Table {
@@ -310,10 +488,12 @@ impl Table {
         ruleset: &str,
         options: &serde_json::Map<String, serde_json::Value>,
         seats: usize,
+        clock: Option<Clock>,
         creator: &PlayerId,
         username: &str,
     ) -> Result<Vec<TableEvent>, TableError> {
         let preset = Preset::from_id(ruleset)?;
+        let clock = clock.map(Clock::checked).transpose()?;
         let rules = preset.with_options(options)?;
         if seats < rules.players.min || seats > rules.players.max {
             return Err(RulesError::Invalid(format!(
@@ -330,6 +510,7 @@ impl Table {
                 rules,
                 seats,
                 creator: creator.clone(),
+                clock,
             }),
             TableEvent::PlayerJoined(Seated {
                 seat: 0,
@@ -354,6 +535,11 @@ impl Table {
             players: vec![None; c.seats],
             game: None,
             version: 1,
+            clock: c.clock,
+            presence: Vec::new(),
+            resigned_order: Vec::new(),
+            aborted: false,
+            automatic_seat: None,
         };
         for e in it {
             t.evolve(e);
@@ -379,8 +565,36 @@ impl Table {
             TableEvent::GameStarted { players } => {
                 self.players = players.iter().cloned().map(Some).collect();
                 self.game = Game::new(self.rules.clone(), players.len()).ok();
+                self.presence = vec![Presence::default(); players.len()];
             }
+            TableEvent::TurnTimedOut { seat, deadline: _ } => {
+                if let Some(p) = self.presence.get_mut(*seat) {
+                    p.timeouts += 1;
+                }
+                self.automatic_seat = Some(*seat);
+            }
+            TableEvent::SeatAway { seat } => {
+                if let Some(p) = self.presence.get_mut(*seat) {
+                    p.away = true;
+                }
+            }
+            TableEvent::SeatBack { seat } => {
+                if let Some(p) = self.presence.get_mut(*seat) {
+                    p.away = false;
+                    p.timeouts = 0;
+                }
+                self.automatic_seat = None;
+            }
+            TableEvent::PlayerResigned { seat } => {
+                if let Some(p) = self.presence.get_mut(*seat) {
+                    p.resigned = true;
+                }
+                self.resigned_order.push(*seat);
+            }
+            TableEvent::GameAborted { by: _ } => self.aborted = true,
+            TableEvent::BotMoved { seat, .. } => self.automatic_seat = Some(*seat),
             TableEvent::Game(e) => {
+                self.track(e);
                 if let Some(g) = self.game.as_mut() {
                     g.evolve(e);
                 }
@@ -389,7 +603,11 @@ impl Table {
     }
 
     pub fn status(&self) -> Status {
-        self.game.as_ref().map_or(Status::Waiting, Game::status)
+        match &self.game {
+            _ if self.aborted => Status::Aborted,
+            Some(game) => game.status(),
+            None => Status::Waiting,
+        }
     }
 
     /// The seat of an account, if it sits here.
@@ -468,8 +686,9 @@ impl Table {
                 Ok(events)
             }
             TableCommand::Move { account_id, mv } => {
-                let game = self.game.as_ref().ok_or(RuleError::NotStarted)?;
+                let game = self.running()?;
                 let seat = self.seat_of(account_id).ok_or(TableError::NotSeated)?;
+                let seat = self.present_seat(seat)?;
                 let events = game.decide(
                     &Command::Move {
                         seat,
@@ -478,6 +697,25 @@ impl Table {
                     rng,
                 )?;
                 Ok(events.into_iter().map(TableEvent::Game).collect())
+            }
+            TableCommand::TimeOut { deadline } => self.time_out(deadline, rng),
+            TableCommand::PlayFor { seed } => self.play_for(*seed, rng),
+            TableCommand::Back { account_id } => {
+                self.running()?;
+                let seat = self.seat_of(account_id).ok_or(TableError::NotSeated)?;
+                match self.presence[seat] {
+                    Presence { resigned: true, .. } => Err(TableError::AlreadyResigned),
+                    Presence { away: true, .. } => Ok(vec![TableEvent::SeatBack { seat }]),
+                    Presence { .. } => Err(TableError::NotAway),
+                }
+            }
+            TableCommand::Resign { account_id } => {
+                let seat = self.seat_of(account_id).ok_or(TableError::NotSeated)?;
+                self.resign(seat)
+            }
+            TableCommand::Abort { account_id } => {
+                let seat = self.seat_of(account_id).ok_or(TableError::NotSeated)?;
+                self.abort(seat)
             }
         }
     }
@@ -489,9 +727,10 @@ impl Table {
         rng: &mut R,
     ) -> Result<Vec<TableEvent>, TableError> {
         if let TableCommand::Move { account_id, mv } = command {
-            let seat = self.seat_of(account_id);
-            let game = self.game.as_mut().ok_or(RuleError::NotStarted)?;
-            let seat = seat.ok_or(TableError::NotSeated)?;
+            self.running()?;
+            let seat = self.seat_of(account_id).ok_or(TableError::NotSeated)?;
+            let seat = self.present_seat(seat)?;
+            let game = self.game.as_mut().expect("a running table has a game");
             let mut out = Vec::new();
             game.execute(
                 &Command::Move {
@@ -502,6 +741,9 @@ impl Table {
                 &mut out,
             )?;
             self.version += out.len() as u64;
+            for e in &out {
+                self.track(e);
+            }
             return Ok(out.into_iter().map(TableEvent::Game).collect());
         }
         let events = self.decide(command, rng)?;
@@ -512,5 +754,7 @@ impl Table {
     }
 }
 
+#[cfg(test)]
+mod presence_tests;
 #[cfg(test)]
 mod tests;

@@ -17,7 +17,15 @@ fn join(id: &str) -> TableCommand {
 }
 
 fn new_table(seats: usize) -> Table {
-    let events = Table::create("moderne", &Default::default(), seats, &"a".into(), "a").unwrap();
+    let events = Table::create(
+        "moderne",
+        &Default::default(),
+        seats,
+        None,
+        &"a".into(),
+        "a",
+    )
+    .unwrap();
     Table::from_events(&events).unwrap()
 }
 
@@ -93,7 +101,7 @@ fn seats_are_compacted_at_the_start() {
 
 #[test]
 fn the_log_round_trips_through_json() {
-    let mut log = Table::create("757", &Default::default(), 3, &"a".into(), "a").unwrap();
+    let mut log = Table::create("757", &Default::default(), 3, None, &"a".into(), "a").unwrap();
     let mut t = Table::from_events(&log).unwrap();
     for cmd in [
         join("b"),

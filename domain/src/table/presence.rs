@@ -1,0 +1,288 @@
+//! Keeping a table moving (docs/RULES.md §7): the clock (D37), the timeout
+//! move (D38), away seats (D39), resigning (D40) and aborting (D41), and the
+//! moves the server makes for a seat whose player is not there (D42).
+//!
+//! Who acted is read from the log alone: a `turn_timed_out` or `bot_moved`
+//! marks the seat's next move as the server's, until a turn starts (a turn
+//! that starts for that same seat with its drawn card pending is still the
+//! same automatic move) or the seat's player comes back. Every other act of
+//! a seat (a play, a draw, a pass, a challenge) is its player's own: it
+//! counts for D41 and resets D39's count of timeouts.
+
+use std::ops::RangeInclusive;
+
+use rand::Rng;
+use rand_chacha::rand_core::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+
+use super::{Table, TableError, TableEvent};
+use crate::bots::Level;
+use crate::engine::{Command, RuleError};
+use crate::event::{DrawReason, EndReason, Event, GameEnded, Pending, Placing, Seat};
+use crate::game::{Game, Status};
+use crate::score;
+
+/// A table's clock (D37): how long a seat has to act, and after how many
+/// timeouts in a row it is marked away (D39).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(example = json!({"turn_seconds": 60, "away_after": 2})))]
+#[serde(deny_unknown_fields)]
+pub struct Clock {
+    /// 5 s up to 14 days (correspondence play).
+    #[cfg_attr(feature = "openapi", schema(minimum = 5, maximum = 1_209_600))]
+    pub turn_seconds: u32,
+    /// Timeouts in a row before the seat is away, 1 to 10 (default 2).
+    #[serde(default = "Clock::default_away_after")]
+    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 10))]
+    pub away_after: u32,
+}
+
+impl Clock {
+    pub const TURN_SECONDS: RangeInclusive<u32> = 5..=1_209_600;
+    pub const AWAY_AFTER: RangeInclusive<u32> = 1..=10;
+
+    fn default_away_after() -> u32 {
+        2
+    }
+
+    /// The clock, if its values are in range.
+    pub fn checked(self) -> Result<Clock, TableError> {
+        if !Self::TURN_SECONDS.contains(&self.turn_seconds) {
+            return Err(TableError::InvalidClock(format!(
+                "turn_seconds: from {} to {}",
+                Self::TURN_SECONDS.start(),
+                Self::TURN_SECONDS.end()
+            )));
+        }
+        if !Self::AWAY_AFTER.contains(&self.away_after) {
+            return Err(TableError::InvalidClock(format!(
+                "away_after: from {} to {}",
+                Self::AWAY_AFTER.start(),
+                Self::AWAY_AFTER.end()
+            )));
+        }
+        Ok(self)
+    }
+}
+
+/// Why the server moves for a seat (`bot_moved.reason`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum BotReason {
+    /// A bot holds the seat.
+    Bot,
+    /// Its player is away (D39).
+    Away,
+    /// Its player resigned (D40).
+    Resigned,
+}
+
+/// What the table knows of one seat's player during a game.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Presence {
+    pub away: bool,
+    pub resigned: bool,
+    /// Timeouts in a row (D39).
+    pub timeouts: u32,
+    /// The player has made a move of their own (D41).
+    pub moved: bool,
+}
+
+/// The level that plays for an away or resigned seat (D39, D40).
+pub const STAND_IN: Level = Level::Basic;
+
+impl Table {
+    /// The seat whose turn it is while the game runs: the one with a
+    /// deadline when the table has a clock (D37).
+    pub fn must_act(&self) -> Option<Seat> {
+        if self.status() != Status::Playing {
+            return None;
+        }
+        self.game.as_ref()?.round()?.current
+    }
+
+    /// The seat on turn when the server plays it at once, and why.
+    pub fn automatic(&self) -> Option<(Seat, BotReason)> {
+        let seat = self.must_act()?;
+        let presence = self.presence.get(seat)?;
+        if presence.resigned {
+            Some((seat, BotReason::Resigned))
+        } else if presence.away {
+            Some((seat, BotReason::Away))
+        } else {
+            None
+        }
+    }
+
+    /// The seat of a player of the running game who is present (not away,
+    /// not resigned): the one who may move.
+    pub(super) fn present_seat(&self, seat: Seat) -> Result<Seat, TableError> {
+        match self.presence.get(seat) {
+            Some(p) if p.resigned => Err(TableError::AlreadyResigned),
+            Some(p) if p.away => Err(TableError::SeatAway),
+            _ => Ok(seat),
+        }
+    }
+
+    /// The running game, or why there is none.
+    pub(super) fn running(&self) -> Result<&Game, TableError> {
+        match self.status() {
+            Status::Playing => Ok(self.game.as_ref().expect("a playing table has a game")),
+            Status::Waiting => Err(RuleError::NotStarted.into()),
+            Status::Finished => Err(RuleError::GameOver.into()),
+            Status::Aborted => Err(TableError::Aborted),
+        }
+    }
+
+    /// D38: the seat on turn's deadline has passed (`deadline` as the server
+    /// recorded it): `turn_timed_out`, its timeout move, and `seat_away`
+    /// when that makes `away_after` timeouts in a row.
+    pub(super) fn time_out<R: Rng + ?Sized>(
+        &self,
+        deadline: &str,
+        rng: &mut R,
+    ) -> Result<Vec<TableEvent>, TableError> {
+        let clock = self.clock.ok_or(TableError::NoAutomaticMove)?;
+        let seat = self.must_act().ok_or(TableError::NoAutomaticMove)?;
+        if self.automatic().is_some() {
+            return Err(TableError::NoAutomaticMove);
+        }
+        let moved = self.running()?.decide(&Command::TimeOut { seat }, rng)?;
+        let mut events = vec![TableEvent::TurnTimedOut {
+            seat,
+            deadline: deadline.to_owned(),
+        }];
+        events.extend(moved.into_iter().map(TableEvent::Game));
+        if self.presence[seat].timeouts + 1 >= clock.away_after {
+            events.push(TableEvent::SeatAway { seat });
+        }
+        Ok(events)
+    }
+
+    /// D39, D40: the server's move for the away or resigned seat on turn,
+    /// chosen by [`STAND_IN`] from that seat's view and `seed`.
+    pub(super) fn play_for<R: Rng + ?Sized>(
+        &self,
+        seed: u32,
+        rng: &mut R,
+    ) -> Result<Vec<TableEvent>, TableError> {
+        let (seat, reason) = self.automatic().ok_or(TableError::NoAutomaticMove)?;
+        let game = self.running()?;
+        let view = game.view(Some(seat));
+        let mut choice = ChaCha8Rng::seed_from_u64(u64::from(seed));
+        let mv = STAND_IN
+            .decide(&view, &game.book, &mut choice)
+            .ok_or(TableError::NoAutomaticMove)?;
+        let mut events = vec![TableEvent::BotMoved {
+            seat,
+            bot: STAND_IN.tag(),
+            reason,
+            seed,
+        }];
+        let moved = game.decide(&Command::Move { seat, mv }, rng)?;
+        events.extend(moved.into_iter().map(TableEvent::Game));
+        Ok(events)
+    }
+
+    /// D40: `seat` resigns; the game ends at once when fewer than two seats
+    /// are left unresigned.
+    pub(super) fn resign(&self, seat: Seat) -> Result<Vec<TableEvent>, TableError> {
+        let game = self.running()?;
+        if self.presence[seat].resigned {
+            return Err(TableError::AlreadyResigned);
+        }
+        let mut events = vec![TableEvent::PlayerResigned { seat }];
+        let mut resigned: Vec<Seat> = self.resigned_order.clone();
+        resigned.push(seat);
+        if game.seats() - resigned.len() < 2 {
+            let ended = ranking_after_resignations(game, &resigned);
+            events.push(TableEvent::Game(Event::GameEnded(Box::new(ended))));
+        }
+        Ok(events)
+    }
+
+    /// D41: `seat` aborts the game, which it may until every person seated
+    /// has made a move of their own.
+    pub(super) fn abort(&self, seat: Seat) -> Result<Vec<TableEvent>, TableError> {
+        self.running()?;
+        if self.presence.iter().all(|p| p.moved) {
+            return Err(TableError::AbortTooLate);
+        }
+        Ok(vec![TableEvent::GameAborted { by: seat }])
+    }
+
+    /// Notes who acted in a game event (see the module's documentation).
+    pub(super) fn track(&mut self, event: &Event) {
+        let actor = match event {
+            Event::CardPlayed(played) => Some(played.seat),
+            Event::TurnPassed { seat } => Some(*seat),
+            Event::CardsDrawn { seat, reason, .. } => {
+                (*reason != DrawReason::Challenge).then_some(*seat)
+            }
+            Event::Challenged { by, .. } => Some(*by),
+            Event::TurnStarted { seat, pending, .. } => {
+                let same_move =
+                    self.automatic_seat == Some(*seat) && matches!(pending, Pending::Drawn { .. });
+                if !same_move {
+                    self.automatic_seat = None;
+                }
+                None
+            }
+            Event::RoundEnded(_) | Event::GameEnded(_) => {
+                self.automatic_seat = None;
+                None
+            }
+            Event::RoundStarted(_)
+            | Event::CardTurned { .. }
+            | Event::StockReshuffled { .. }
+            | Event::DirectionChanged { .. }
+            | Event::TurnSkipped { .. }
+            | Event::PlayerWentOut { .. } => None,
+        };
+        if let Some(seat) = actor.filter(|s| self.automatic_seat != Some(*s)) {
+            if let Some(p) = self.presence.get_mut(seat) {
+                p.moved = true;
+                p.timeouts = 0;
+            }
+        }
+    }
+}
+
+/// D40's ranking: the unresigned seats first, by the end rule on the totals
+/// so far (equal totals share a place, D21); then the resigned seats, the
+/// latest resignation first. The resigned seats are the losers.
+pub fn ranking_after_resignations(game: &Game, resigned: &[Seat]) -> GameEnded {
+    let by_rule = score::ranking(game.rules().end, game.totals());
+    let mut ranking: Vec<Placing> = Vec::with_capacity(by_rule.ranking.len());
+    for p in by_rule
+        .ranking
+        .iter()
+        .filter(|p| !resigned.contains(&p.seat))
+    {
+        let place = match ranking.last() {
+            Some(prev) if prev.total == p.total => prev.place,
+            _ => ranking.len() + 1,
+        };
+        ranking.push(Placing { place, ..p.clone() });
+    }
+    for &seat in resigned.iter().rev() {
+        ranking.push(Placing {
+            seat,
+            total: game.totals()[seat],
+            place: ranking.len() + 1,
+        });
+    }
+    GameEnded {
+        winners: ranking
+            .iter()
+            .filter(|p| p.place == 1 && !resigned.contains(&p.seat))
+            .map(|p| p.seat)
+            .collect(),
+        losers: resigned.to_vec(),
+        ranking,
+        reason: EndReason::Resigned,
+    }
+}

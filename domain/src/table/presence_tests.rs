@@ -1,0 +1,317 @@
+//! Section 7 of docs/RULES.md through the table: the clock's seat (D37), the
+//! timeout move (D38), away seats (D39), resigning (D40), aborting (D41) and
+//! the server's moves for a seat (D42), each folded back exactly from its
+//! events.
+
+use rand::SeedableRng;
+
+use super::*;
+use crate::event::{DrawReason, EndReason};
+
+fn rng() -> rand::rngs::StdRng {
+    rand::rngs::StdRng::seed_from_u64(3)
+}
+
+const PLAYERS: [&str; 3] = ["a", "b", "c"];
+
+/// A started 3-player `classique` table (with `clock`), and its log.
+fn started(clock: Option<Clock>) -> (Table, Vec<TableEvent>) {
+    let mut log =
+        Table::create("classique", &Default::default(), 3, clock, &"a".into(), "a").unwrap();
+    let mut table = Table::from_events(&log).unwrap();
+    for id in &PLAYERS[1..] {
+        let join = TableCommand::Join {
+            account_id: (*id).into(),
+            username: (*id).into(),
+        };
+        log.extend(table.execute(&join, &mut rng()).unwrap());
+    }
+    let start = TableCommand::Start {
+        account_id: "a".into(),
+    };
+    log.extend(table.execute(&start, &mut rng()).unwrap());
+    (table, log)
+}
+
+fn clock(away_after: u32) -> Option<Clock> {
+    Some(Clock {
+        turn_seconds: 30,
+        away_after,
+    })
+}
+
+/// Runs `command`, appends its events to `log`, checks that the log folds
+/// back to the same table, and returns the events.
+fn run(table: &mut Table, log: &mut Vec<TableEvent>, command: TableCommand) -> Vec<TableEvent> {
+    let events = table.execute(&command, &mut rng()).unwrap();
+    log.extend(events.iter().cloned());
+    assert_eq!(
+        &Table::from_events(log.iter()).unwrap(),
+        table,
+        "the log folds back"
+    );
+    events
+}
+
+/// The seat on turn plays its first legal move itself.
+fn own_move(table: &mut Table, log: &mut Vec<TableEvent>) -> Seat {
+    let seat = table.must_act().unwrap();
+    let mv = table.game.as_ref().unwrap().legal_moves(seat)[0].clone();
+    let account_id = PLAYERS[seat].into();
+    run(table, log, TableCommand::Move { account_id, mv });
+    seat
+}
+
+/// Own moves until `seat` is on turn.
+fn until_turn_of(table: &mut Table, log: &mut Vec<TableEvent>, seat: Seat) {
+    for _ in 0..200 {
+        if table.must_act() == Some(seat) {
+            return;
+        }
+        own_move(table, log);
+    }
+    panic!("seat {seat} never got the turn");
+}
+
+fn time_out(table: &mut Table, log: &mut Vec<TableEvent>) -> Vec<TableEvent> {
+    let deadline = "2025-01-31T18:04:35.000000Z".to_owned();
+    run(table, log, TableCommand::TimeOut { deadline })
+}
+
+#[test]
+fn d37_only_the_seat_on_turn_of_a_running_game_must_act() {
+    let waiting = Table::from_events(
+        &Table::create(
+            "classique",
+            &Default::default(),
+            3,
+            clock(2),
+            &"a".into(),
+            "a",
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(waiting.must_act(), None);
+    let (table, _) = started(clock(2));
+    let current = table.game.as_ref().unwrap().round().unwrap().current;
+    assert!(current.is_some());
+    assert_eq!(table.must_act(), current);
+    assert_eq!(table.clock, clock(2));
+}
+
+#[test]
+fn d37_a_clock_out_of_range_is_refused() {
+    for (turn_seconds, away_after) in [(4, 2), (1_209_601, 2), (30, 0), (30, 11)] {
+        let clock = Some(Clock {
+            turn_seconds,
+            away_after,
+        });
+        let refused = Table::create("classique", &Default::default(), 3, clock, &"a".into(), "a");
+        assert!(
+            matches!(refused, Err(TableError::InvalidClock(_))),
+            "{turn_seconds} {away_after}"
+        );
+    }
+}
+
+#[test]
+fn d38_a_timeout_draws_or_passes_and_never_plays_the_drawn_card() {
+    let (mut table, mut log) = started(clock(5));
+    for _ in 0..6 {
+        let seat = table.must_act().unwrap();
+        let events = time_out(&mut table, &mut log);
+        assert_eq!(
+            events[0],
+            TableEvent::TurnTimedOut {
+                seat,
+                deadline: "2025-01-31T18:04:35.000000Z".into()
+            }
+        );
+        for e in &events[1..] {
+            match e {
+                TableEvent::Game(Event::CardPlayed(p)) => assert_ne!(p.seat, seat, "{events:?}"),
+                TableEvent::Game(Event::CardsDrawn {
+                    seat: s, reason, ..
+                }) if *s == seat => {
+                    assert_ne!(*reason, DrawReason::Challenge)
+                }
+                _ => {}
+            }
+        }
+        assert_ne!(table.must_act(), Some(seat), "the turn ended: {events:#?}");
+        own_move(&mut table, &mut log);
+    }
+    assert_eq!(
+        Table::from_events(
+            &Table::create("classique", &Default::default(), 3, None, &"a".into(), "a").unwrap()
+        )
+        .unwrap()
+        .decide(
+            &TableCommand::TimeOut {
+                deadline: String::new()
+            },
+            &mut rng()
+        ),
+        Err(TableError::NoAutomaticMove),
+        "no clock, no timeout"
+    );
+}
+
+#[test]
+fn d39_timeouts_in_a_row_make_a_seat_away_until_its_player_comes_back() {
+    let (mut table, mut log) = started(clock(2));
+    let seat = table.must_act().unwrap();
+    let player: PlayerId = PLAYERS[seat].into();
+    // One timeout, then a move of its own: the count starts again.
+    time_out(&mut table, &mut log);
+    until_turn_of(&mut table, &mut log, seat);
+    own_move(&mut table, &mut log);
+    until_turn_of(&mut table, &mut log, seat);
+    let events = time_out(&mut table, &mut log);
+    assert!(!events.contains(&TableEvent::SeatAway { seat }));
+    // Two in a row: away.
+    until_turn_of(&mut table, &mut log, seat);
+    let events = time_out(&mut table, &mut log);
+    assert_eq!(events.last(), Some(&TableEvent::SeatAway { seat }));
+    assert!(table.presence[seat].away);
+    // The server plays for it at once, recorded as such.
+    until_turn_of(&mut table, &mut log, seat);
+    assert_eq!(table.automatic(), Some((seat, BotReason::Away)));
+    let mv = table.game.as_ref().unwrap().legal_moves(seat)[0].clone();
+    let by_hand = TableCommand::Move {
+        account_id: player.clone(),
+        mv,
+    };
+    assert_eq!(
+        table.decide(&by_hand, &mut rng()),
+        Err(TableError::SeatAway)
+    );
+    let events = run(&mut table, &mut log, TableCommand::PlayFor { seed: 7 });
+    assert_eq!(
+        events[0],
+        TableEvent::BotMoved {
+            seat,
+            bot: "basic@1".into(),
+            reason: BotReason::Away,
+            seed: 7
+        }
+    );
+    // Back, and its own moves again.
+    let back = TableCommand::Back {
+        account_id: player.clone(),
+    };
+    assert_eq!(
+        run(&mut table, &mut log, back.clone()),
+        vec![TableEvent::SeatBack { seat }]
+    );
+    assert_eq!(table.decide(&back, &mut rng()), Err(TableError::NotAway));
+    until_turn_of(&mut table, &mut log, seat);
+    assert_eq!(table.automatic(), None);
+    assert_eq!(
+        table.decide(&TableCommand::PlayFor { seed: 1 }, &mut rng()),
+        Err(TableError::NoAutomaticMove)
+    );
+    own_move(&mut table, &mut log);
+}
+
+#[test]
+fn d40_resigned_seats_are_played_by_the_server_and_ranked_last_latest_first() {
+    let (mut table, mut log) = started(None);
+    let resign = |id: &str| TableCommand::Resign {
+        account_id: id.into(),
+    };
+    run(&mut table, &mut log, resign("b"));
+    assert_eq!(
+        table.decide(&resign("b"), &mut rng()),
+        Err(TableError::AlreadyResigned)
+    );
+    until_turn_of(&mut table, &mut log, 1);
+    assert_eq!(table.automatic(), Some((1, BotReason::Resigned)));
+    let events = run(&mut table, &mut log, TableCommand::PlayFor { seed: 1 });
+    assert!(matches!(
+        events[0],
+        TableEvent::BotMoved {
+            seat: 1,
+            reason: BotReason::Resigned,
+            ..
+        }
+    ));
+    // One seat left unresigned: the game ends at once.
+    let events = run(&mut table, &mut log, resign("c"));
+    let Some(TableEvent::Game(Event::GameEnded(ended))) = events.last() else {
+        panic!("the game ends: {events:?}");
+    };
+    assert_eq!(ended.reason, EndReason::Resigned);
+    let order: Vec<Seat> = ended.ranking.iter().map(|p| p.seat).collect();
+    assert_eq!(
+        order,
+        vec![0, 2, 1],
+        "unresigned first, then the latest resignation"
+    );
+    assert_eq!(ended.winners, vec![0]);
+    assert_eq!(ended.losers, vec![1, 2]);
+    assert_eq!(table.status(), Status::Finished);
+    assert_eq!(table.must_act(), None);
+}
+
+#[test]
+fn d41_a_game_may_be_aborted_until_every_person_has_moved() {
+    let (mut table, mut log) = started(None);
+    own_move(&mut table, &mut log);
+    let abort = |id: &str| TableCommand::Abort {
+        account_id: id.into(),
+    };
+    assert_eq!(
+        run(&mut table, &mut log, abort("c")),
+        vec![TableEvent::GameAborted { by: 2 }]
+    );
+    assert_eq!(table.status(), Status::Aborted);
+    assert_eq!(table.must_act(), None);
+    assert_eq!(
+        table.decide(&abort("a"), &mut rng()),
+        Err(TableError::Aborted)
+    );
+
+    let (mut table, mut log) = started(None);
+    let mut moved = [false; 3];
+    while moved.contains(&false) {
+        moved[own_move(&mut table, &mut log)] = true;
+    }
+    assert_eq!(
+        table.decide(&abort("a"), &mut rng()),
+        Err(TableError::AbortTooLate)
+    );
+}
+
+#[test]
+fn d41_moves_the_server_made_do_not_count_as_a_persons_own() {
+    let (mut table, mut log) = started(clock(5));
+    let seat = table.must_act().unwrap();
+    time_out(&mut table, &mut log);
+    assert!(!table.presence[seat].moved);
+    let abort = TableCommand::Abort {
+        account_id: PLAYERS[seat].into(),
+    };
+    assert!(table.decide(&abort, &mut rng()).is_ok());
+}
+
+#[test]
+fn d42_the_servers_move_for_a_seat_is_a_function_of_its_seed() {
+    let (mut table, mut log) = started(None);
+    run(
+        &mut table,
+        &mut log,
+        TableCommand::Resign {
+            account_id: "b".into(),
+        },
+    );
+    until_turn_of(&mut table, &mut log, 1);
+    let once = table
+        .decide(&TableCommand::PlayFor { seed: 42 }, &mut rng())
+        .unwrap();
+    let again = table
+        .decide(&TableCommand::PlayFor { seed: 42 }, &mut rng())
+        .unwrap();
+    assert_eq!(once, again);
+}
