@@ -107,6 +107,17 @@ pub struct Settings {
     /// (`/events/stream`) sends a keep-alive comment.
     #[arg(long, env = "HUIT_SSE_KEEPALIVE_MS", default_value_t = 15_000)]
     pub sse_keepalive_ms: u64,
+
+    /// Milliseconds after a table moved before the server plays a seat
+    /// whose player is away or resigned (docs/RULES.md D39, D40), so that
+    /// people can follow.
+    #[arg(long, env = "HUIT_BOT_DELAY_MS", default_value_t = 500)]
+    pub bot_delay_ms: u64,
+
+    /// How often, in milliseconds, this process looks for tables the server
+    /// must act on by itself (a passed deadline, an away seat's move).
+    #[arg(long, env = "HUIT_DUE_POLL_MS", default_value_t = 250)]
+    pub due_poll_ms: u64,
 }
 
 impl Settings {
@@ -133,6 +144,8 @@ impl Settings {
             cors_origins: Vec::new(),
             trust_proxy: false,
             sse_keepalive_ms: 15_000,
+            bot_delay_ms: 500,
+            due_poll_ms: 250,
         }
     }
 

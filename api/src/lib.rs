@@ -6,6 +6,7 @@
 //! | [`auth`], [`throttle`], [`rates`], [`watchers`] | who is calling, and how much they may ask: bearer tokens, failed log-ins, creation rates, open streams |
 //! | [`table_service`] | tables: the per-process cache of folded tables, commands (the write path), reads and long polls |
 //! | [`commit`] | how a committed move reaches every process: batched appends, announcements, the `LISTEN` hub |
+//! | [`deadlines`] | what the server does on a table by itself: timeouts, away and resigned seats' moves |
 //! | [`sse`] | the server-sent event streams and the NDJSON log |
 //! | [`history`] | round histories, replays and audits, from the log alone |
 //! | [`store`] | every SQL statement of the service |
@@ -17,6 +18,7 @@ pub mod auth;
 pub mod chain;
 pub mod commit;
 pub mod config;
+pub mod deadlines;
 pub mod error;
 pub mod history;
 pub mod openapi;

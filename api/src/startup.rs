@@ -26,7 +26,7 @@ use crate::table_service::TableService;
 use crate::telemetry::RequestSpan;
 use crate::throttle::{LoginLimits, LoginThrottle};
 use crate::watchers::{WatchLimits, Watchers};
-use crate::{routes, MIGRATOR};
+use crate::{deadlines, routes, MIGRATOR};
 
 /// A pool that connects on first use; a request waits at most
 /// `HUIT_DB_ACQUIRE_TIMEOUT_SECS` for a connection, then gets 503.
@@ -76,6 +76,7 @@ pub struct Application {
     hub: CommitHub,
     listener_task: tokio::task::JoinHandle<()>,
     revocations: tokio::task::JoinHandle<()>,
+    deadlines: tokio::task::JoinHandle<()>,
 }
 
 impl std::fmt::Debug for Application {
@@ -117,7 +118,15 @@ impl Application {
         let revocations = watchers.spawn_revocation_checks(pool.clone());
         let watchers = web::Data::new(watchers);
         let pool = web::Data::new(pool);
-        let tables = web::Data::new(TableService::new(pool.get_ref().clone(), hub.clone()));
+        let tables = web::Data::new(
+            TableService::new(pool.get_ref().clone(), hub.clone())
+                .with_bot_delay(Duration::from_millis(settings.bot_delay_ms)),
+        );
+        let deadlines = deadlines::spawn(
+            tables.clone(),
+            pool.get_ref().clone(),
+            Duration::from_millis(settings.due_poll_ms),
+        );
         let cors_origins = cors_origins(&settings.cors_origins)?;
         let body_limit = settings.body_limit_bytes;
         let workers = settings.workers;
@@ -207,6 +216,7 @@ impl Application {
             hub,
             listener_task,
             revocations,
+            deadlines,
         })
     }
 
@@ -224,6 +234,7 @@ impl Application {
         let result = self.server.await;
         self.listener_task.abort();
         self.revocations.abort();
+        self.deadlines.abort();
         result
     }
 }

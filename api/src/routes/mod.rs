@@ -42,7 +42,10 @@ pub fn configure(cfg: &mut ServiceConfig<'_>) {
             .service(tables::lobby::get_table)
             .service(tables::lobby::join_table)
             .service(tables::lobby::leave_table)
-            .service(tables::lobby::start_table),
+            .service(tables::lobby::start_table)
+            .service(tables::presence::resign)
+            .service(tables::presence::abort)
+            .service(tables::presence::come_back),
     );
 }
 

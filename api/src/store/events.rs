@@ -274,6 +274,18 @@ pub async fn append_one(
     }
 }
 
+/// When the server must next act on a table by itself (`game_tables.due_at`,
+/// see `crate::deadlines`), as the events being appended leave it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Due {
+    /// As it was (the events changed neither whose turn it is nor how).
+    Keep,
+    /// Nothing is due.
+    Clear,
+    /// This long after the events' time.
+    After(std::time::Duration),
+}
+
 /// A table's new events chained to its log, stamped and hashed, ready for
 /// [`append_batch`].
 #[derive(Debug, Clone)]
@@ -284,6 +296,8 @@ pub struct Chained {
     /// The table's new status, when the events change it.
     pub status: Option<&'static str>,
     pub events: Vec<StoredEvent>,
+    /// What becomes of the table's `due_at`.
+    pub due: Due,
 }
 
 impl Chained {
@@ -321,6 +335,22 @@ impl Chained {
             expected_version,
             status,
             events,
+            due: Due::Keep,
+        }
+    }
+
+    /// The same, setting the table's `due_at` as `due` says.
+    pub fn with_due(self, due: Due) -> Self {
+        Self { due, ..self }
+    }
+
+    /// The table's `due_at` after the append: `None` to keep it as it is.
+    fn due_at(&self) -> Option<Option<DateTime<Utc>>> {
+        let at = self.events.first().map_or_else(Utc::now, |e| e.at);
+        match self.due {
+            Due::Keep => None,
+            Due::Clear => Some(None),
+            Due::After(wait) => Some(chrono::Duration::from_std(wait).ok().map(|w| at + w)),
         }
     }
 
@@ -378,6 +408,10 @@ pub async fn append_batch(
         Vec::with_capacity(order.len()),
         Vec::with_capacity(order.len()),
     );
+    let (mut keep_due, mut due_ats) = (
+        Vec::with_capacity(order.len()),
+        Vec::with_capacity(order.len()),
+    );
     let n: usize = order.iter().map(|c| c.events.len()).sum();
     let mut rows = EventColumns::with_capacity(n);
     for c in &order {
@@ -385,6 +419,9 @@ pub async fn append_batch(
         expected.push(c.expected_version);
         versions.push(c.new_version());
         statuses.push(c.status);
+        let due_at = c.due_at();
+        keep_due.push(due_at.is_none());
+        due_ats.push(due_at.flatten());
         for e in &c.events {
             rows.push(c.table_id, e);
         }
@@ -393,9 +430,11 @@ pub async fn append_batch(
         r#"WITH moved AS (
                UPDATE game_tables g
                SET version = r.version, status = COALESCE(r.status, g.status),
-                   snapshot = NULL, updated_at = now()
-               FROM UNNEST($1::uuid[], $2::bigint[], $3::bigint[], $4::text[])
-                    AS r(id, expected, version, status)
+                   snapshot = NULL, updated_at = now(),
+                   due_at = CASE WHEN r.keep_due THEN g.due_at ELSE r.due_at END
+               FROM UNNEST($1::uuid[], $2::bigint[], $3::bigint[], $4::text[],
+                           $13::bool[], $14::timestamptz[])
+                    AS r(id, expected, version, status, keep_due, due_at)
                WHERE g.id = ANY($1::uuid[]) AND g.id = r.id AND g.version = r.expected
                RETURNING g.id
            ), inserted AS (
@@ -420,6 +459,8 @@ pub async fn append_batch(
         &rows.datas,
         &rows.prevs,
         &rows.hashes,
+        &keep_due,
+        &due_ats as &[Option<DateTime<Utc>>],
     )
     .fetch_all(&mut *conn)
     .await?;

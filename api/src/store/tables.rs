@@ -200,3 +200,46 @@ pub async fn players_of(
     .fetch_all(executor)
     .await
 }
+
+/// A table the server must act on by itself (`due_at` passed), at the
+/// version that made it due.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DueTable {
+    pub id: Uuid,
+    pub version: i64,
+    pub due_at: DateTime<Utc>,
+}
+
+/// At most `limit` tables whose `due_at` has passed, the most overdue first.
+#[tracing::instrument(skip(executor))]
+pub async fn due(executor: impl PgExecutor<'_>, limit: i64) -> Result<Vec<DueTable>, sqlx::Error> {
+    sqlx::query_as!(
+        DueTable,
+        r#"SELECT id, version, due_at AS "due_at!"
+           FROM game_tables
+           WHERE due_at <= now()
+           ORDER BY due_at
+           LIMIT $1"#,
+        limit,
+    )
+    .fetch_all(executor)
+    .await
+}
+
+/// Clears a table's `due_at` while the table is still at `version` (a
+/// firing that had nothing to do).
+#[tracing::instrument(skip(executor))]
+pub async fn clear_due(
+    executor: impl PgExecutor<'_>,
+    id: Uuid,
+    version: i64,
+) -> Result<(), sqlx::Error> {
+    sqlx::query!(
+        "UPDATE game_tables SET due_at = NULL WHERE id = $1 AND version = $2",
+        id,
+        version,
+    )
+    .execute(executor)
+    .await?;
+    Ok(())
+}

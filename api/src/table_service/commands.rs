@@ -1,7 +1,9 @@
 //! Creating a table and acting on one: the write path (see the parent
 //! module's "How a move travels" and "Acting").
 
-use domain::{Table, TableCommand, TableEvent};
+use std::time::Duration;
+
+use domain::{Clock, Event, Seat, Table, TableCommand, TableEvent};
 use serde_json::{Map, Value};
 use sqlx::PgConnection;
 use uuid::Uuid;
@@ -15,7 +17,7 @@ use crate::chain::GENESIS_PREV_HASH;
 use crate::error::ApiError;
 use crate::rates::Rates;
 use crate::store;
-use crate::store::events::{Chained, StoredEvent};
+use crate::store::events::{Chained, Due, StoredEvent};
 use crate::store::idempotency::StoredResponse;
 
 /// Keeps `table_players` in step with lobby events, on the appending
@@ -52,22 +54,42 @@ async fn project_players(
     Ok(())
 }
 
+/// What a new table is opened with.
+#[derive(Debug, Clone, Copy)]
+pub struct Opening<'a> {
+    pub ruleset: &'a str,
+    pub options: &'a Map<String, Value>,
+    pub seats: usize,
+    pub clock: Option<Clock>,
+}
+
 impl TableService {
     /// Opens a table: its projection row, `table_created` and the creator's
     /// `player_joined` at seat 0, in one transaction. A valid request counts
     /// against `creator`'s table rate (an invalid one is refused first and
     /// costs nothing).
-    #[tracing::instrument(skip(self, rates, options))]
+    #[tracing::instrument(skip(self, rates, opening), fields(ruleset = opening.ruleset))]
     pub async fn create(
         &self,
         rates: &Rates,
         creator: Uuid,
         username: &str,
-        ruleset: &str,
-        options: &Map<String, Value>,
-        seats: usize,
+        opening: Opening<'_>,
     ) -> Result<(Uuid, Loaded), ApiError> {
-        let events = Table::create(ruleset, options, seats, &player_id(creator), username)?;
+        let Opening {
+            ruleset,
+            options,
+            seats,
+            clock,
+        } = opening;
+        let events = Table::create(
+            ruleset,
+            options,
+            seats,
+            clock,
+            &player_id(creator),
+            username,
+        )?;
         rates.table(creator)?;
         let table = Table::from_events(&events).ok_or_else(|| corrupt("no table_created"))?;
         let id = Uuid::new_v4();
@@ -158,6 +180,7 @@ impl TableService {
             // game, its past rounds included; should the events not be
             // stored, the table is read again from the log.
             let before = entry.loaded.table.status();
+            let turn_before = turn(&entry.loaded.table);
             // In doubt from before `execute`: a panic inside leaves it so.
             entry.in_doubt = true;
             // The thread's generator: a CSPRNG seeded from the OS (as
@@ -172,6 +195,7 @@ impl TableService {
                 })?;
             let after = entry.loaded.table.status();
             let status = (after != before).then(|| after.as_str());
+            let due = due(&entry.loaded.table, turn_before, &events, self.bot_delay);
             // Plain moves without a key are one statement, committed on its
             // own, by the log writer with the moves of other tables; the
             // lobby's seats and the idempotent answers go with the events in
@@ -184,11 +208,12 @@ impl TableService {
                 let prev = prev_hash.ok_or(ApiError::VersionConflict { expected: version })?;
                 let new = new_events(&events);
                 if idempotency.is_none() && !lobby {
-                    let chained = Chained::new(table_id, version, &prev, new, status);
+                    let chained = Chained::new(table_id, version, &prev, new, status).with_due(due);
                     return self.writer.append(chained).await;
                 }
                 let tx = tx.insert(self.pool.begin().await?);
-                store::events::append_chained(tx, table_id, version, &prev, &new, status).await
+                let chained = Chained::new(table_id, version, &prev, new, status).with_due(due);
+                store::events::append_one(tx, chained).await
             }
             .await;
             let stored = match appended {
@@ -251,5 +276,36 @@ impl TableService {
                 }
             };
         }
+    }
+}
+
+/// Who must act on a table and whether the server plays for them: what, when
+/// it changes, sets a new `due_at`.
+fn turn(table: &Table) -> (Option<Seat>, bool) {
+    (table.must_act(), table.automatic().is_some())
+}
+
+/// What the events leave due on `table` (docs/RULES.md D37-D42): the move
+/// of an away, resigned or bot seat `bot_delay` after them; a new turn's
+/// deadline when the table has a clock (the deadline of a turn that goes on,
+/// say after another seat's challenge, stays); else nothing.
+fn due(
+    table: &Table,
+    before: (Option<Seat>, bool),
+    events: &[TableEvent],
+    bot_delay: Duration,
+) -> Due {
+    let now = turn(table);
+    let new_turn = now != before
+        || events
+            .iter()
+            .any(|e| matches!(e, TableEvent::Game(Event::TurnStarted { .. })));
+    match (now, table.clock) {
+        ((Some(_), true), _) => Due::After(bot_delay),
+        ((Some(_), false), Some(clock)) if new_turn => {
+            Due::After(Duration::from_secs(u64::from(clock.turn_seconds)))
+        }
+        ((Some(_), false), Some(_)) => Due::Keep,
+        _ => Due::Clear,
     }
 }

@@ -62,6 +62,8 @@ mod cache;
 mod commands;
 mod reads;
 
+pub use commands::Opening;
+
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex as StdMutex};
 
@@ -126,6 +128,9 @@ pub struct TableService {
     writer: LogWriter,
     versions: VersionReads,
     announcements: Announcements,
+    /// How long after the table moved the server plays an away, resigned
+    /// or bot seat (`HUIT_BOT_DELAY_MS`), so that people can follow.
+    bot_delay: std::time::Duration,
 }
 
 fn not_found() -> ApiError {
@@ -196,6 +201,16 @@ impl TableService {
             pool,
             hub,
             cache: Arc::default(),
+            bot_delay: std::time::Duration::ZERO,
+        }
+    }
+
+    /// The same service, playing the seats nobody present holds `delay`
+    /// after the table moved.
+    pub fn with_bot_delay(self, delay: std::time::Duration) -> Self {
+        Self {
+            bot_delay: delay,
+            ..self
         }
     }
 

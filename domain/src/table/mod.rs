@@ -480,6 +480,8 @@ pub struct Table {
     /// The seat whose next act is the server's (after `turn_timed_out` or
     /// `bot_moved`; see `presence`).
     automatic_seat: Option<Seat>,
+    /// The seat of the last `turn_started` of the round (see `presence`).
+    turn_seat: Option<Seat>,
 }
 
 impl Table {
@@ -540,6 +542,7 @@ impl Table {
             resigned_order: Vec::new(),
             aborted: false,
             automatic_seat: None,
+            turn_seat: None,
         };
         for e in it {
             t.evolve(e);

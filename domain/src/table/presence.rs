@@ -219,9 +219,14 @@ impl Table {
         let actor = match event {
             Event::CardPlayed(played) => Some(played.seat),
             Event::TurnPassed { seat } => Some(*seat),
-            Event::CardsDrawn { seat, reason, .. } => {
-                (*reason != DrawReason::Challenge).then_some(*seat)
-            }
+            // A draw on one's turn (a penalty taken included); not a
+            // penalty another seat's card inflicts, nor a challenge's.
+            Event::CardsDrawn { seat, reason, .. } => match reason {
+                DrawReason::Draw | DrawReason::Penalty => {
+                    (self.turn_seat == Some(*seat)).then_some(*seat)
+                }
+                DrawReason::Challenge => None,
+            },
             Event::Challenged { by, .. } => Some(*by),
             Event::TurnStarted { seat, pending, .. } => {
                 let same_move =
@@ -229,14 +234,15 @@ impl Table {
                 if !same_move {
                     self.automatic_seat = None;
                 }
+                self.turn_seat = Some(*seat);
                 None
             }
-            Event::RoundEnded(_) | Event::GameEnded(_) => {
+            Event::RoundStarted(_) | Event::RoundEnded(_) | Event::GameEnded(_) => {
                 self.automatic_seat = None;
+                self.turn_seat = None;
                 None
             }
-            Event::RoundStarted(_)
-            | Event::CardTurned { .. }
+            Event::CardTurned { .. }
             | Event::StockReshuffled { .. }
             | Event::DirectionChanged { .. }
             | Event::TurnSkipped { .. }

@@ -6,7 +6,7 @@ use actix_web::dev::Payload;
 use actix_web::{FromRequest, HttpRequest};
 use chrono::{DateTime, Utc};
 use domain::rules::TableOptions;
-use domain::{GameEnded, Move, PlayerId, PlayerView, Rules, SeatView, Status, TableEvent};
+use domain::{Clock, GameEnded, Move, PlayerId, PlayerView, Rules, SeatView, Status, TableEvent};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use utoipa::{IntoParams, ToSchema};
@@ -83,11 +83,14 @@ pub struct NewTable {
     /// The most players the table takes (within the rules' bounds).
     #[serde(deserialize_with = "crate::routes::integer::u32")]
     pub seats: u32,
+    /// A turn clock (docs/RULES.md D37-D39); absent: no time limit.
+    #[serde(default)]
+    pub clock: Option<Clock>,
 }
 
 /// A seated player in a table's summary.
 #[derive(Debug, Serialize, ToSchema)]
-#[schema(example = json!({"seat": 0, "account_id": "0b5c9e04-5f5e-4a43-9f1e-0c2b8d1c7a10", "username": "alice", "hand_size": 5, "total": 12}))]
+#[schema(example = json!({"seat": 0, "account_id": "0b5c9e04-5f5e-4a43-9f1e-0c2b8d1c7a10", "username": "alice", "hand_size": 5, "total": 12, "away": false, "resigned": false}))]
 pub struct SummaryPlayer {
     pub seat: usize,
     #[schema(value_type = Uuid)]
@@ -97,6 +100,32 @@ pub struct SummaryPlayer {
     pub hand_size: usize,
     /// Points so far.
     pub total: i32,
+    #[serde(flatten)]
+    pub presence: SeatPresence,
+}
+
+/// Whether a seat's player is there (docs/RULES.md D39, D40): the server
+/// plays an away or resigned seat.
+#[derive(Debug, Clone, Copy, Default, Serialize, ToSchema)]
+#[schema(example = json!({"away": false, "resigned": false}))]
+pub struct SeatPresence {
+    /// Marked away after timeouts in a row, until its player comes back.
+    pub away: bool,
+    pub resigned: bool,
+}
+
+impl SeatPresence {
+    /// The presence of `seat`'s player (nobody is away before the game).
+    pub fn of(table: &domain::Table, seat: usize) -> Self {
+        table
+            .presence
+            .get(seat)
+            .map(|p| Self {
+                away: p.away,
+                resigned: p.resigned,
+            })
+            .unwrap_or_default()
+    }
 }
 
 /// What names a table and where it stands: the fields its summary and its
@@ -129,14 +158,15 @@ pub struct TableHead {
     "status": "playing",
     "seats": 4,
     "players": [
-        {"seat": 0, "account_id": "0b5c9e04-5f5e-4a43-9f1e-0c2b8d1c7a10", "username": "alice", "hand_size": 5, "total": 0},
-        {"seat": 1, "account_id": "7d1e0c8a-3b9f-4e2d-8c6a-5f4b3a2e1d00", "username": "bob", "hand_size": 7, "total": 0}
+        {"seat": 0, "account_id": "0b5c9e04-5f5e-4a43-9f1e-0c2b8d1c7a10", "username": "alice", "hand_size": 5, "total": 0, "away": false, "resigned": false},
+        {"seat": 1, "account_id": "7d1e0c8a-3b9f-4e2d-8c6a-5f4b3a2e1d00", "username": "bob", "hand_size": 7, "total": 0, "away": false, "resigned": false}
     ],
     "round": 1,
     "version": 9,
     "created_by": "0b5c9e04-5f5e-4a43-9f1e-0c2b8d1c7a10",
     "created_at": "2025-01-31T18:04:05.123456Z",
-    "result": null
+    "result": null,
+    "clock": {"turn_seconds": 60, "away_after": 2}
 }))]
 pub struct TableSummary {
     #[serde(flatten)]
@@ -153,6 +183,9 @@ pub struct TableSummary {
     /// The final ranking once `finished` (null before).
     #[schema(required = true)]
     pub result: Option<GameEnded>,
+    /// The turn clock (docs/RULES.md D37); null: no time limit.
+    #[schema(required = true)]
+    pub clock: Option<Clock>,
 }
 
 impl TableSummary {
@@ -170,6 +203,7 @@ impl TableSummary {
                     username: s.username.clone(),
                     hand_size: p.map_or(0, |p| p.hand_size),
                     total: p.map_or(0, |p| p.total),
+                    presence: SeatPresence::of(t, s.seat),
                 }
             })
             .collect();
@@ -187,6 +221,7 @@ impl TableSummary {
             players,
             round: game.and_then(|g| g.round()).map(|r| r.number),
             result: game.and_then(|g| g.result()).cloned(),
+            clock: t.clock,
         }
     }
 }
@@ -321,13 +356,15 @@ impl ListQuery {
 
 /// A player in a view: the engine's, and who sits there.
 #[derive(Debug, Serialize, ToSchema)]
-#[schema(example = json!({"seat": 1, "account_id": "7d1e0c8a-3b9f-4e2d-8c6a-5f4b3a2e1d00", "username": "bob", "hand_size": 7, "total": 0, "announced": false, "out": false}))]
+#[schema(example = json!({"seat": 1, "account_id": "7d1e0c8a-3b9f-4e2d-8c6a-5f4b3a2e1d00", "username": "bob", "hand_size": 7, "total": 0, "announced": false, "out": false, "away": false, "resigned": false}))]
 pub struct ViewPlayer {
     #[serde(flatten)]
     pub player: PlayerView,
     #[schema(value_type = Uuid)]
     pub account_id: PlayerId,
     pub username: String,
+    #[serde(flatten)]
+    pub presence: SeatPresence,
 }
 
 /// The example of a [`TableView`], alone and in a move's answer.
@@ -348,8 +385,8 @@ fn table_view_example() -> Value {
         "stock_size": 30,
         "discard_size": 1,
         "players": [
-            {"seat": 0, "account_id": "0b5c9e04-5f5e-4a43-9f1e-0c2b8d1c7a10", "username": "alice", "hand_size": 3, "total": 0, "announced": false, "out": false},
-            {"seat": 1, "account_id": "7d1e0c8a-3b9f-4e2d-8c6a-5f4b3a2e1d00", "username": "bob", "hand_size": 7, "total": 0, "announced": false, "out": false}
+            {"seat": 0, "account_id": "0b5c9e04-5f5e-4a43-9f1e-0c2b8d1c7a10", "username": "alice", "hand_size": 3, "total": 0, "announced": false, "out": false, "away": false, "resigned": false},
+            {"seat": 1, "account_id": "7d1e0c8a-3b9f-4e2d-8c6a-5f4b3a2e1d00", "username": "bob", "hand_size": 7, "total": 0, "announced": false, "out": false, "away": false, "resigned": false}
         ],
         "pending": {"kind": "none", "seat": null, "draw": null, "count": null, "card": null, "frozen": false, "challengeable": null},
         "legal_moves": [{"type": "play", "card": "8H", "suit": "S", "announce": false}, {"type": "draw"}],
@@ -393,6 +430,7 @@ impl TableView {
             seat: view.with_players(|player| {
                 let who = t.players.get(player.seat).and_then(Option::as_ref)?;
                 Some(ViewPlayer {
+                    presence: SeatPresence::of(t, player.seat),
                     player,
                     account_id: who.account_id.clone(),
                     username: who.username.clone(),

@@ -14,7 +14,7 @@ use crate::auth::AuthUser;
 use crate::error::{ApiError, Problem};
 use crate::rates::Rates;
 use crate::routes::problems::{Authenticated, JsonBody, OnTable, TooManyRequests};
-use crate::table_service::{player_id, TableService};
+use crate::table_service::{player_id, Loaded, Opening, TableService};
 
 /// The preset rule sets and every knob of each (no authentication needed).
 #[utoipa::path(
@@ -51,7 +51,7 @@ pub async fn list_rulesets() -> Result<HttpResponse, ApiError> {
         (status = 201, description = "The table is open", body = TableSummary,
             headers(("Location" = String, description = "The table's URL"))),
         JsonBody,
-        (status = 422, description = "`invalid_rules` (unknown preset, bad option, seats out of the rules' bounds; `detail` says why) or `invalid_body`", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "`invalid_rules` (unknown preset, bad option, seats out of the rules' bounds; `detail` says why), `invalid_clock` (a clock out of range) or `invalid_body`", body = Problem, content_type = "application/problem+json"),
         TooManyRequests,
         Authenticated,
     )
@@ -68,15 +68,19 @@ pub async fn create_table(
         ruleset,
         options,
         seats,
+        clock,
     } = body.into_inner();
     let (id, loaded) = tables
         .create(
             &rates,
             user.account.id,
             &user.account.username,
-            &ruleset,
-            &options.unwrap_or_default(),
-            seats as usize,
+            Opening {
+                ruleset: &ruleset,
+                options: &options.unwrap_or_default(),
+                seats: seats as usize,
+                clock,
+            },
         )
         .await?;
     let summary = TableSummary::of(id, &loaded);
@@ -168,21 +172,42 @@ impl FromRequest for LobbyCall {
 }
 
 impl LobbyCall {
+    /// The caller's `command`, answered with the table's summary.
     async fn run(
         self,
         command: impl FnOnce(PlayerId, &str) -> TableCommand,
     ) -> Result<HttpResponse, ApiError> {
         let id = self.table_id;
-        let command = command(player_id(self.user.account.id), &self.user.account.username);
+        let username = self.user.account.username.clone();
+        self.run_with(
+            |account_id| command(account_id, &username),
+            |l| {
+                let summary = TableSummary::of(id, l);
+                (summary.table.version, summary)
+            },
+        )
+        .await
+    }
+
+    /// The caller's `command`, answered by `answer` (the version of the
+    /// table it shows, for the ETag, and the answer).
+    pub(super) async fn run_with<R: serde::Serialize>(
+        self,
+        command: impl FnOnce(PlayerId) -> TableCommand,
+        answer: impl Fn(&Loaded) -> (i64, R),
+    ) -> Result<HttpResponse, ApiError> {
+        let command = command(player_id(self.user.account.id));
         let acted = self
             .tables
-            .act(id, &command, None, None, |l, _, _| {
-                Ok(TableSummary::of(id, l))
-            })
+            .act(self.table_id, &command, None, None, |l, _, _| Ok(answer(l)))
             .await?;
-        Ok(HttpResponse::Ok()
-            .insert_header(etag(acted.answer.table.version))
-            .json(acted.answer))
+        let (version, answer) = acted.answer;
+        Ok(HttpResponse::Ok().insert_header(etag(version)).json(answer))
+    }
+
+    /// The caller's account and the table.
+    pub(super) fn who(&self) -> (Uuid, Uuid) {
+        (self.user.account.id, self.table_id)
     }
 }
 

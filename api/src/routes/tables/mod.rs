@@ -8,4 +8,5 @@ pub mod dto;
 pub mod headers;
 pub mod lobby;
 pub mod play;
+pub mod presence;
 pub mod watching;

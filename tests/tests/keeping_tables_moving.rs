@@ -1,0 +1,256 @@
+//! Tables that never stall (docs/RULES.md §7, docs/API.md "Keeping tables
+//! moving"): a turn's clock and its timeout move (D37, D38), away seats and
+//! coming back (D39), resigning (D40), aborting (D41), the server's moves
+//! recorded as such (D42), and deadlines fired once by any process.
+
+mod support;
+
+use std::time::Duration;
+
+use e2e::{assert_problem, eventually, spawn_app_with, TestApp};
+use serde_json::{json, Value};
+use support::{all_events, get, json_of, play, post, post_empty, spawn_second_process, view};
+
+/// An app whose server plays at once and looks for due tables often.
+async fn app() -> TestApp {
+    spawn_app_with(|s| {
+        s.bot_delay_ms = 0;
+        s.due_poll_ms = 20;
+    })
+    .await
+}
+
+/// A started 2- or 3-player `classique` table with `clock` (tokens in seat
+/// order).
+async fn started(app: &TestApp, n: usize, clock: Value) -> (String, Vec<String>) {
+    let mut tokens = Vec::new();
+    for i in 0..n {
+        let name = format!("k{i}_{}", &uuid::Uuid::new_v4().simple().to_string()[..8]);
+        tokens.push(app.player_token(&name).await);
+    }
+    let body = json!({"ruleset": "classique", "seats": n, "clock": clock});
+    let table = json_of(post(app, &tokens[0], "/v1/tables", &body).await, 201).await;
+    assert_eq!(table["clock"], clock);
+    let id = table["id"].as_str().unwrap().to_owned();
+    for t in &tokens[1..] {
+        json_of(
+            post_empty(app, t, &format!("/v1/tables/{id}/players")).await,
+            200,
+        )
+        .await;
+    }
+    json_of(
+        post_empty(app, &tokens[0], &format!("/v1/tables/{id}/start")).await,
+        200,
+    )
+    .await;
+    (id, tokens)
+}
+
+/// The seat on turn plays its first legal move itself (none: nobody).
+async fn own_move(app: &TestApp, id: &str, tokens: &[String]) -> Option<usize> {
+    for (seat, token) in tokens.iter().enumerate() {
+        let v = view(app, token, id).await;
+        if v["status"] != "playing" || v["current_seat"] != json!(seat) {
+            continue;
+        }
+        let mv = v["legal_moves"][0].clone();
+        let res = play(app, token, id, &mv, Some(v["version"].as_i64().unwrap())).await;
+        // The server may have moved first (a bot seat): not this seat's turn then.
+        if res.status() == 200 {
+            return Some(seat);
+        }
+    }
+    None
+}
+
+fn types(events: &[Value]) -> Vec<&str> {
+    events.iter().map(|e| e["type"].as_str().unwrap()).collect()
+}
+
+#[tokio::test]
+async fn d37_a_clock_out_of_range_or_of_the_wrong_type_is_refused() {
+    let app = app().await;
+    let token = app.player_token("clocked").await;
+    for clock in [
+        json!({"turn_seconds": 4}),
+        json!({"turn_seconds": 30, "away_after": 11}),
+    ] {
+        let body = json!({"ruleset": "classique", "seats": 2, "clock": clock});
+        assert_problem(
+            post(&app, &token, "/v1/tables", &body).await,
+            422,
+            "invalid_clock",
+        )
+        .await;
+    }
+    for clock in [
+        json!({"turn_seconds": "30"}),
+        json!({"turn_seconds": 30, "speed": 2}),
+        json!(12),
+    ] {
+        let body = json!({"ruleset": "classique", "seats": 2, "clock": clock});
+        assert_problem(
+            post(&app, &token, "/v1/tables", &body).await,
+            422,
+            "invalid_body",
+        )
+        .await;
+    }
+    let body = json!({"ruleset": "classique", "seats": 2});
+    let table = json_of(post(&app, &token, "/v1/tables", &body).await, 201).await;
+    assert_eq!(table["clock"], Value::Null);
+}
+
+#[tokio::test]
+async fn d38_d39_a_seat_whose_clock_runs_out_times_out_goes_away_and_comes_back() {
+    let app = app().await;
+    // A second process fires deadlines too: each one still fires once.
+    let _other = spawn_second_process(&app).await;
+    let (id, tokens) = started(&app, 2, json!({"turn_seconds": 5, "away_after": 1})).await;
+    let first = view(&app, &tokens[0], &id).await["current_seat"]
+        .as_u64()
+        .unwrap() as usize;
+    // Nobody moves: after 5 s the seat on turn times out, and is away.
+    let away = eventually(Duration::from_secs(15), || async {
+        let events = all_events(&app, &tokens[0], &id).await;
+        types(&events).contains(&"seat_away").then_some(events)
+    })
+    .await
+    .expect("the seat on turn timed out and went away");
+    let kinds = types(&away);
+    let timed_out = kinds.iter().position(|k| *k == "turn_timed_out").unwrap();
+    assert_eq!(away[timed_out]["data"]["seat"], json!(first));
+    assert_eq!(
+        kinds.iter().filter(|k| **k == "turn_timed_out").count(),
+        1,
+        "one timeout for one deadline: {kinds:?}"
+    );
+    // What follows the timeout is the timeout move: a draw or a pass.
+    assert!(
+        matches!(kinds[timed_out + 1], "cards_drawn" | "turn_passed"),
+        "{kinds:?}"
+    );
+    assert!(kinds.contains(&"seat_away"));
+    let summary = json_of(
+        get(&app, &tokens[0], &format!("/v1/tables/{id}")).await,
+        200,
+    )
+    .await;
+    assert_eq!(summary["players"][first]["away"], true);
+    // Its next turn is the server's, at once, recorded as such.
+    for _ in 0..50 {
+        own_move(&app, &id, &tokens).await;
+        let events = all_events(&app, &tokens[0], &id).await;
+        if types(&events).contains(&"bot_moved") {
+            break;
+        }
+    }
+    let events = all_events(&app, &tokens[0], &id).await;
+    let bot = events
+        .iter()
+        .find(|e| e["type"] == "bot_moved")
+        .expect("a bot move");
+    assert_eq!(bot["data"]["seat"], json!(first));
+    assert_eq!(bot["data"]["reason"], "away");
+    assert_eq!(bot["data"]["bot"], "basic@1");
+    // Its player comes back.
+    let back = format!("/v1/tables/{id}/seats/me/back");
+    let v = json_of(post_empty(&app, &tokens[first], &back).await, 200).await;
+    assert_eq!(v["players"][first]["away"], false);
+    assert_problem(
+        post_empty(&app, &tokens[first], &back).await,
+        409,
+        "not_away",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn d40_a_resigned_seat_is_played_by_the_server_and_the_last_resignation_ends_the_game() {
+    let app = app().await;
+    let (id, tokens) = started(&app, 3, Value::Null).await;
+    let resign = format!("/v1/tables/{id}/resign");
+    let v = json_of(post_empty(&app, &tokens[1], &resign).await, 200).await;
+    assert_eq!(v["players"][1]["resigned"], true);
+    assert_problem(
+        post_empty(&app, &tokens[1], &resign).await,
+        409,
+        "already_resigned",
+    )
+    .await;
+    // Seat 1's turns are the server's.
+    let mut played_for = false;
+    for _ in 0..60 {
+        own_move(&app, &id, &tokens).await;
+        let events = all_events(&app, &tokens[0], &id).await;
+        if events
+            .iter()
+            .any(|e| e["type"] == "bot_moved" && e["data"]["reason"] == "resigned")
+        {
+            played_for = true;
+            break;
+        }
+    }
+    assert!(played_for, "the server played the resigned seat");
+    // Seat 2 resigns: one seat is left, the game ends.
+    let v = json_of(post_empty(&app, &tokens[2], &resign).await, 200).await;
+    assert_eq!(v["status"], "finished");
+    assert_eq!(v["result"]["reason"], "resigned");
+    assert_eq!(v["result"]["winners"], json!([0]));
+    let order: Vec<&Value> = v["result"]["ranking"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| &p["seat"])
+        .collect();
+    assert_eq!(order, vec![&json!(0), &json!(2), &json!(1)]);
+}
+
+#[tokio::test]
+async fn d41_a_game_may_be_aborted_until_every_player_has_moved() {
+    let app = app().await;
+    let (id, tokens) = started(&app, 2, Value::Null).await;
+    own_move(&app, &id, &tokens).await.expect("one move");
+    let abort = format!("/v1/tables/{id}/abort");
+    let summary = json_of(post_empty(&app, &tokens[1], &abort).await, 200).await;
+    assert_eq!(summary["status"], "aborted");
+    assert_problem(
+        post_empty(&app, &tokens[0], &abort).await,
+        409,
+        "game_aborted",
+    )
+    .await;
+    let v = view(&app, &tokens[0], &id).await;
+    assert_eq!(v["status"], "aborted");
+    let mv = json!({"type": "draw"});
+    assert_problem(
+        play(&app, &tokens[0], &id, &mv, None).await,
+        409,
+        "game_aborted",
+    )
+    .await;
+    let listed = json_of(
+        get(&app, &tokens[0], "/v1/tables?status=aborted").await,
+        200,
+    )
+    .await;
+    assert!(listed["tables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|t| t["id"] == json!(id)));
+
+    let (id, tokens) = started(&app, 2, Value::Null).await;
+    let mut moved = [false; 2];
+    while moved.contains(&false) {
+        moved[own_move(&app, &id, &tokens).await.expect("a move")] = true;
+    }
+    let abort = format!("/v1/tables/{id}/abort");
+    assert_problem(
+        post_empty(&app, &tokens[0], &abort).await,
+        409,
+        "abort_too_late",
+    )
+    .await;
+}
