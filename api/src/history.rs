@@ -10,8 +10,8 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use actix_web::http::StatusCode;
-use domain::event::{Event, GameEnded, Seat, SeatKey};
-use domain::table::{Table, TableEvent};
+use domain::event::{EndReason, Event, GameEnded, Seat, SeatKey};
+use domain::table::{self, Table, TableEvent};
 use domain::{score, FullView};
 use serde::Serialize;
 use sqlx::PgPool;
@@ -377,6 +377,24 @@ fn describe(e: &TableEvent, data: &serde_json::Value) -> String {
             re.totals,
             if re.blocked { " (blocked)" } else { "" }
         ),
+        // Who moved for whom, and why (docs/RULES.md D38-D42).
+        TableEvent::TurnTimedOut { seat, deadline } => format!(
+            "turn_timed_out: seat {seat} let its deadline {deadline} pass; the server plays its timeout move"
+        ),
+        TableEvent::BotMoved {
+            seat,
+            bot,
+            reason,
+            seed,
+        } => format!(
+            "bot_moved: the server plays seat {seat} ({reason:?}) with {bot}, seed {seed}"
+        ),
+        TableEvent::SeatAway { seat } => {
+            format!("seat_away: seat {seat} is away; the server plays it until it comes back")
+        }
+        TableEvent::PlayerResigned { seat } => {
+            format!("player_resigned: seat {seat} resigned; the server plays it to the end")
+        }
         other => {
             let mut fields = String::new();
             if let Some(map) = data.as_object() {
@@ -518,7 +536,12 @@ pub fn audit(log: &Log) -> AuditReport {
     let mut table: Option<Table> = None;
     let mut running: BTreeMap<Seat, i32> = BTreeMap::new();
     let mut game_over = false;
-    for stored in &log.events {
+    // Every event parsed first: an automatic move is checked against the
+    // events that follow its marker.
+    let parsed: Vec<Result<TableEvent, String>> = log.events.iter().map(parse).collect();
+    // The time of the latest `turn_started`, when a turn's deadline starts.
+    let mut turn_started_at = None;
+    for (i, stored) in log.events.iter().enumerate() {
         let seq = stored.seq;
         if stored.v >= 2 && !has_salt(&stored.data) {
             problem(
@@ -526,7 +549,7 @@ pub fn audit(log: &Log) -> AuditReport {
                 "a version 2 event without its salt of 32 hex digits".to_owned(),
             );
         }
-        let e = match parse(stored) {
+        let e = match parsed[i].clone() {
             Ok(e) => e,
             Err(why) => {
                 problem(
@@ -587,10 +610,33 @@ pub fn audit(log: &Log) -> AuditReport {
             TableEvent::Game(Event::GameEnded(ge)) => {
                 game_over = true;
                 let totals: Vec<i32> = running.values().copied().collect();
-                let expected = score::ranking(t.rules.end, &totals);
+                let expected = match (ge.reason, t.game.as_ref()) {
+                    (EndReason::Resigned, Some(game)) => {
+                        table::ranking_after_resignations(game, &t.resigned_order)
+                    }
+                    _ => score::ranking(t.rules.end, &totals),
+                };
                 let recorded: &GameEnded = ge;
                 if *recorded != expected {
                     problem(seq, "the result recorded in game_ended differs from the ranking of the recomputed totals".to_owned());
+                }
+            }
+            TableEvent::Game(Event::TurnStarted { .. }) => turn_started_at = Some(stored.at),
+            TableEvent::TurnTimedOut { .. } | TableEvent::BotMoved { .. } => {
+                if let TableEvent::TurnTimedOut { .. } = &e {
+                    let due = t.clock.zip(turn_started_at).map(|(clock, at)| {
+                        at + chrono::Duration::seconds(i64::from(clock.turn_seconds))
+                    });
+                    if due.is_none_or(|due| stored.at < due) {
+                        problem(seq, "turn_timed_out before the seat's deadline".to_owned());
+                    }
+                }
+                let following: Vec<TableEvent> = parsed[i + 1..]
+                    .iter()
+                    .map_while(|p| p.as_ref().ok().cloned())
+                    .collect();
+                if let Err(why) = t.check_automatic(&e, &following) {
+                    problem(seq, why);
                 }
             }
             _ => {}

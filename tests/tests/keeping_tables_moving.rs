@@ -7,6 +7,7 @@ mod support;
 
 use std::time::Duration;
 
+use e2e::games::tamper;
 use e2e::{assert_problem, eventually, spawn_app_with, TestApp};
 use serde_json::{json, Value};
 use support::{all_events, get, json_of, play, post, post_empty, spawn_second_process, view};
@@ -62,6 +63,24 @@ async fn own_move(app: &TestApp, id: &str, tokens: &[String]) -> Option<usize> {
         }
     }
     None
+}
+
+/// The audit of a table, as an administrator reads it.
+async fn audit(app: &TestApp, id: &str) -> Value {
+    let name = format!("admin_{}", &uuid::Uuid::new_v4().simple().to_string()[..8]);
+    let hash = api::password::hash("correct horse battery").unwrap();
+    api::store::accounts::insert(&app.pool, &name, &hash, api::store::accounts::Role::Admin)
+        .await
+        .unwrap();
+    let token = app.login(&name, "correct horse battery").await["token"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    json_of(
+        get(app, &token, &format!("/v1/admin/tables/{id}/audit")).await,
+        200,
+    )
+    .await
 }
 
 fn types(events: &[Value]) -> Vec<&str> {
@@ -164,6 +183,10 @@ async fn d38_d39_a_seat_whose_clock_runs_out_times_out_goes_away_and_comes_back(
         "not_away",
     )
     .await;
+    // The audit finds every timeout after its deadline and every move the
+    // server made the one it had to make.
+    let report = audit(&app, &id).await;
+    assert_eq!(report["ok"], true, "{report:#}");
 }
 
 #[tokio::test]
@@ -205,6 +228,18 @@ async fn d40_a_resigned_seat_is_played_by_the_server_and_the_last_resignation_en
         .map(|p| &p["seat"])
         .collect();
     assert_eq!(order, vec![&json!(0), &json!(2), &json!(1)]);
+    let report = audit(&app, &id).await;
+    assert_eq!(report["ok"], true, "{report:#}");
+    // A forger who says the server played that seat for another reason, and
+    // keeps the hash chain valid, is caught at that event.
+    let table: uuid::Uuid = id.parse().unwrap();
+    let seq = tamper::seq_of(&app.pool, table, "bot_moved", 0).await;
+    tamper::allow_changes(&app.pool).await;
+    tamper::edit_data(&app.pool, table, seq, "reason", json!("away")).await;
+    tamper::rechain(&app.pool, table, seq).await;
+    let report = audit(&app, &id).await;
+    assert_eq!(report["ok"], false);
+    assert_eq!(report["first_bad_seq"], json!(seq), "{report:#}");
 }
 
 #[tokio::test]

@@ -16,7 +16,7 @@ use rand_chacha::rand_core::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
-use super::{Table, TableError, TableEvent};
+use super::{Table, TableCommand, TableError, TableEvent};
 use crate::bots::Level;
 use crate::engine::{Command, RuleError};
 use crate::event::{DrawReason, EndReason, Event, GameEnded, Pending, Placing, Seat};
@@ -290,5 +290,75 @@ pub fn ranking_after_resignations(game: &Game, resigned: &[Seat]) -> GameEnded {
         losers: resigned.to_vec(),
         ranking,
         reason: EndReason::Resigned,
+    }
+}
+
+/// What an act of a seat looks like in the log, for comparing the moves the
+/// server made with the ones it had to make (audits).
+pub(super) fn act(event: &TableEvent) -> Option<String> {
+    match event {
+        TableEvent::Game(Event::CardPlayed(p)) => Some(format!(
+            "{} played {} {:?} {:?} {:?} {}",
+            p.seat, p.card, p.suit, p.letter, p.as_card, p.announce
+        )),
+        TableEvent::Game(Event::CardsDrawn {
+            seat,
+            cards,
+            reason,
+        }) => Some(format!("{seat} drew {} ({reason:?})", cards.len())),
+        TableEvent::Game(Event::TurnPassed { seat }) => Some(format!("{seat} passed")),
+        TableEvent::Game(Event::Challenged { by, seat, .. }) => {
+            Some(format!("{by} challenged {seat}"))
+        }
+        TableEvent::SeatAway { seat } => Some(format!("{seat} away")),
+        _ => None,
+    }
+}
+
+impl Table {
+    /// For audits (D38, D42): when `marker` (the next event of the log, not
+    /// folded yet) is a `turn_timed_out` or a `bot_moved`, whether it was the
+    /// server's to make and whether `following` (the events recorded after
+    /// it) begin with what the server had to do: the timeout move, or the
+    /// move the recorded bot chooses from the seat's view with the recorded
+    /// seed. Any other event: `Ok`.
+    pub fn check_automatic(
+        &self,
+        marker: &TableEvent,
+        following: &[TableEvent],
+    ) -> Result<(), String> {
+        let command = match marker {
+            TableEvent::TurnTimedOut { deadline, .. } => TableCommand::TimeOut {
+                deadline: deadline.clone(),
+            },
+            TableEvent::BotMoved { seed, .. } => TableCommand::PlayFor { seed: *seed },
+            _ => return Ok(()),
+        };
+        // The engine's own randomness (a reshuffle) is recorded in the
+        // events; the acts compared here do not depend on it.
+        let decided = self
+            .decide(&command, &mut ChaCha8Rng::seed_from_u64(0))
+            .map_err(|why| {
+                format!(
+                    "{} when the server had no such move to make: {why}",
+                    marker.kind()
+                )
+            })?;
+        if decided.first() != Some(marker) {
+            return Err(format!(
+                "{} does not name the seat, bot or reason the server had to",
+                marker.kind()
+            ));
+        }
+        let rest = decided.len() - 1;
+        let expected: Vec<String> = decided[1..].iter().filter_map(act).collect();
+        let recorded: Vec<String> = following.iter().take(rest).filter_map(act).collect();
+        if expected != recorded {
+            return Err(format!(
+                "the move after this {} is not the one the server had to make (expected {expected:?}, recorded {recorded:?})",
+                marker.kind()
+            ));
+        }
+        Ok(())
     }
 }

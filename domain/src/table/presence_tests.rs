@@ -5,7 +5,9 @@
 
 use rand::SeedableRng;
 
+use super::presence::act;
 use super::*;
+use crate::engine::Command;
 use crate::event::{DrawReason, EndReason};
 
 fn rng() -> rand::rngs::StdRng {
@@ -314,4 +316,83 @@ fn d42_the_servers_move_for_a_seat_is_a_function_of_its_seed() {
         .decide(&TableCommand::PlayFor { seed: 42 }, &mut rng())
         .unwrap();
     assert_eq!(once, again);
+}
+
+#[test]
+fn d38_d42_an_audit_tells_the_servers_moves_from_forged_ones() {
+    let (mut table, mut log) = started(clock(5));
+    let before = table.clone();
+    let seat = table.must_act().unwrap();
+    let events = time_out(&mut table, &mut log);
+    assert_eq!(before.check_automatic(&events[0], &events[1..]), Ok(()));
+    // A pass where the server had to draw, or a draw where it had to pass.
+    let forged: Vec<TableEvent> = events[1..]
+        .iter()
+        .map(|e| match e {
+            TableEvent::Game(Event::TurnPassed { seat }) => TableEvent::Game(Event::CardsDrawn {
+                seat: *seat,
+                cards: Vec::new(),
+                reason: DrawReason::Draw,
+            }),
+            TableEvent::Game(Event::CardsDrawn { seat, .. }) => {
+                TableEvent::Game(Event::TurnPassed { seat: *seat })
+            }
+            e => e.clone(),
+        })
+        .collect();
+    assert!(before.check_automatic(&events[0], &forged).is_err());
+    // A timeout of a seat that was not on turn.
+    let wrong = TableEvent::TurnTimedOut {
+        seat: (seat + 1) % 3,
+        deadline: "2025-01-31T18:04:35.000000Z".into(),
+    };
+    assert!(before.check_automatic(&wrong, &events[1..]).is_err());
+
+    // The stand-in's move for a resigned seat, and a forged one.
+    let (mut table, mut log) = started(None);
+    run(
+        &mut table,
+        &mut log,
+        TableCommand::Resign {
+            account_id: "b".into(),
+        },
+    );
+    until_turn_of(&mut table, &mut log, 1);
+    let before = table.clone();
+    let events = run(&mut table, &mut log, TableCommand::PlayFor { seed: 9 });
+    assert_eq!(before.check_automatic(&events[0], &events[1..]), Ok(()));
+    let other = before
+        .game
+        .as_ref()
+        .unwrap()
+        .legal_moves(1)
+        .into_iter()
+        .map(|mv| {
+            let moved = before
+                .game
+                .as_ref()
+                .unwrap()
+                .decide(&Command::Move { seat: 1, mv }, &mut rng())
+                .unwrap();
+            moved.into_iter().map(TableEvent::Game).collect::<Vec<_>>()
+        })
+        .find(|moved| {
+            moved
+                .iter()
+                .filter_map(act)
+                .ne(events[1..].iter().filter_map(act))
+        });
+    if let Some(other) = other {
+        assert!(before.check_automatic(&events[0], &other).is_err());
+    }
+    let away = TableEvent::BotMoved {
+        seat: 1,
+        bot: "basic@1".into(),
+        reason: BotReason::Away,
+        seed: 9,
+    };
+    assert!(
+        before.check_automatic(&away, &events[1..]).is_err(),
+        "the seat resigned, it is not away"
+    );
 }
