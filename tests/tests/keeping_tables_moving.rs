@@ -31,7 +31,12 @@ async fn started(app: &TestApp, n: usize, clock: Value) -> (String, Vec<String>)
     }
     let body = json!({"ruleset": "classique", "seats": n, "clock": clock});
     let table = json_of(post(app, &tokens[0], "/v1/tables", &body).await, 201).await;
-    assert_eq!(table["clock"], clock);
+    // Nobody is on turn yet: no deadline.
+    let mut shown = clock.clone();
+    if let Some(c) = shown.as_object_mut() {
+        c.insert("deadline".into(), Value::Null);
+    }
+    assert_eq!(table["clock"], shown);
     let id = table["id"].as_str().unwrap().to_owned();
     for t in &tokens[1..] {
         json_of(
@@ -130,6 +135,36 @@ async fn d38_d39_a_seat_whose_clock_runs_out_times_out_goes_away_and_comes_back(
     let first = view(&app, &tokens[0], &id).await["current_seat"]
         .as_u64()
         .unwrap() as usize;
+    // The seat on turn sees its deadline, 5 s after its turn started; the
+    // other seat does not; the summary shows it to everyone.
+    let on_turn = view(&app, &tokens[first], &id).await;
+    let deadline = on_turn["deadline"].as_str().expect("a deadline").to_owned();
+    assert_eq!(on_turn["clock"]["deadline"], json!(deadline));
+    assert_eq!(
+        view(&app, &tokens[1 - first], &id).await["deadline"],
+        Value::Null
+    );
+    let summary = json_of(
+        get(&app, &tokens[0], &format!("/v1/tables/{id}")).await,
+        200,
+    )
+    .await;
+    assert_eq!(summary["clock"]["deadline"], json!(deadline));
+    let started_at = all_events(&app, &tokens[0], &id)
+        .await
+        .iter()
+        .rev()
+        .find(|e| e["type"] == "turn_started")
+        .map(|e| {
+            e["at"]
+                .as_str()
+                .unwrap()
+                .parse::<chrono::DateTime<chrono::Utc>>()
+                .unwrap()
+        })
+        .unwrap();
+    let deadline: chrono::DateTime<chrono::Utc> = deadline.parse().unwrap();
+    assert_eq!(deadline - started_at, chrono::Duration::seconds(5));
     // Nobody moves: after 5 s the seat on turn times out, and is away.
     let away = eventually(Duration::from_secs(15), || async {
         let events = all_events(&app, &tokens[0], &id).await;

@@ -345,7 +345,7 @@ impl Chained {
     }
 
     /// The table's `due_at` after the append: `None` to keep it as it is.
-    fn due_at(&self) -> Option<Option<DateTime<Utc>>> {
+    pub fn due_at(&self) -> Option<Option<DateTime<Utc>>> {
         let at = self.events.first().map_or_else(Utc::now, |e| e.at);
         match self.due {
             Due::Keep => None,

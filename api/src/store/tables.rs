@@ -18,6 +18,8 @@ pub struct TableRow {
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
     pub snapshot: Option<Value>,
+    /// When the server must next act on the table by itself.
+    pub due_at: Option<DateTime<Utc>>,
 }
 
 /// Creates the projection row of a new table (status `waiting`, version 0).
@@ -44,7 +46,7 @@ pub async fn insert(
 pub async fn get(executor: impl PgExecutor<'_>, id: Uuid) -> Result<Option<TableRow>, sqlx::Error> {
     sqlx::query_as!(
         TableRow,
-        r#"SELECT id, ruleset, status, version, created_by, created_at, updated_at, snapshot
+        r#"SELECT id, ruleset, status, version, created_by, created_at, updated_at, snapshot, due_at
            FROM game_tables WHERE id = $1"#,
         id,
     )
@@ -242,4 +244,18 @@ pub async fn clear_due(
     .execute(executor)
     .await?;
     Ok(())
+}
+
+/// A table's `due_at`.
+#[tracing::instrument(skip(executor))]
+pub async fn due_at(
+    executor: impl PgExecutor<'_>,
+    id: Uuid,
+) -> Result<Option<DateTime<Utc>>, sqlx::Error> {
+    Ok(
+        sqlx::query_scalar!("SELECT due_at FROM game_tables WHERE id = $1", id)
+            .fetch_optional(executor)
+            .await?
+            .flatten(),
+    )
 }

@@ -187,16 +187,19 @@ impl TableService {
             table,
             created_by: row.created_by,
             created_at: row.created_at,
+            due_at: row.due_at,
         }))
     }
 
     /// Reads and folds the events after the cached version (whole, with
     /// their hashes: they join the tail).
     async fn catch_up(&self, table_id: Uuid, entry: &mut Entry) -> Result<(), ApiError> {
+        let mut moved = false;
         loop {
             let after = entry.version();
             let page = store::events::read_after(&self.pool, table_id, after, REFRESH_PAGE).await?;
             let count = page.len() as i64;
+            moved |= count > 0;
             for e in page {
                 let event = parse_event(&e)?;
                 domain::table::apply(&mut entry.loaded.table, seq_of(e.seq), &event)
@@ -204,6 +207,10 @@ impl TableService {
                 entry.push(e, event);
             }
             if count < REFRESH_PAGE {
+                // Another process appended: what it left due.
+                if moved {
+                    entry.loaded.due_at = store::tables::due_at(&self.pool, table_id).await?;
+                }
                 return Ok(());
             }
         }

@@ -115,6 +115,7 @@ impl TableService {
             table,
             created_by: row.created_by,
             created_at: row.created_at,
+            due_at: row.due_at,
         };
         let mut entry = Entry::new(loaded.clone());
         for (s, e) in stored.into_iter().zip(events) {
@@ -204,15 +205,16 @@ impl TableService {
             // events.
             let lobby = events.iter().any(|e| !matches!(e, TableEvent::Game(_)));
             let mut tx = None;
+            let mut due_at = None;
             let appended = async {
                 let prev = prev_hash.ok_or(ApiError::VersionConflict { expected: version })?;
                 let new = new_events(&events);
+                let chained = Chained::new(table_id, version, &prev, new, status).with_due(due);
+                due_at = chained.due_at();
                 if idempotency.is_none() && !lobby {
-                    let chained = Chained::new(table_id, version, &prev, new, status).with_due(due);
                     return self.writer.append(chained).await;
                 }
                 let tx = tx.insert(self.pool.begin().await?);
-                let chained = Chained::new(table_id, version, &prev, new, status).with_due(due);
                 store::events::append_one(tx, chained).await
             }
             .await;
@@ -261,6 +263,9 @@ impl TableService {
                 Ok(answer) => {
                     for (s, e) in stored.iter().cloned().zip(events) {
                         entry.push(s, e);
+                    }
+                    if let Some(due_at) = due_at {
+                        entry.loaded.due_at = due_at;
                     }
                     entry.in_doubt = false;
                     // Noted before it is announced, so that hearing the

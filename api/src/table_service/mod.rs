@@ -90,6 +90,9 @@ pub struct Loaded {
     pub table: Table,
     pub created_by: Uuid,
     pub created_at: DateTime<Utc>,
+    /// When the server must next act on the table by itself (a turn's
+    /// deadline, an away seat's move): `game_tables.due_at`.
+    pub due_at: Option<DateTime<Utc>>,
 }
 
 impl Loaded {

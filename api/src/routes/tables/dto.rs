@@ -166,7 +166,7 @@ pub struct TableHead {
     "created_by": "0b5c9e04-5f5e-4a43-9f1e-0c2b8d1c7a10",
     "created_at": "2025-01-31T18:04:05.123456Z",
     "result": null,
-    "clock": {"turn_seconds": 60, "away_after": 2}
+    "clock": {"turn_seconds": 60, "away_after": 2, "deadline": "2025-01-31T18:05:05.123456Z"}
 }))]
 pub struct TableSummary {
     #[serde(flatten)]
@@ -185,7 +185,34 @@ pub struct TableSummary {
     pub result: Option<GameEnded>,
     /// The turn clock (docs/RULES.md D37); null: no time limit.
     #[schema(required = true)]
-    pub clock: Option<Clock>,
+    pub clock: Option<ClockDto>,
+}
+
+/// A table's clock (docs/RULES.md D37-D39) and its running deadline.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(example = json!({"turn_seconds": 60, "away_after": 2, "deadline": "2025-01-31T18:05:05.123456Z"}))]
+pub struct ClockDto {
+    /// Seconds a seat has to act.
+    pub turn_seconds: u32,
+    /// Timeouts in a row before a seat is away.
+    pub away_after: u32,
+    /// When the seat on turn times out; null when no seat must act, or the
+    /// server plays it (away, resigned).
+    #[schema(required = true)]
+    pub deadline: Option<DateTime<Utc>>,
+}
+
+impl ClockDto {
+    /// The table's clock with its deadline, if it has a clock.
+    pub fn of(l: &Loaded) -> Option<Self> {
+        let clock = l.table.clock?;
+        let running = l.table.must_act().is_some() && l.table.automatic().is_none();
+        Some(Self {
+            turn_seconds: clock.turn_seconds,
+            away_after: clock.away_after,
+            deadline: l.due_at.filter(|_| running),
+        })
+    }
 }
 
 impl TableSummary {
@@ -221,7 +248,7 @@ impl TableSummary {
             players,
             round: game.and_then(|g| g.round()).map(|r| r.number),
             result: game.and_then(|g| g.result()).cloned(),
-            clock: t.clock,
+            clock: ClockDto::of(l),
         }
     }
 }
@@ -373,6 +400,8 @@ fn table_view_example() -> Value {
         "table_id": "6f1c2a5e-2b7d-4c1e-9a53-0d4f8b2e7c11",
         "version": 9,
         "status": "playing",
+        "clock": null,
+        "deadline": null,
         "round": 1,
         "my_seat": 0,
         "hand": ["8H", "10S", "QC"],
@@ -403,6 +432,13 @@ pub struct TableView {
     pub table_id: Uuid,
     pub version: i64,
     pub status: Status,
+    /// The turn clock and the running deadline; null: no time limit.
+    #[schema(required = true)]
+    pub clock: Option<ClockDto>,
+    /// The caller's deadline when it is theirs to act on a clocked table
+    /// (null otherwise).
+    #[schema(required = true)]
+    pub deadline: Option<DateTime<Utc>>,
     #[serde(flatten)]
     pub seat: SeatView<ViewPlayer>,
 }
@@ -426,6 +462,10 @@ impl TableView {
             table_id: id,
             version: l.version(),
             status: t.status(),
+            clock: ClockDto::of(l),
+            deadline: ClockDto::of(l)
+                .and_then(|c| c.deadline)
+                .filter(|_| seat.is_some() && t.must_act() == seat),
             // Every seat of a started game, or listed before it, is taken.
             seat: view.with_players(|player| {
                 let who = t.players.get(player.seat).and_then(Option::as_ref)?;
