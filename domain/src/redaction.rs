@@ -157,6 +157,7 @@ impl TableEvent {
                 seat: _,
                 account_id: _,
                 username: _,
+                bot: _,
             }) => Seen::Whole,
             TableEvent::PlayerLeft { seat: _ } => Seen::Whole,
             TableEvent::GameStarted { players: _ } => Seen::Whole,
@@ -177,6 +178,7 @@ impl TableEvent {
                 reason: _,
                 seed: _,
             } => Seen::Whole,
+            TableEvent::BotSeated { seat: _, level: _ } => Seen::Whole,
             TableEvent::Game(e) => e.seen_by(reader),
         }
     }

@@ -324,3 +324,77 @@ async fn d41_a_game_may_be_aborted_until_every_player_has_moved() {
     )
     .await;
 }
+
+#[tokio::test]
+async fn d42_bots_hold_seats_from_the_start_and_play_the_game_out() {
+    let app = app().await;
+    let me = app.player_token("with_bots").await;
+    let other = app.player_token("not_creator").await;
+    for level in ["strong", "genius", ""] {
+        let body = json!({"ruleset": "classique", "seats": 3, "bots": [{"level": level}]});
+        assert_problem(
+            post(&app, &me, "/v1/tables", &body).await,
+            422,
+            "invalid_bot",
+        )
+        .await;
+    }
+    let too_many = json!({"ruleset": "classique", "seats": 2, "bots": [{"level": "basic"}, {"level": "basic"}]});
+    assert_problem(
+        post(&app, &me, "/v1/tables", &too_many).await,
+        409,
+        "table_full",
+    )
+    .await;
+    let body = json!({
+        "ruleset": "classique", "seats": 3, "options": {"rounds": 1},
+        "bots": [{"level": "random"}]
+    });
+    let table = json_of(post(&app, &me, "/v1/tables", &body).await, 201).await;
+    let id = table["id"].as_str().unwrap().to_owned();
+    assert_eq!(table["players"][1]["bot"], "random");
+    assert_eq!(table["players"][1]["account_id"], Value::Null);
+    assert_eq!(table["players"][0]["bot"], Value::Null);
+    let bots = format!("/v1/tables/{id}/bots");
+    assert_problem(
+        post(&app, &other, &bots, &json!({"level": "basic"})).await,
+        403,
+        "not_creator",
+    )
+    .await;
+    let summary = json_of(
+        post(&app, &me, &bots, &json!({"level": "basic"})).await,
+        200,
+    )
+    .await;
+    assert_eq!(summary["players"][2]["bot"], "basic");
+    json_of(
+        post_empty(&app, &me, &format!("/v1/tables/{id}/start")).await,
+        200,
+    )
+    .await;
+    // Only the person plays by hand; the bots play when it is their turn.
+    let tokens = vec![me.clone()];
+    let finished = eventually(Duration::from_secs(60), || async {
+        own_move(&app, &id, &tokens).await;
+        let v = view(&app, &me, &id).await;
+        (v["status"] == "finished").then_some(v)
+    })
+    .await
+    .expect("the game ends");
+    assert!(finished["result"]["ranking"].is_array());
+    let events = all_events(&app, &me, &id).await;
+    let by_level = |tag: &str| {
+        events
+            .iter()
+            .filter(|e| e["type"] == "bot_moved" && e["data"]["bot"] == tag)
+            .count()
+    };
+    assert!(by_level("random@1") > 0 && by_level("basic@1") > 0);
+    assert!(events
+        .iter()
+        .filter(|e| e["type"] == "bot_moved")
+        .all(|e| e["data"]["reason"] == "bot"));
+    let report = audit(&app, &id).await;
+    assert_eq!(report["ok"], true, "{report:#}");
+}

@@ -43,6 +43,7 @@ pub fn configure(cfg: &mut ServiceConfig<'_>) {
             .service(tables::lobby::join_table)
             .service(tables::lobby::leave_table)
             .service(tables::lobby::start_table)
+            .service(tables::lobby::seat_bot)
             .service(tables::presence::resign)
             .service(tables::presence::abort)
             .service(tables::presence::come_back),

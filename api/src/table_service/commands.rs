@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use domain::bots::Level;
 use domain::{Clock, Event, Seat, Table, TableCommand, TableEvent};
 use serde_json::{Map, Value};
 use sqlx::PgConnection;
@@ -20,8 +21,8 @@ use crate::store;
 use crate::store::events::{Chained, Due, StoredEvent};
 use crate::store::idempotency::StoredResponse;
 
-/// Keeps `table_players` in step with lobby events, on the appending
-/// transaction.
+/// Keeps `table_players` (the accounts seated, for listings) in step with
+/// lobby events, on the appending transaction.
 async fn project_players(
     conn: &mut PgConnection,
     table_id: Uuid,
@@ -38,7 +39,8 @@ async fn project_players(
             }
             TableEvent::GameStarted { players } => {
                 store::players::clear(conn, table_id).await?;
-                for s in players {
+                // The projection lists accounts; a bot seat has none.
+                for s in players.iter().filter(|s| s.bot.is_none()) {
                     store::players::insert(
                         conn,
                         table_id,
@@ -61,6 +63,8 @@ pub struct Opening<'a> {
     pub options: &'a Map<String, Value>,
     pub seats: usize,
     pub clock: Option<Clock>,
+    /// Bots that take the seats after the creator's, in order.
+    pub bots: &'a [Level],
 }
 
 impl TableService {
@@ -81,8 +85,9 @@ impl TableService {
             options,
             seats,
             clock,
+            bots,
         } = opening;
-        let events = Table::create(
+        let mut events = Table::create(
             ruleset,
             options,
             seats,
@@ -90,8 +95,15 @@ impl TableService {
             &player_id(creator),
             username,
         )?;
+        let mut table = Table::from_events(&events).ok_or_else(|| corrupt("no table_created"))?;
+        for level in bots {
+            let seat_bot = TableCommand::SeatBot {
+                account_id: player_id(creator),
+                level: *level,
+            };
+            events.extend(table.execute(&seat_bot, &mut rand::thread_rng())?);
+        }
         rates.table(creator)?;
-        let table = Table::from_events(&events).ok_or_else(|| corrupt("no table_created"))?;
         let id = Uuid::new_v4();
         let seats = i32::try_from(seats).map_err(ApiError::internal)?;
         let mut tx = self.pool.begin().await?;

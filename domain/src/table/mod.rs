@@ -10,6 +10,7 @@ mod presence;
 pub use log::{apply, apply_guarded, Fold, FoldError, ReadError};
 pub use presence::{ranking_after_resignations, BotReason, Clock, Presence, STAND_IN};
 
+use crate::bots::Level;
 use crate::engine::{Command, RuleError};
 use crate::event::{Event, Move, Seat};
 use crate::game::{Game, Status};
@@ -57,6 +58,22 @@ pub struct Seated {
     #[cfg_attr(feature = "openapi", schema(value_type = String))]
     pub account_id: PlayerId,
     pub username: String,
+    /// The level of the bot that holds the seat (D42); absent: a person.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bot: Option<Level>,
+}
+
+impl Seated {
+    /// A bot of `level` at `seat`: its id is not an account's
+    /// (`bot:<seat>`), its name says what it is.
+    pub fn bot(seat: Seat, level: Level) -> Seated {
+        Seated {
+            seat,
+            account_id: PlayerId::from(format!("bot:{seat}")),
+            username: format!("{level} bot"),
+            bot: Some(level),
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -113,6 +130,11 @@ pub enum TableEvent {
         reason: BotReason,
         seed: u32,
     },
+    /// D42: a bot of `level` takes the seat while the table waits.
+    BotSeated {
+        seat: Seat,
+        level: Level,
+    },
     Game(Event),
 }
 
@@ -168,6 +190,12 @@ pub(crate) enum TableOwn {
         reason: BotReason,
         seed: u32,
     },
+    /// D42: a bot of `level` takes the seat while the table waits.
+    BotSeated {
+        #[cfg_attr(feature = "openapi", schema(value_type = usize))]
+        seat: Seat,
+        level: Level,
+    },
 }
 
 impl TableEvent {
@@ -184,12 +212,13 @@ impl TableEvent {
             TableEvent::PlayerResigned { .. } => "player_resigned",
             TableEvent::GameAborted { .. } => "game_aborted",
             TableEvent::BotMoved { .. } => "bot_moved",
+            TableEvent::BotSeated { .. } => "bot_seated",
             TableEvent::Game(e) => e.kind(),
         }
     }
 
     /// The table's own events' types (every [`TableEvent`] but the game's).
-    const OWN_KINDS: [&'static str; 10] = [
+    const OWN_KINDS: [&'static str; 11] = [
         "table_created",
         "player_joined",
         "player_left",
@@ -200,6 +229,7 @@ impl TableEvent {
         "player_resigned",
         "game_aborted",
         "bot_moved",
+        "bot_seated",
     ];
 
     /// The table's own event in its serde shape; `None` for the game's.
@@ -227,6 +257,7 @@ impl TableEvent {
                 reason,
                 seed,
             },
+            TableEvent::BotSeated { seat, level } => TableOwn::BotSeated { seat, level },
             TableEvent::Game(_) => return None,
         })
     }
@@ -287,6 +318,7 @@ impl TableEvent {
                 reason,
                 seed,
             },
+            TableOwn::BotSeated { seat, level } => TableEvent::BotSeated { seat, level },
         })
     }
 }
@@ -455,6 +487,11 @@ pub enum TableCommand {
     Abort {
         account_id: PlayerId,
     },
+    /// The creator seats a bot of `level` at the next free seat (D42).
+    SeatBot {
+        account_id: PlayerId,
+        level: Level,
+    },
 }
 
 /// A table: its rules, who sits, and the game once started.
@@ -518,6 +555,7 @@ impl Table {
                 seat: 0,
                 account_id: creator.clone(),
                 username: username.to_owned(),
+                bot: None,
             }),
         ])
     }
@@ -595,6 +633,11 @@ impl Table {
                 self.resigned_order.push(*seat);
             }
             TableEvent::GameAborted { by: _ } => self.aborted = true,
+            TableEvent::BotSeated { seat, level } => {
+                if let Some(slot) = self.players.get_mut(*seat) {
+                    *slot = Some(Seated::bot(*seat, *level));
+                }
+            }
             TableEvent::BotMoved { seat, .. } => self.automatic_seat = Some(*seat),
             TableEvent::Game(e) => {
                 self.track(e);
@@ -653,6 +696,7 @@ impl Table {
                     seat,
                     account_id: account_id.clone(),
                     username: username.clone(),
+                    bot: None,
                 })])
             }
             TableCommand::Leave { account_id } => {
@@ -719,6 +763,23 @@ impl Table {
             TableCommand::Abort { account_id } => {
                 let seat = self.seat_of(account_id).ok_or(TableError::NotSeated)?;
                 self.abort(seat)
+            }
+            TableCommand::SeatBot { account_id, level } => {
+                if *account_id != self.creator {
+                    return Err(TableError::NotCreator);
+                }
+                if !waiting {
+                    return Err(TableError::NotWaiting);
+                }
+                let seat = self
+                    .players
+                    .iter()
+                    .position(Option::is_none)
+                    .ok_or(TableError::Full)?;
+                Ok(vec![TableEvent::BotSeated {
+                    seat,
+                    level: *level,
+                }])
             }
         }
     }

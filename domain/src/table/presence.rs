@@ -108,13 +108,20 @@ impl Table {
     pub fn automatic(&self) -> Option<(Seat, BotReason)> {
         let seat = self.must_act()?;
         let presence = self.presence.get(seat)?;
-        if presence.resigned {
+        if self.bot_at(seat).is_some() {
+            Some((seat, BotReason::Bot))
+        } else if presence.resigned {
             Some((seat, BotReason::Resigned))
         } else if presence.away {
             Some((seat, BotReason::Away))
         } else {
             None
         }
+    }
+
+    /// The level of the bot that holds `seat`, if a bot does (D42).
+    pub fn bot_at(&self, seat: Seat) -> Option<Level> {
+        self.players.get(seat)?.as_ref()?.bot
     }
 
     /// The seat of a player of the running game who is present (not away,
@@ -170,15 +177,16 @@ impl Table {
         rng: &mut R,
     ) -> Result<Vec<TableEvent>, TableError> {
         let (seat, reason) = self.automatic().ok_or(TableError::NoAutomaticMove)?;
+        let level = self.bot_at(seat).unwrap_or(STAND_IN);
         let game = self.running()?;
         let view = game.view(Some(seat));
         let mut choice = ChaCha8Rng::seed_from_u64(u64::from(seed));
-        let mv = STAND_IN
+        let mv = level
             .decide(&view, &game.book, &mut choice)
             .ok_or(TableError::NoAutomaticMove)?;
         let mut events = vec![TableEvent::BotMoved {
             seat,
-            bot: STAND_IN.tag(),
+            bot: level.tag(),
             reason,
             seed,
         }];
@@ -188,7 +196,7 @@ impl Table {
     }
 
     /// D40: `seat` resigns; the game ends at once when fewer than two seats
-    /// are left unresigned.
+    /// are left unresigned, or no person among them.
     pub(super) fn resign(&self, seat: Seat) -> Result<Vec<TableEvent>, TableError> {
         let game = self.running()?;
         if self.presence[seat].resigned {
@@ -197,7 +205,10 @@ impl Table {
         let mut events = vec![TableEvent::PlayerResigned { seat }];
         let mut resigned: Vec<Seat> = self.resigned_order.clone();
         resigned.push(seat);
-        if game.seats() - resigned.len() < 2 {
+        let unresigned: Vec<Seat> = (0..game.seats())
+            .filter(|s| !resigned.contains(s))
+            .collect();
+        if unresigned.len() < 2 || unresigned.iter().all(|s| self.bot_at(*s).is_some()) {
             let ended = ranking_after_resignations(game, &resigned);
             events.push(TableEvent::Game(Event::GameEnded(Box::new(ended))));
         }
@@ -208,7 +219,12 @@ impl Table {
     /// has made a move of their own.
     pub(super) fn abort(&self, seat: Seat) -> Result<Vec<TableEvent>, TableError> {
         self.running()?;
-        if self.presence.iter().all(|p| p.moved) {
+        let persons = self
+            .presence
+            .iter()
+            .enumerate()
+            .filter(|(s, _)| self.bot_at(*s).is_none());
+        if persons.map(|(_, p)| p).all(|p| p.moved) {
             return Err(TableError::AbortTooLate);
         }
         Ok(vec![TableEvent::GameAborted { by: seat }])

@@ -7,6 +7,7 @@ use rand::SeedableRng;
 
 use super::presence::act;
 use super::*;
+use crate::bots::Level;
 use crate::engine::Command;
 use crate::event::{DrawReason, EndReason};
 
@@ -395,4 +396,111 @@ fn d38_d42_an_audit_tells_the_servers_moves_from_forged_ones() {
         before.check_automatic(&away, &events[1..]).is_err(),
         "the seat resigned, it is not away"
     );
+}
+
+#[test]
+fn d42_bot_seats_play_to_the_end_of_the_game_by_their_own_level() {
+    let mut log =
+        Table::create("classique", &Default::default(), 3, None, &"a".into(), "a").unwrap();
+    let mut table = Table::from_events(&log).unwrap();
+    let seat_bot = |id: &str, level| TableCommand::SeatBot {
+        account_id: id.into(),
+        level,
+    };
+    assert_eq!(
+        table.decide(&seat_bot("b", Level::Basic), &mut rng()),
+        Err(TableError::NotCreator)
+    );
+    run(&mut table, &mut log, seat_bot("a", Level::Random));
+    run(&mut table, &mut log, seat_bot("a", Level::Basic));
+    assert_eq!(
+        table.decide(&seat_bot("a", Level::Basic), &mut rng()),
+        Err(TableError::Full)
+    );
+    assert_eq!(table.bot_at(1), Some(Level::Random));
+    run(
+        &mut table,
+        &mut log,
+        TableCommand::Start {
+            account_id: "a".into(),
+        },
+    );
+    assert_eq!(
+        table.decide(&seat_bot("a", Level::Basic), &mut rng()),
+        Err(TableError::NotWaiting)
+    );
+    let mut seed = 0;
+    let mut bot_moves = 0;
+    while table.status() == Status::Playing {
+        match table.automatic() {
+            Some((seat, reason)) => {
+                assert_eq!(reason, BotReason::Bot);
+                let before = table.clone();
+                seed += 1;
+                let events = run(&mut table, &mut log, TableCommand::PlayFor { seed });
+                let TableEvent::BotMoved { bot, .. } = &events[0] else {
+                    panic!("{events:?}");
+                };
+                assert_eq!(*bot, before.bot_at(seat).unwrap().tag());
+                assert_eq!(before.check_automatic(&events[0], &events[1..]), Ok(()));
+                bot_moves += 1;
+            }
+            None => {
+                own_move(&mut table, &mut log);
+            }
+        }
+    }
+    assert!(bot_moves > 10, "{bot_moves} bot moves");
+    assert_eq!(table.status(), Status::Finished);
+}
+
+#[test]
+fn d40_d41_with_bots_only_the_persons_count() {
+    let mut log =
+        Table::create("classique", &Default::default(), 3, None, &"a".into(), "a").unwrap();
+    let mut table = Table::from_events(&log).unwrap();
+    let join = TableCommand::Join {
+        account_id: "b".into(),
+        username: "b".into(),
+    };
+    run(&mut table, &mut log, join);
+    let bot = TableCommand::SeatBot {
+        account_id: "a".into(),
+        level: Level::Basic,
+    };
+    run(&mut table, &mut log, bot);
+    run(
+        &mut table,
+        &mut log,
+        TableCommand::Start {
+            account_id: "a".into(),
+        },
+    );
+    // D41: the persons a and b must both move; the bot does not count.
+    let abort = TableCommand::Abort {
+        account_id: "a".into(),
+    };
+    assert!(table.decide(&abort, &mut rng()).is_ok());
+    // D40: b resigns; a and the bot are left, the game goes on; a resigns:
+    // no person is left, the game ends.
+    run(
+        &mut table,
+        &mut log,
+        TableCommand::Resign {
+            account_id: "b".into(),
+        },
+    );
+    assert_eq!(table.status(), Status::Playing);
+    let events = run(
+        &mut table,
+        &mut log,
+        TableCommand::Resign {
+            account_id: "a".into(),
+        },
+    );
+    assert!(matches!(
+        events.last(),
+        Some(TableEvent::Game(Event::GameEnded(_)))
+    ));
+    assert_eq!(table.status(), Status::Finished);
 }

@@ -5,6 +5,7 @@ use std::future::{ready, Ready};
 use actix_web::dev::Payload;
 use actix_web::{FromRequest, HttpRequest};
 use chrono::{DateTime, Utc};
+use domain::bots::Level;
 use domain::rules::TableOptions;
 use domain::{Clock, GameEnded, Move, PlayerId, PlayerView, Rules, SeatView, Status, TableEvent};
 use serde::{Deserialize, Serialize};
@@ -13,7 +14,7 @@ use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
 use super::headers::IfMatch;
-use crate::error::ApiError;
+use crate::error::{ApiError, ProblemCode};
 use crate::store::events::StoredEvent;
 use crate::store::tables::{ListedTable, SeatRow};
 use crate::table_service::{redact_parsed, Loaded};
@@ -86,15 +87,42 @@ pub struct NewTable {
     /// A turn clock (docs/RULES.md D37-D39); absent: no time limit.
     #[serde(default)]
     pub clock: Option<Clock>,
+    /// Bots that take the seats after the caller's, in order (D42).
+    #[serde(default)]
+    #[schema(max_items = 17)]
+    pub bots: Vec<BotRequest>,
+}
+
+/// A bot to seat.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(example = json!({"level": "basic"}))]
+pub struct BotRequest {
+    /// `random` or `basic` (`strong` is decided but not built yet:
+    /// 422 `invalid_bot`).
+    #[schema(example = "basic")]
+    pub level: String,
+}
+
+impl BotRequest {
+    /// The level asked for, or 422 `invalid_bot`.
+    pub fn level(&self) -> Result<Level, ApiError> {
+        self.level
+            .parse()
+            .map_err(|e: domain::bots::UnknownLevel| ApiError::Validation {
+                code: ProblemCode::InvalidBot,
+                detail: e.to_string(),
+            })
+    }
 }
 
 /// A seated player in a table's summary.
 #[derive(Debug, Serialize, ToSchema)]
-#[schema(example = json!({"seat": 0, "account_id": "0b5c9e04-5f5e-4a43-9f1e-0c2b8d1c7a10", "username": "alice", "hand_size": 5, "total": 12, "away": false, "resigned": false}))]
+#[schema(example = json!({"seat": 0, "account_id": "0b5c9e04-5f5e-4a43-9f1e-0c2b8d1c7a10", "bot": null, "username": "alice", "hand_size": 5, "total": 12, "away": false, "resigned": false}))]
 pub struct SummaryPlayer {
     pub seat: usize,
-    #[schema(value_type = Uuid)]
-    pub account_id: PlayerId,
+    #[serde(flatten)]
+    pub holder: Holder,
     pub username: String,
     /// Cards in hand (0 before the deal).
     pub hand_size: usize,
@@ -102,6 +130,27 @@ pub struct SummaryPlayer {
     pub total: i32,
     #[serde(flatten)]
     pub presence: SeatPresence,
+}
+
+/// Who holds a seat: an account (its id), or a bot (its level).
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[schema(example = json!({"account_id": "0b5c9e04-5f5e-4a43-9f1e-0c2b8d1c7a10", "bot": null}))]
+pub struct Holder {
+    /// The account; null for a bot.
+    #[schema(value_type = Option<Uuid>, required = true)]
+    pub account_id: Option<PlayerId>,
+    /// The bot's level; null for a person.
+    #[schema(required = true)]
+    pub bot: Option<Level>,
+}
+
+impl Holder {
+    pub fn of(seated: &domain::Seated) -> Self {
+        Self {
+            account_id: seated.bot.is_none().then(|| seated.account_id.clone()),
+            bot: seated.bot,
+        }
+    }
 }
 
 /// Whether a seat's player is there (docs/RULES.md D39, D40): the server
@@ -158,8 +207,8 @@ pub struct TableHead {
     "status": "playing",
     "seats": 4,
     "players": [
-        {"seat": 0, "account_id": "0b5c9e04-5f5e-4a43-9f1e-0c2b8d1c7a10", "username": "alice", "hand_size": 5, "total": 0, "away": false, "resigned": false},
-        {"seat": 1, "account_id": "7d1e0c8a-3b9f-4e2d-8c6a-5f4b3a2e1d00", "username": "bob", "hand_size": 7, "total": 0, "away": false, "resigned": false}
+        {"seat": 0, "account_id": "0b5c9e04-5f5e-4a43-9f1e-0c2b8d1c7a10", "bot": null, "username": "alice", "hand_size": 5, "total": 0, "away": false, "resigned": false},
+        {"seat": 1, "account_id": "7d1e0c8a-3b9f-4e2d-8c6a-5f4b3a2e1d00", "bot": null, "username": "bob", "hand_size": 7, "total": 0, "away": false, "resigned": false}
     ],
     "round": 1,
     "version": 9,
@@ -226,7 +275,7 @@ impl TableSummary {
                 let p = view.as_ref().and_then(|v| v.players.get(s.seat));
                 SummaryPlayer {
                     seat: s.seat,
-                    account_id: s.account_id.clone(),
+                    holder: Holder::of(s),
                     username: s.username.clone(),
                     hand_size: p.map_or(0, |p| p.hand_size),
                     total: p.map_or(0, |p| p.total),
@@ -383,12 +432,12 @@ impl ListQuery {
 
 /// A player in a view: the engine's, and who sits there.
 #[derive(Debug, Serialize, ToSchema)]
-#[schema(example = json!({"seat": 1, "account_id": "7d1e0c8a-3b9f-4e2d-8c6a-5f4b3a2e1d00", "username": "bob", "hand_size": 7, "total": 0, "announced": false, "out": false, "away": false, "resigned": false}))]
+#[schema(example = json!({"seat": 1, "account_id": "7d1e0c8a-3b9f-4e2d-8c6a-5f4b3a2e1d00", "bot": null, "username": "bob", "hand_size": 7, "total": 0, "announced": false, "out": false, "away": false, "resigned": false}))]
 pub struct ViewPlayer {
     #[serde(flatten)]
     pub player: PlayerView,
-    #[schema(value_type = Uuid)]
-    pub account_id: PlayerId,
+    #[serde(flatten)]
+    pub holder: Holder,
     pub username: String,
     #[serde(flatten)]
     pub presence: SeatPresence,
@@ -414,8 +463,8 @@ fn table_view_example() -> Value {
         "stock_size": 30,
         "discard_size": 1,
         "players": [
-            {"seat": 0, "account_id": "0b5c9e04-5f5e-4a43-9f1e-0c2b8d1c7a10", "username": "alice", "hand_size": 3, "total": 0, "announced": false, "out": false, "away": false, "resigned": false},
-            {"seat": 1, "account_id": "7d1e0c8a-3b9f-4e2d-8c6a-5f4b3a2e1d00", "username": "bob", "hand_size": 7, "total": 0, "announced": false, "out": false, "away": false, "resigned": false}
+            {"seat": 0, "account_id": "0b5c9e04-5f5e-4a43-9f1e-0c2b8d1c7a10", "bot": null, "username": "alice", "hand_size": 3, "total": 0, "announced": false, "out": false, "away": false, "resigned": false},
+            {"seat": 1, "account_id": "7d1e0c8a-3b9f-4e2d-8c6a-5f4b3a2e1d00", "bot": null, "username": "bob", "hand_size": 7, "total": 0, "announced": false, "out": false, "away": false, "resigned": false}
         ],
         "pending": {"kind": "none", "seat": null, "draw": null, "count": null, "card": null, "frozen": false, "challengeable": null},
         "legal_moves": [{"type": "play", "card": "8H", "suit": "S", "announce": false}, {"type": "draw"}],
@@ -472,7 +521,7 @@ impl TableView {
                 Some(ViewPlayer {
                     presence: SeatPresence::of(t, player.seat),
                     player,
-                    account_id: who.account_id.clone(),
+                    holder: Holder::of(who),
                     username: who.username.clone(),
                 })
             }),

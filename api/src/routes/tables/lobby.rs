@@ -8,7 +8,7 @@ use domain::{PlayerId, Preset, TableCommand};
 use futures_util::future::LocalBoxFuture;
 use uuid::Uuid;
 
-use super::dto::{ListQuery, NewTable, RulesetDto, TablePage, TablePath, TableSummary};
+use super::dto::{BotRequest, ListQuery, NewTable, RulesetDto, TablePage, TablePath, TableSummary};
 use super::headers::etag;
 use crate::auth::AuthUser;
 use crate::error::{ApiError, Problem};
@@ -51,7 +51,8 @@ pub async fn list_rulesets() -> Result<HttpResponse, ApiError> {
         (status = 201, description = "The table is open", body = TableSummary,
             headers(("Location" = String, description = "The table's URL"))),
         JsonBody,
-        (status = 422, description = "`invalid_rules` (unknown preset, bad option, seats out of the rules' bounds; `detail` says why), `invalid_clock` (a clock out of range) or `invalid_body`", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "`table_full`: more bots than free seats", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "`invalid_rules` (unknown preset, bad option, seats out of the rules' bounds; `detail` says why), `invalid_clock` (a clock out of range), `invalid_bot` (no such bot level) or `invalid_body`", body = Problem, content_type = "application/problem+json"),
         TooManyRequests,
         Authenticated,
     )
@@ -69,7 +70,12 @@ pub async fn create_table(
         options,
         seats,
         clock,
+        bots,
     } = body.into_inner();
+    let bots = bots
+        .iter()
+        .map(BotRequest::level)
+        .collect::<Result<Vec<_>, _>>()?;
     let (id, loaded) = tables
         .create(
             &rates,
@@ -80,6 +86,7 @@ pub async fn create_table(
                 options: &options.unwrap_or_default(),
                 seats: seats as usize,
                 clock,
+                bots: &bots,
             },
         )
         .await?;
@@ -262,5 +269,30 @@ pub async fn leave_table(call: LobbyCall) -> Result<HttpResponse, ApiError> {
 #[post("/tables/{id}/start")]
 pub async fn start_table(call: LobbyCall) -> Result<HttpResponse, ApiError> {
     call.run(|account_id, _| TableCommand::Start { account_id })
+        .await
+}
+
+/// The creator seats a bot at the next free seat while the table waits
+/// (docs/RULES.md D42).
+#[utoipa::path(
+    tag = "tables",
+    params(TablePath),
+    request_body = BotRequest,
+    responses(
+        (status = 200, description = "The bot sits; the table's summary", body = TableSummary),
+        (status = 403, description = "`not_creator`", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "`table_full`, `table_not_waiting` or `version_conflict`", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "`invalid_bot` (no such level) or `invalid_body`", body = Problem, content_type = "application/problem+json"),
+        JsonBody,
+        OnTable,
+    )
+)]
+#[post("/tables/{id}/bots")]
+pub async fn seat_bot(
+    call: LobbyCall,
+    body: web::Json<BotRequest>,
+) -> Result<HttpResponse, ApiError> {
+    let level = body.level()?;
+    call.run(|account_id, _| TableCommand::SeatBot { account_id, level })
         .await
 }
