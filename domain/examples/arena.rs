@@ -46,7 +46,6 @@ fn main() {
         std::process::exit(2)
     });
     let rules = preset.rules();
-    let book = rules.compile().expect("preset rules compile");
     let players = args.players.clamp(rules.players.min, rules.players.max);
     let (mut rounds, mut won) = (0u64, 0u64);
     let mut decide_ns: Vec<u64> = Vec::new();
@@ -65,14 +64,14 @@ fn main() {
                 .round()
                 .and_then(|r| r.current)
                 .expect("a seat on turn");
-            let view = game.view(Some(seat));
+            let sight = game.sight(seat).expect("a running round");
             let mv = if seat == seat_a {
                 let started = Instant::now();
-                let mv = args.level.decide(&view, &book, &mut rng);
+                let mv = args.level.decide(&sight, &mut rng);
                 decide_ns.push(started.elapsed().as_nanos() as u64);
                 mv
             } else {
-                args.vs.decide(&view, &book, &mut rng)
+                args.vs.decide(&sight, &mut rng)
             }
             .expect("a seat on turn has a move");
             events.clear();

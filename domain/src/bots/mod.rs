@@ -5,6 +5,8 @@
 //!
 //! - [`Level::Random`]: uniform over the legal moves.
 //! - [`Level::Basic`]: a fixed heuristic, a decent casual player ([`basic`]).
+//! - [`Level::Strong`]: a search over the games the seat cannot tell apart
+//!   ([`strong`], [`Sight`]).
 
 use std::fmt;
 use std::str::FromStr;
@@ -13,10 +15,12 @@ use rand::Rng;
 use serde::{Deserialize, Serialize};
 
 use crate::event::Move;
-use crate::rules::Book;
-use crate::view::SeatView;
 
 mod basic;
+mod sight;
+pub mod strong;
+
+pub use sight::Sight;
 
 /// How strong a bot plays.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -25,15 +29,17 @@ mod basic;
 pub enum Level {
     Random,
     Basic,
+    Strong,
 }
 
 impl Level {
-    pub const ALL: [Level; 2] = [Level::Random, Level::Basic];
+    pub const ALL: [Level; 3] = [Level::Random, Level::Basic, Level::Strong];
 
     pub fn id(self) -> &'static str {
         match self {
             Level::Random => "random",
             Level::Basic => "basic",
+            Level::Strong => "strong",
         }
     }
 
@@ -42,7 +48,7 @@ impl Level {
     /// the same bot. A change in what a level decides is a new version.
     pub fn version(self) -> u32 {
         match self {
-            Level::Random | Level::Basic => 1,
+            Level::Random | Level::Basic | Level::Strong => 1,
         }
     }
 
@@ -51,21 +57,17 @@ impl Level {
         format!("{}@{}", self.id(), self.version())
     }
 
-    /// The seat's move, from its view (a seat's own, with its legal moves)
-    /// and `rng`; `None` when the view offers no move.
-    pub fn decide<R: Rng + ?Sized>(
-        self,
-        view: &SeatView,
-        book: &Book,
-        rng: &mut R,
-    ) -> Option<Move> {
-        let moves = &view.legal_moves;
+    /// The seat's move, from what it has seen (its view, legal moves
+    /// included) and `rng`; `None` when the view offers no move.
+    pub fn decide<R: Rng + ?Sized>(self, sight: &Sight, rng: &mut R) -> Option<Move> {
+        let moves = &sight.view.legal_moves;
         if moves.is_empty() {
             return None;
         }
         match self {
             Level::Random => Some(moves[rng.gen_range(0..moves.len())].clone()),
-            Level::Basic => Some(basic::decide(view, book).clone()),
+            Level::Basic => Some(basic::decide(&sight.view, sight.book()).clone()),
+            Level::Strong => Some(strong::decide(sight, rng).clone()),
         }
     }
 }
@@ -78,7 +80,7 @@ impl fmt::Display for Level {
 
 /// Not a level's id.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("unknown bot level {0:?}: expected random or basic")]
+#[error("unknown bot level {0:?}: expected random, basic or strong")]
 pub struct UnknownLevel(pub String);
 
 impl FromStr for Level {

@@ -179,10 +179,10 @@ impl Table {
         let (seat, reason) = self.automatic().ok_or(TableError::NoAutomaticMove)?;
         let level = self.bot_at(seat).unwrap_or(STAND_IN);
         let game = self.running()?;
-        let view = game.view(Some(seat));
+        let sight = game.sight(seat).ok_or(TableError::NoAutomaticMove)?;
         let mut choice = ChaCha8Rng::seed_from_u64(u64::from(seed));
         let mv = level
-            .decide(&view, &game.book, &mut choice)
+            .decide(&sight, &mut choice)
             .ok_or(TableError::NoAutomaticMove)?;
         let mut events = vec![TableEvent::BotMoved {
             seat,

@@ -98,8 +98,7 @@ pub struct NewTable {
 #[serde(deny_unknown_fields)]
 #[schema(example = json!({"level": "basic"}))]
 pub struct BotRequest {
-    /// `random` or `basic` (`strong` is decided but not built yet:
-    /// 422 `invalid_bot`).
+    /// `random`, `basic` or `strong` (else 422 `invalid_bot`).
     #[schema(example = "basic")]
     pub level: String,
 }
