@@ -318,3 +318,52 @@ fn d8_a_client_taking_the_first_listed_move_finishes_games_of_every_preset() {
         }
     }
 }
+
+// ----- D36: a player who went out may still challenge -------------------------
+
+/// D36: in placement scoring a player who has gone out has left the
+/// rotation but still challenges an unannounced last card.
+#[test]
+fn d36_a_player_who_went_out_challenges_an_unannounced_last_card() {
+    let mut g = game(
+        with_options("base", serde_json::json!({"scoring": "positive"})),
+        Deal {
+            dealer: 2,
+            hands: &["5H", "5S 6S 7S", "KS KD KC"],
+            starter: "5C",
+            stock: "3C 3D 7C 7D 10C 10D JD QD",
+        },
+    );
+    ok(&mut g, 0, play("5H"));
+    assert!(g.round().unwrap().is_out(0), "seat 0 went out");
+    ok(&mut g, 1, play("5S"));
+    ok(&mut g, 2, play("KS"));
+    // Seat 1 plays down to one card, without a word.
+    ok(&mut g, 1, play("7S"));
+    let events = ok(&mut g, 0, challenge(1));
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::Challenged { by: 0, seat: 1, .. })),
+        "{events:?}"
+    );
+}
+
+/// D36, edge: the out player may not challenge a last card announced.
+#[test]
+fn d36_a_player_who_went_out_cannot_challenge_an_announced_last_card() {
+    let mut g = game(
+        with_options("base", serde_json::json!({"scoring": "positive"})),
+        Deal {
+            dealer: 2,
+            hands: &["5H", "5S 6S 7S", "KS KD KC"],
+            starter: "5C",
+            stock: "3C 3D 7C 7D 10C 10D JD QD",
+        },
+    );
+    ok(&mut g, 0, play("5H"));
+    ok(&mut g, 1, play("5S"));
+    ok(&mut g, 2, play("KS"));
+    ok(&mut g, 1, announced(play("7S")));
+    cannot_challenge(refused(&mut g, 0, challenge(1)));
+}

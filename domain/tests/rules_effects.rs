@@ -1335,3 +1335,50 @@ fn d3_a_new_ace_after_a_paid_chain_starts_a_chain_of_one() {
         ]
     );
 }
+
+// ----- D35: `wild_not_on` is the wild suit's restriction only ----------------
+
+/// D35: on a 2, classique's 8 (`wild_suit`, `wild_not_on: ["2"]`) is
+/// refused, while the joker (`draw_skip(4)`) stays legal (D1).
+#[test]
+fn d35_wild_not_on_refuses_the_eight_on_a_two_but_not_the_joker() {
+    let mut g = game(
+        with_options("classique", json!({"jokers": true})),
+        Deal {
+            dealer: 2,
+            hands: &["8S JK 6H", "9S 9D 9C", "3S 9H KD"],
+            starter: "2D",
+            stock: "3C 3D 7C 7D 10C",
+        },
+    );
+    assert!(
+        legal(&g, 0).iter().all(|m| !m.starts_with("8S")),
+        "{:?}",
+        legal(&g, 0)
+    );
+    assert!(legal(&g, 0).iter().any(|m| m.starts_with("JK")));
+    assert!(matches!(
+        refused(&mut g, 0, play_suit("8S", "H")),
+        RuleError::Illegal { .. }
+    ));
+}
+
+/// D35, edge: on anything but a 2 the same 8 names its suit as ever.
+#[test]
+fn d35_the_eight_is_wild_on_anything_else() {
+    let mut g = game(
+        preset("classique"),
+        Deal {
+            dealer: 2,
+            hands: &["8S 6H 5C", "9S 9D 9C", "3S 9H KD"],
+            starter: "KD",
+            stock: "3C 3D 7C 7D 10C",
+        },
+    );
+    assert!(
+        legal(&g, 0).contains(&"8S:H".to_owned()),
+        "{:?}",
+        legal(&g, 0)
+    );
+    ok(&mut g, 0, play_suit("8S", "H"));
+}

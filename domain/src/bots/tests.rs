@@ -192,3 +192,38 @@ fn d42_the_strong_bot_chooses_among_its_legal_moves() {
         }
     }
 }
+
+/// D42: a bot's choice is a function of what its seat has seen and its
+/// seed: two games that differ only in cards the seat cannot see (the other
+/// hands, the stock) give every level the same choice.
+#[test]
+fn d42_a_bots_choice_depends_only_on_the_seats_view_and_seed() {
+    let mut rng = ChaCha8Rng::seed_from_u64(21);
+    for preset in Preset::ALL {
+        let mut game = Game::new(preset.rules(), 4).expect("four players");
+        let mut events: Vec<Event> = Vec::new();
+        game.execute(&Command::Start, &mut rng, &mut events)
+            .unwrap();
+        for _ in 0..6 {
+            if game.status() != Status::Playing {
+                break;
+            }
+            let seat = game.round().and_then(|r| r.current).unwrap();
+            // Another game the seat cannot tell from this one.
+            let twin = game.sight(seat).unwrap().deal(&mut rng);
+            assert_eq!(twin.view(Some(seat)), game.view(Some(seat)));
+            for level in Level::ALL {
+                let choose = |g: &Game| {
+                    let sight = g.sight(seat).unwrap();
+                    level.decide(&sight, &mut ChaCha8Rng::seed_from_u64(77))
+                };
+                assert_eq!(choose(&game), choose(&twin), "{preset:?} {level}");
+            }
+            let sight = game.sight(seat).unwrap();
+            let mv = Level::Basic.decide(&sight, &mut rng).unwrap();
+            events.clear();
+            game.execute(&Command::Move { seat, mv }, &mut rng, &mut events)
+                .unwrap();
+        }
+    }
+}
