@@ -398,3 +398,43 @@ async fn d42_bots_hold_seats_from_the_start_and_play_the_game_out() {
     let report = audit(&app, &id).await;
     assert_eq!(report["ok"], true, "{report:#}");
 }
+
+#[tokio::test]
+async fn d42_a_person_plays_a_whole_game_against_three_bots_of_each_level_in_every_preset() {
+    let app = app().await;
+    let me = app.player_token("among_bots").await;
+    let tokens = vec![me.clone()];
+    let rulesets = json_of(get(&app, &me, "/v1/rulesets").await, 200).await;
+    for ruleset in rulesets.as_array().unwrap() {
+        let ruleset = ruleset["id"].as_str().unwrap();
+        for level in ["random", "basic", "strong"] {
+            let body = json!({
+                "ruleset": ruleset, "seats": 4, "options": {"rounds": 1},
+                "bots": [{"level": level}, {"level": level}, {"level": level}]
+            });
+            let table = json_of(post(&app, &me, "/v1/tables", &body).await, 201).await;
+            let id = table["id"].as_str().unwrap().to_owned();
+            json_of(
+                post_empty(&app, &me, &format!("/v1/tables/{id}/start")).await,
+                200,
+            )
+            .await;
+            let finished = eventually(Duration::from_secs(120), || async {
+                own_move(&app, &id, &tokens).await;
+                let v = view(&app, &me, &id).await;
+                (v["status"] == "finished").then_some(v)
+            })
+            .await
+            .unwrap_or_else(|| panic!("{ruleset} against {level} bots: the game ends"));
+            assert_eq!(finished["result"]["ranking"].as_array().unwrap().len(), 4);
+            let events = all_events(&app, &me, &id).await;
+            let tag = format!("{level}@1");
+            assert!(
+                events
+                    .iter()
+                    .any(|e| e["type"] == "bot_moved" && e["data"]["bot"] == json!(tag)),
+                "{ruleset}: {tag} moved"
+            );
+        }
+    }
+}
