@@ -615,3 +615,63 @@ async fn two_server_processes_under_load_keep_every_seq_once() {
     }
     assert_every_log_continuous(&pool).await;
 }
+
+/// D37, D38: a deadline lives in the database: the server that set it is
+/// killed before it passes, another one started later fires it, once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deadline_set_before_the_server_was_killed_fires_after_a_restart() {
+    let scratch = Scratch::new("deadline");
+    let (db, _, pool) = fresh_database().await;
+    let url = database_url(&db);
+    let env = [("HUIT_DUE_POLL_MS", "50"), ("HUIT_BOT_DELAY_MS", "0")];
+    let mut server = Server::start(&scratch, "huit-a", &url, &env).await;
+    let app = app_of(&server, &pool);
+    let mut tokens = Vec::new();
+    for name in ["clock_a", "clock_b"] {
+        tokens.push(app.player_token(name).await);
+    }
+    let body = json!({"ruleset": "classique", "seats": 2, "clock": {"turn_seconds": 5}});
+    let res = app
+        .client
+        .post(app.url("/v1/tables"))
+        .bearer_auth(&tokens[0])
+        .json(&body)
+        .send()
+        .await
+        .expect("sent");
+    let id = json_of(res, 201).await["id"].as_str().unwrap().to_owned();
+    for (token, path) in [(&tokens[1], "players"), (&tokens[0], "start")] {
+        let res = app
+            .client
+            .post(app.url(&format!("/v1/tables/{id}/{path}")))
+            .bearer_auth(token)
+            .send()
+            .await
+            .expect("sent");
+        json_of(res, 200).await;
+    }
+    // Killed at once, long before the 5 s deadline.
+    server.kill9();
+    let timeouts = |pool: PgPool, id: String| async move {
+        sqlx::query_scalar::<_, i64>(
+            "SELECT count(*) FROM events WHERE table_id = $1::uuid AND type = 'turn_timed_out'",
+        )
+        .bind(id)
+        .fetch_one(&pool)
+        .await
+        .expect("counted")
+    };
+    assert_eq!(timeouts(pool.clone(), id.clone()).await, 0);
+    let server = Server::start(&scratch, "huit-b", &url, &env).await;
+    let fired = eventually(Duration::from_secs(20), || {
+        let (pool, id) = (pool.clone(), id.clone());
+        async move { (timeouts(pool, id).await > 0).then_some(()) }
+    })
+    .await;
+    assert!(
+        fired.is_some(),
+        "the restarted server fired the deadline: {}",
+        server.log_tail()
+    );
+    assert_eq!(timeouts(pool.clone(), id.clone()).await, 1, "fired once");
+}
