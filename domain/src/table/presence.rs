@@ -366,14 +366,27 @@ impl Table {
                 marker.kind()
             ));
         }
-        let rest = decided.len() - 1;
-        let expected: Vec<String> = decided[1..].iter().filter_map(act).collect();
-        let recorded: Vec<String> = following.iter().take(rest).filter_map(act).collect();
+        // The move itself: its first act. What follows it may differ where
+        // the engine drew at random (a reshuffle), and the fold checks it.
+        let expected = decided[1..].iter().find_map(act);
+        let recorded = following.iter().find_map(act);
         if expected != recorded {
             return Err(format!(
                 "the move after this {} is not the one the server had to make (expected {expected:?}, recorded {recorded:?})",
                 marker.kind()
             ));
+        }
+        // A timeout never plays a card: not until another seat's turn.
+        if let TableEvent::TurnTimedOut { seat, .. } = marker {
+            let played = following
+                .iter()
+                .take_while(|e| {
+                    !matches!(e, TableEvent::Game(Event::TurnStarted { seat: s, .. }) if s != seat)
+                })
+                .any(|e| matches!(e, TableEvent::Game(Event::CardPlayed(p)) if p.seat == *seat));
+            if played {
+                return Err("a card played by a timeout".to_owned());
+            }
         }
         Ok(())
     }
