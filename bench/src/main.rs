@@ -17,9 +17,12 @@
 //!   `scripts/bench`.
 //! - `loadgen append-cost`: PostgreSQL's CPU per append statement of the log
 //!   writer, by batch size, without HTTP in the way.
+//! - `loadgen clocks`: how late deadlines fire on T tables where nobody
+//!   moves, whether any fires twice, and the server's CPU while it waits.
 
 mod append_cost;
 mod baseline;
+mod clocks;
 mod conn;
 mod history_cost;
 mod load;
@@ -83,6 +86,20 @@ enum Command {
         #[arg(long, default_value_t = 64)]
         tables: usize,
     },
+    /// T tables with a clock and nobody moving: how late the deadlines fire.
+    Clocks {
+        #[arg(long, default_value = "http://127.0.0.1:8080")]
+        base_url: String,
+        #[arg(long, env = "DATABASE_URL")]
+        database_url: String,
+        #[arg(long, default_value_t = 1000)]
+        tables: usize,
+        #[arg(long, default_value_t = 5)]
+        turn_seconds: u64,
+        /// The server's process, for its CPU share while it waits.
+        #[arg(long)]
+        server_pid: Option<u32>,
+    },
     /// Write a long table to the database, then time its rebuild from the log.
     ReplaySpeed {
         #[arg(long, env = "DATABASE_URL")]
@@ -138,6 +155,23 @@ fn main() -> std::io::Result<()> {
             .enable_all()
             .build()?
             .block_on(replay::run(&database_url, events, seed))
+            .map_err(|e| std::io::Error::other(e.to_string())),
+        Command::Clocks {
+            base_url,
+            database_url,
+            tables,
+            turn_seconds,
+            server_pid,
+        } => tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()?
+            .block_on(clocks::run(clocks::ClockArgs {
+                base_url,
+                database_url,
+                tables,
+                turn_seconds,
+                server_pid,
+            }))
             .map_err(|e| std::io::Error::other(e.to_string())),
     }
 }

@@ -35,7 +35,7 @@ impl Tally {
     }
 }
 
-pub(super) fn percentile(sorted: &[f64], p: f64) -> f64 {
+pub(crate) fn percentile(sorted: &[f64], p: f64) -> f64 {
     if sorted.is_empty() {
         return 0.0;
     }

@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 use crate::conn::{Conn, Server};
 use crate::Error;
 
-mod measure;
+pub(crate) mod measure;
 mod player;
 
 use measure::{percentile, CpuTimes, Tally};

@@ -1,0 +1,151 @@
+//! `loadgen clocks`: how late the server fires deadlines, and at what cost
+//! while it waits (docs/RULES.md D37, D38). Opens T two-player tables with
+//! a clock of S seconds through the API and lets nobody move; once every
+//! first deadline has passed (and a margin), reads the log: each
+//! `turn_timed_out` against its recorded deadline (how late it came), and
+//! whether any deadline fired twice. Prints one line:
+//! `clocks tables=<t> fired=<n> late_p50_ms=<a> late_p99_ms=<b> late_max_ms=<c> fired_twice=<d> server_cpu_share=<x>`
+//! where the CPU share is the server process's (`--server-pid`) over the
+//! wait, as a fraction of one core.
+
+use std::time::{Duration, Instant};
+
+use rand::Rng;
+use serde_json::{json, Value};
+
+use crate::Error;
+
+pub struct ClockArgs {
+    pub base_url: String,
+    pub database_url: String,
+    pub tables: usize,
+    pub turn_seconds: u64,
+    pub server_pid: Option<u32>,
+}
+
+async fn body(res: reqwest::Response, what: &str) -> Result<Value, Error> {
+    let status = res.status();
+    let v: Value = res.json().await.unwrap_or(Value::Null);
+    if !status.is_success() {
+        return Err(format!("{what}: {status} {v}").into());
+    }
+    Ok(v)
+}
+
+async fn token(client: &reqwest::Client, base: &str, tag: &str) -> Result<String, Error> {
+    let name = format!("ck{:08x}_{tag}", rand::thread_rng().gen::<u32>());
+    let creds = json!({"username": name, "password": "bench-password-1"});
+    body(
+        client
+            .post(format!("{base}/v1/accounts"))
+            .json(&creds)
+            .send()
+            .await?,
+        "register",
+    )
+    .await?;
+    let session = body(
+        client
+            .post(format!("{base}/v1/sessions"))
+            .json(&creds)
+            .send()
+            .await?,
+        "log in",
+    )
+    .await?;
+    Ok(session["token"].as_str().ok_or("a token")?.to_owned())
+}
+
+/// The CPU time of a process so far (`/proc/<pid>/stat`, clock ticks).
+fn cpu_ticks(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields after the command name (which may hold spaces), from 3 on.
+    let rest = stat.rsplit_once(')')?.1;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let utime: u64 = fields.get(11)?.parse().ok()?;
+    let stime: u64 = fields.get(12)?.parse().ok()?;
+    Some(utime + stime)
+}
+
+pub async fn run(args: ClockArgs) -> Result<(), Error> {
+    let client = reqwest::Client::builder().no_proxy().build()?;
+    let base = args.base_url.trim_end_matches('/');
+    let (a, b) = (
+        token(&client, base, "a").await?,
+        token(&client, base, "b").await?,
+    );
+    // Long games: the deadlines, not the ends, are measured.
+    let table = json!({
+        "ruleset": "classique", "seats": 2, "options": {"target": 100000},
+        "clock": {"turn_seconds": args.turn_seconds, "away_after": 10}
+    });
+    let opened = Instant::now();
+    for _ in 0..args.tables {
+        let summary = body(
+            client
+                .post(format!("{base}/v1/tables"))
+                .bearer_auth(&a)
+                .json(&table)
+                .send()
+                .await?,
+            "open",
+        )
+        .await?;
+        let id = summary["id"].as_str().ok_or("an id")?.to_owned();
+        body(
+            client
+                .post(format!("{base}/v1/tables/{id}/players"))
+                .bearer_auth(&b)
+                .send()
+                .await?,
+            "join",
+        )
+        .await?;
+        body(
+            client
+                .post(format!("{base}/v1/tables/{id}/start"))
+                .bearer_auth(&a)
+                .send()
+                .await?,
+            "start",
+        )
+        .await?;
+    }
+    eprintln!(
+        "loadgen clocks: {} tables opened in {:.1} s; nobody moves",
+        args.tables,
+        opened.elapsed().as_secs_f64()
+    );
+    // Every first deadline passes within turn_seconds of the last start.
+    let ticks_before = args.server_pid.and_then(cpu_ticks);
+    let waited = Instant::now();
+    tokio::time::sleep(Duration::from_secs(args.turn_seconds) + Duration::from_secs(3)).await;
+    let wait = waited.elapsed().as_secs_f64();
+    let cpu_share = args
+        .server_pid
+        .and_then(|pid| Some((cpu_ticks(pid)?, ticks_before?)))
+        .map(|(after, before)| (after - before) as f64 / 100.0 / wait);
+
+    let pool = sqlx::PgPool::connect(&args.database_url).await?;
+    let rows: Vec<(f64, i64)> = sqlx::query_as(
+        r#"SELECT EXTRACT(EPOCH FROM (at - (data->>'deadline')::timestamptz)) * 1000.0,
+                  count(*) OVER (PARTITION BY table_id, data->>'deadline')
+           FROM events WHERE type = 'turn_timed_out'"#,
+    )
+    .fetch_all(&pool)
+    .await?;
+    let mut late: Vec<f64> = rows.iter().map(|(ms, _)| *ms).collect();
+    late.sort_by(f64::total_cmp);
+    let twice = rows.iter().filter(|(_, n)| *n > 1).count();
+    let pct = |p: f64| crate::load::measure::percentile(&late, p);
+    println!(
+        "clocks tables={} fired={} late_p50_ms={:.0} late_p99_ms={:.0} late_max_ms={:.0} fired_twice={twice} server_cpu_share={}",
+        args.tables,
+        late.len(),
+        pct(0.50),
+        pct(0.99),
+        late.last().copied().unwrap_or(0.0),
+        cpu_share.map_or("unknown".to_owned(), |s| format!("{s:.3}")),
+    );
+    Ok(())
+}
