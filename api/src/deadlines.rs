@@ -15,6 +15,7 @@ use std::time::Duration;
 
 use actix_web::web;
 use domain::{Table, TableCommand};
+use futures_util::StreamExt;
 use rand::Rng;
 use sqlx::PgPool;
 
@@ -24,8 +25,10 @@ use crate::store;
 use crate::store::tables::DueTable;
 use crate::table_service::TableService;
 
-/// Due tables fired per look.
-const BATCH: i64 = 32;
+/// Due tables read at a time.
+const BATCH: i64 = 256;
+/// Due tables fired at once.
+const CONCURRENT: usize = 64;
 
 /// Looks for due tables every `every` and fires them, until the process
 /// ends.
@@ -39,13 +42,27 @@ pub fn spawn(
         ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             ticks.tick().await;
-            match store::tables::due(&pool, BATCH).await {
-                Ok(due) => {
-                    for table in due {
-                        fire(&tables, &pool, &table).await;
+            // Everything due now, a batch at a time, fired concurrently:
+            // the log writer gathers their appends into few statements. A
+            // bounded number of batches per look, should some keep failing.
+            for _ in 0..16 {
+                let due = match store::tables::due(&pool, BATCH).await {
+                    Ok(due) => due,
+                    Err(e) => {
+                        tracing::warn!(error = %e, "could not read the due tables");
+                        break;
                     }
+                };
+                let full = due.len() as i64 == BATCH;
+                futures_util::stream::iter(due)
+                    .for_each_concurrent(CONCURRENT, |table| {
+                        let (tables, pool) = (&tables, &pool);
+                        async move { fire(tables, pool, &table).await }
+                    })
+                    .await;
+                if !full {
+                    break;
                 }
-                Err(e) => tracing::warn!(error = %e, "could not read the due tables"),
             }
         }
     })

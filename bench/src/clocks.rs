@@ -128,7 +128,7 @@ pub async fn run(args: ClockArgs) -> Result<(), Error> {
 
     let pool = sqlx::PgPool::connect(&args.database_url).await?;
     let rows: Vec<(f64, i64)> = sqlx::query_as(
-        r#"SELECT EXTRACT(EPOCH FROM (at - (data->>'deadline')::timestamptz)) * 1000.0,
+        r#"SELECT (EXTRACT(EPOCH FROM (at - (data->>'deadline')::timestamptz)) * 1000.0)::float8,
                   count(*) OVER (PARTITION BY table_id, data->>'deadline')
            FROM events WHERE type = 'turn_timed_out'"#,
     )

@@ -192,6 +192,14 @@ async fn d38_d39_a_seat_whose_clock_runs_out_times_out_goes_away_and_comes_back(
     )
     .await;
     assert_eq!(summary["players"][first]["away"], true);
+    // An away player's own move is refused until they come back.
+    let mv = json!({"type": "draw"});
+    assert_problem(
+        play(&app, &tokens[first], &id, &mv, None).await,
+        409,
+        "seat_away",
+    )
+    .await;
     // Its next turn is the server's, at once, recorded as such.
     for _ in 0..50 {
         own_move(&app, &id, &tokens).await;
