@@ -8,7 +8,9 @@ use domain::{PlayerId, Preset, TableCommand};
 use futures_util::future::LocalBoxFuture;
 use uuid::Uuid;
 
-use super::dto::{BotRequest, ListQuery, NewTable, RulesetDto, TablePage, TablePath, TableSummary};
+use super::dto::{
+    BotRequest, ListQuery, NewTable, RulesetDto, TablePage, TablePath, TableSummary, TableView,
+};
 use super::headers::etag;
 use crate::auth::AuthUser;
 use crate::error::{ApiError, Problem};
@@ -180,7 +182,7 @@ impl FromRequest for LobbyCall {
 
 impl LobbyCall {
     /// The caller's `command`, answered with the table's summary.
-    async fn run(
+    pub(super) async fn run(
         self,
         command: impl FnOnce(PlayerId, &str) -> TableCommand,
     ) -> Result<HttpResponse, ApiError> {
@@ -212,9 +214,16 @@ impl LobbyCall {
         Ok(HttpResponse::Ok().insert_header(etag(version)).json(answer))
     }
 
-    /// The caller's account and the table.
-    pub(super) fn who(&self) -> (Uuid, Uuid) {
-        (self.user.account.id, self.table_id)
+    /// The caller's `command`, answered with the caller's view.
+    pub(super) async fn run_for_view(
+        self,
+        command: impl FnOnce(PlayerId) -> TableCommand,
+    ) -> Result<HttpResponse, ApiError> {
+        let (account_id, table_id) = (self.user.account.id, self.table_id);
+        self.run_with(command, move |l| {
+            (l.version(), TableView::of(table_id, l, account_id))
+        })
+        .await
     }
 }
 

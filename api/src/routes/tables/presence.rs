@@ -25,12 +25,8 @@ use crate::routes::problems::OnTable;
 )]
 #[post("/tables/{id}/resign")]
 pub async fn resign(call: LobbyCall) -> Result<HttpResponse, ApiError> {
-    let (account_id, table_id) = call.who();
-    call.run_with(
-        |account_id| TableCommand::Resign { account_id },
-        move |l| (l.version(), TableView::of(table_id, l, account_id)),
-    )
-    .await
+    call.run_for_view(|account_id| TableCommand::Resign { account_id })
+        .await
 }
 
 /// Abort the running game, which any player may until every player has made
@@ -47,12 +43,8 @@ pub async fn resign(call: LobbyCall) -> Result<HttpResponse, ApiError> {
 )]
 #[post("/tables/{id}/abort")]
 pub async fn abort(call: LobbyCall) -> Result<HttpResponse, ApiError> {
-    let (_, table_id) = call.who();
-    call.run_with(
-        |account_id| TableCommand::Abort { account_id },
-        move |l| (l.version(), TableSummary::of(table_id, l)),
-    )
-    .await
+    call.run(|account_id, _| TableCommand::Abort { account_id })
+        .await
 }
 
 /// Take your seat back after it was marked away (D39): your own moves
@@ -69,10 +61,6 @@ pub async fn abort(call: LobbyCall) -> Result<HttpResponse, ApiError> {
 )]
 #[post("/tables/{id}/seats/me/back")]
 pub async fn come_back(call: LobbyCall) -> Result<HttpResponse, ApiError> {
-    let (account_id, table_id) = call.who();
-    call.run_with(
-        |account_id| TableCommand::Back { account_id },
-        move |l| (l.version(), TableView::of(table_id, l, account_id)),
-    )
-    .await
+    call.run_for_view(|account_id| TableCommand::Back { account_id })
+        .await
 }

@@ -1,0 +1,326 @@
+//! Score audits: every round recomputed from the log and compared with the
+//! recorded scores, the hash chain checked, and every move the server made
+//! for a seat decided again (docs/RULES.md D38, D42).
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use domain::event::{EndReason, Event, GameEnded, Seat, SeatKey};
+use domain::score;
+use domain::table::{self, Table, TableEvent};
+use serde::Serialize;
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+use super::{evolve_guarded, parse, Log};
+use crate::chain::{self, ChainError};
+
+/// Points and totals by seat.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+#[schema(example = json!({"points": {"0": 17, "1": 0}, "totals": {"0": 17, "1": 0}}))]
+pub struct Scores {
+    #[schema(value_type = BTreeMap<SeatKey, i32>)]
+    pub points: BTreeMap<Seat, i32>,
+    #[schema(value_type = BTreeMap<SeatKey, i32>)]
+    pub totals: BTreeMap<Seat, i32>,
+}
+
+/// One round's recorded scores against the ones recomputed from the fold.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+#[schema(example = json!({
+    "round": 1, "seq": 57,
+    "recorded": {"points": {"0": 17, "1": 0}, "totals": {"0": 17, "1": 0}},
+    "recomputed": {"points": {"0": 17, "1": 0}, "totals": {"0": 17, "1": 0}},
+    "matches": true
+}))]
+pub struct RoundAudit {
+    pub round: u32,
+    /// The seq of the round's `round_ended`.
+    pub seq: i64,
+    pub recorded: Scores,
+    /// `score::round_points` on the hands folded just before `round_ended`,
+    /// and the running sum of those points.
+    pub recomputed: Scores,
+    pub matches: bool,
+}
+
+/// Something wrong at one seq.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+#[schema(example = json!({"seq": 12, "reason": "hash does not match the event's content"}))]
+pub struct AuditProblem {
+    pub seq: i64,
+    pub reason: String,
+}
+
+/// `GET /v1/admin/tables/{id}/audit`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+#[schema(example = json!({
+    "ok": false, "chain_valid": false, "first_bad_seq": 12,
+    "problems": [{"seq": 12, "reason": "hash does not match the event's content"}],
+    "rounds": [{"round": 1, "seq": 57,
+                "recorded": {"points": {"0": 17, "1": 0}, "totals": {"0": 17, "1": 0}},
+                "recomputed": {"points": {"0": 17, "1": 0}, "totals": {"0": 17, "1": 0}},
+                "matches": true}],
+    "events": 120, "version": 120
+}))]
+pub struct AuditReport {
+    /// The chain is valid, every round matches and nothing else is wrong.
+    pub ok: bool,
+    /// Seqs run 1..n without a gap, each `prev_hash` is the previous `hash`,
+    /// every `hash` recomputes, and n is the table's version.
+    pub chain_valid: bool,
+    /// The smallest seq named in `problems` (null when there are none).
+    #[schema(required = true)]
+    pub first_bad_seq: Option<i64>,
+    /// Everything found wrong, in seq order.
+    pub problems: Vec<AuditProblem>,
+    pub rounds: Vec<RoundAudit>,
+    /// Events read.
+    pub events: usize,
+    /// The table's version (`game_tables.version`).
+    pub version: i64,
+}
+
+/// Re-folds the whole log with the engine, recomputes every round's points
+/// and the running totals, compares them with what each `round_ended`
+/// recorded (and the ranking with `game_ended`), and verifies the hash chain
+/// against the table's version. Never fails: what is wrong is reported.
+/// Whether `data` holds a salt as version 2 writes it: 32 lowercase hex
+/// digits (without it, a hash of a redacted event could give its cards away).
+fn has_salt(data: &serde_json::Value) -> bool {
+    data.get(domain::redaction::SALT_KEY)
+        .and_then(|s| s.as_str())
+        .is_some_and(domain::Salt::is_written)
+}
+
+pub fn audit(log: &Log) -> AuditReport {
+    let mut problems: Vec<AuditProblem> = Vec::new();
+    let mut problem = |seq: i64, reason: String| problems.push(AuditProblem { seq, reason });
+
+    let mut chain_valid = true;
+    if let Err(err) = chain::verify_chain(&log.events) {
+        chain_valid = false;
+        let (seq, reason) = match err {
+            ChainError::Gap { seq, expected } => {
+                (expected, format!("seq {expected} is missing (the next event is seq {seq})"))
+            }
+            ChainError::PrevHashMismatch { seq } => (
+                seq,
+                "prev_hash is not the previous event's hash (an event was removed, inserted or moved)"
+                    .to_owned(),
+            ),
+            ChainError::HashMismatch { seq } => {
+                (seq, "hash does not match the event's content".to_owned())
+            }
+        };
+        problem(seq, reason);
+    }
+    let last = log.events.last().map_or(0, |e| e.seq);
+    if chain_valid && last != log.version {
+        chain_valid = false;
+        let (seq, reason) = if last < log.version {
+            (
+                last + 1,
+                format!(
+                    "the log ends at seq {last} but the table is at version {}",
+                    log.version
+                ),
+            )
+        } else {
+            (
+                log.version + 1,
+                format!(
+                    "the log runs to seq {last} beyond the table's version {}",
+                    log.version
+                ),
+            )
+        };
+        problem(seq, reason);
+    }
+
+    let mut rounds = Vec::new();
+    let mut table: Option<Table> = None;
+    let mut running: BTreeMap<Seat, i32> = BTreeMap::new();
+    let mut game_over = false;
+    // Every event parsed first: an automatic move is checked against the
+    // events that follow its marker.
+    let parsed: Vec<Result<TableEvent, String>> = log.events.iter().map(parse).collect();
+    // The time of the latest `turn_started`, when a turn's deadline starts.
+    let mut turn_started_at = None;
+    for (i, stored) in log.events.iter().enumerate() {
+        let seq = stored.seq;
+        if stored.v >= 2 && !has_salt(&stored.data) {
+            problem(
+                seq,
+                "a version 2 event without its salt of 32 hex digits".to_owned(),
+            );
+        }
+        let e = match parsed[i].clone() {
+            Ok(e) => e,
+            Err(why) => {
+                problem(
+                    seq,
+                    format!("the data of this {} does not parse: {why}", stored.kind),
+                );
+                continue;
+            }
+        };
+        if game_over {
+            problem(seq, "an event after game_ended".to_owned());
+        }
+        let Some(t) = table.as_mut() else {
+            match Table::from_events([&e]) {
+                Some(t) => table = Some(t),
+                None => problem(
+                    seq,
+                    format!("the log begins with {}, not table_created", e.kind()),
+                ),
+            }
+            continue;
+        };
+        match &e {
+            TableEvent::Game(Event::RoundEnded(re)) => {
+                let recomputed = recompute_round(t, &mut running);
+                let recorded = Scores {
+                    points: re.points.clone(),
+                    totals: re.totals.clone(),
+                };
+                if let Some(round) = t.game.as_ref().and_then(|g| g.round()) {
+                    let hands: BTreeMap<Seat, _> =
+                        round.hands.iter().cloned().enumerate().collect();
+                    if hands != re.hands || round.out != re.out_order || round.number != re.round {
+                        problem(seq, format!("round_ended of round {} does not record the folded hands, out order or round", re.round));
+                    }
+                }
+                let matches = recomputed.as_ref() == Some(&recorded);
+                if !matches {
+                    problem(
+                        seq,
+                        format!(
+                            "the scores recorded for round {} differ from the recomputed ones",
+                            re.round
+                        ),
+                    );
+                }
+                rounds.push(RoundAudit {
+                    round: re.round,
+                    seq,
+                    recorded,
+                    recomputed: recomputed.unwrap_or(Scores {
+                        points: BTreeMap::new(),
+                        totals: BTreeMap::new(),
+                    }),
+                    matches,
+                });
+            }
+            TableEvent::Game(Event::GameEnded(ge)) => {
+                game_over = true;
+                let totals: Vec<i32> = running.values().copied().collect();
+                let expected = match (ge.reason, t.game.as_ref()) {
+                    (EndReason::Resigned, Some(game)) => {
+                        table::ranking_after_resignations(game, &t.resigned_order)
+                    }
+                    _ => score::ranking(t.rules.end, &totals),
+                };
+                let recorded: &GameEnded = ge;
+                if *recorded != expected {
+                    problem(seq, "the result recorded in game_ended differs from the ranking of the recomputed totals".to_owned());
+                }
+            }
+            TableEvent::Game(Event::TurnStarted { .. }) => turn_started_at = Some(stored.at),
+            TableEvent::TurnTimedOut { .. } | TableEvent::BotMoved { .. } => {
+                if let TableEvent::TurnTimedOut { .. } = &e {
+                    let due = t.clock.zip(turn_started_at).map(|(clock, at)| {
+                        at + chrono::Duration::seconds(i64::from(clock.turn_seconds))
+                    });
+                    if due.is_none_or(|due| stored.at < due) {
+                        problem(seq, "turn_timed_out before the seat's deadline".to_owned());
+                    }
+                }
+                let following: Vec<TableEvent> = parsed[i + 1..]
+                    .iter()
+                    .map_while(|p| p.as_ref().ok().cloned())
+                    .collect();
+                if let Err(why) = t.check_automatic(&e, &following) {
+                    problem(seq, why);
+                }
+            }
+            _ => {}
+        }
+        if let Err(why) = evolve_guarded(t, &e) {
+            problem(seq, why);
+            // The state is no longer trustworthy: stop folding.
+            break;
+        }
+    }
+    if table.is_none() && log.events.is_empty() {
+        problem(1, "the log is empty".to_owned());
+    }
+
+    problems.sort_by_key(|p| p.seq);
+    let first_bad_seq = problems.first().map(|p| p.seq);
+    AuditReport {
+        ok: chain_valid && problems.is_empty() && rounds.iter().all(|r| r.matches),
+        chain_valid,
+        first_bad_seq,
+        problems,
+        rounds,
+        events: log.events.len(),
+        version: log.version,
+    }
+}
+
+/// The points of the round about to end (hands and out order as folded),
+/// added to the independently kept running totals.
+fn recompute_round(t: &Table, running: &mut BTreeMap<Seat, i32>) -> Option<Scores> {
+    let game = t.game.as_ref()?;
+    let round = game.round()?;
+    let book = game.rules().compile().ok()?;
+    let points = score::round_points(game.rules(), &book, &round.hands, &round.out);
+    for (seat, p) in points.iter().enumerate() {
+        *running.entry(seat).or_insert(0) += p;
+    }
+    Some(Scores {
+        points: points.into_iter().enumerate().collect(),
+        totals: running.clone(),
+    })
+}
+
+/// The audit as text (`huit audit`).
+pub fn audit_text(table_id: Uuid, r: &AuditReport) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "table {table_id}: {} events, version {}",
+        r.events, r.version
+    );
+    let _ = writeln!(
+        out,
+        "hash chain: {}",
+        if r.chain_valid { "valid" } else { "BROKEN" }
+    );
+    for round in &r.rounds {
+        let _ = writeln!(
+            out,
+            "round {:>3} (seq {:>5}): {}  recorded points {:?} totals {:?}  recomputed points {:?} totals {:?}",
+            round.round,
+            round.seq,
+            if round.matches { "ok      " } else { "MISMATCH" },
+            round.recorded.points,
+            round.recorded.totals,
+            round.recomputed.points,
+            round.recomputed.totals,
+        );
+    }
+    for p in &r.problems {
+        let _ = writeln!(out, "problem at seq {}: {}", p.seq, p.reason);
+    }
+    match r.first_bad_seq {
+        _ if r.ok => out.push_str("audit: OK\n"),
+        Some(seq) => {
+            let _ = writeln!(out, "audit: FAILED (first bad seq {seq})");
+        }
+        None => out.push_str("audit: FAILED\n"),
+    }
+    out
+}
