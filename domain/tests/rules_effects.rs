@@ -1382,3 +1382,85 @@ fn d35_the_eight_is_wild_on_anything_else() {
     );
     ok(&mut g, 0, play_suit("8S", "H"));
 }
+
+// ----- D38: the timeout move meets the effects ---------------------------------
+
+fn time_out(g: &mut domain::Game, seat: usize) -> Vec<Event> {
+    let mut events = Vec::new();
+    g.execute(&domain::Command::TimeOut { seat }, &mut rng(1), &mut events)
+        .expect("the seat on turn times out");
+    events
+}
+
+/// D38 with D5/D33: under a ten's obligation the timeout draws the ten's
+/// penalty (it may not play the card it holds), and the turn ends.
+#[test]
+fn d38_a_timeout_under_a_tens_obligation_draws_its_penalty() {
+    let mut g = game(
+        tens(),
+        Deal {
+            dealer: 2,
+            hands: &["10H 5H 6C KD", "9S 9D 9C", "KH KS KC"],
+            starter: "4H",
+            stock: "3S 3D 7C 7D",
+        },
+    );
+    ok(&mut g, 0, play("10H"));
+    let events = time_out(&mut g, 0);
+    assert!(
+        events.iter().any(|e| matches!(
+            e,
+            Event::CardsDrawn { seat: 0, cards, reason: DrawReason::Penalty } if cards.len() == 2
+        )),
+        "{events:?}"
+    );
+    assert!(!events.iter().any(|e| matches!(e, Event::CardPlayed(_))));
+    assert_eq!(current(&g), Some(1));
+}
+
+/// D38 with D3: a timeout under an attack takes the whole penalty, even
+/// with a card that could answer it in hand.
+#[test]
+fn d38_a_timeout_under_an_attack_takes_the_whole_penalty() {
+    let mut g = game(
+        preset("classique"),
+        Deal {
+            dealer: 2,
+            hands: &["AH 5S 6C", "AS 9S 9D", "KD KC QC"],
+            starter: "4H",
+            stock: "3S 3D 7C 7D 10C 10D",
+        },
+    );
+    ok(&mut g, 0, play("AH"));
+    let events = time_out(&mut g, 1);
+    assert!(
+        events.iter().any(|e| matches!(
+            e,
+            Event::CardsDrawn { seat: 1, cards, reason: DrawReason::Penalty } if cards.len() == 2
+        )),
+        "{events:?}"
+    );
+    assert!(!events.iter().any(|e| matches!(e, Event::CardPlayed(_))));
+    assert_ne!(current(&g), Some(1));
+}
+
+/// D38 with D11: after a queen the timeout passes (no draw).
+#[test]
+fn d38_a_timeout_after_a_queen_passes() {
+    let mut g = game(
+        preset("757"),
+        Deal {
+            dealer: 2,
+            hands: &["QH 5H 6C KD 9C", "9S 9D 4C 4D 5D", "KH KS KC 3C 3H"],
+            starter: "4H",
+            stock: "3S 3D 7C 7D 10C 10D",
+        },
+    );
+    ok(&mut g, 0, play("QH"));
+    let events = time_out(&mut g, 0);
+    assert!(
+        matches!(events.first(), Some(Event::TurnPassed { seat: 0 })),
+        "{events:?}"
+    );
+    assert!(!events.iter().any(|e| matches!(e, Event::CardsDrawn { .. })));
+}
