@@ -504,3 +504,86 @@ fn d40_d41_with_bots_only_the_persons_count() {
     ));
     assert_eq!(table.status(), Status::Finished);
 }
+
+#[test]
+fn d40_a_seat_resigned_under_an_attack_is_answered_by_the_server() {
+    // Play until the seat on turn faces an attack (classique's aces), then
+    // its player resigns: the server answers the attack for it.
+    for seed in 0..50u64 {
+        let (mut table, mut log) = started(None);
+        let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+        let mut found = false;
+        for _ in 0..300 {
+            if table.status() != Status::Playing {
+                break;
+            }
+            let seat = table.must_act().unwrap();
+            let pending = table.game.as_ref().unwrap().round().unwrap().pending;
+            if matches!(pending, crate::event::Pending::Attack { .. }) {
+                let resign = TableCommand::Resign {
+                    account_id: PLAYERS[seat].into(),
+                };
+                run(&mut table, &mut log, resign);
+                assert_eq!(table.automatic(), Some((seat, BotReason::Resigned)));
+                let before = table.clone();
+                let events = run(&mut table, &mut log, TableCommand::PlayFor { seed: 3 });
+                assert_eq!(before.check_automatic(&events[0], &events[1..]), Ok(()));
+                // Answered or taken: the attack no longer waits on that seat.
+                assert!(table.must_act() != Some(seat) || table.status() != Status::Playing);
+                found = true;
+                break;
+            }
+            let moves = table.game.as_ref().unwrap().legal_moves(seat);
+            let mv = moves[rand::Rng::gen_range(&mut rng, 0..moves.len())].clone();
+            run(
+                &mut table,
+                &mut log,
+                TableCommand::Move {
+                    account_id: PLAYERS[seat].into(),
+                    mv,
+                },
+            );
+        }
+        if found {
+            return;
+        }
+    }
+    panic!("no attack met in 50 games");
+}
+
+#[test]
+fn d41_the_moves_of_a_bot_seat_do_not_stop_an_abort() {
+    let mut log =
+        Table::create("classique", &Default::default(), 2, None, &"a".into(), "a").unwrap();
+    let mut table = Table::from_events(&log).unwrap();
+    let bot = TableCommand::SeatBot {
+        account_id: "a".into(),
+        level: Level::Basic,
+    };
+    run(&mut table, &mut log, bot);
+    run(
+        &mut table,
+        &mut log,
+        TableCommand::Start {
+            account_id: "a".into(),
+        },
+    );
+    // Whatever the bot plays, the person has not moved: abort stays open.
+    while table.automatic().is_some() {
+        run(&mut table, &mut log, TableCommand::PlayFor { seed: 1 });
+    }
+    let abort = TableCommand::Abort {
+        account_id: "a".into(),
+    };
+    assert!(table.decide(&abort, &mut rng()).is_ok());
+    own_move(&mut table, &mut log);
+    while table.automatic().is_some() {
+        run(&mut table, &mut log, TableCommand::PlayFor { seed: 1 });
+    }
+    if table.status() == Status::Playing {
+        assert_eq!(
+            table.decide(&abort, &mut rng()),
+            Err(TableError::AbortTooLate)
+        );
+    }
+}
