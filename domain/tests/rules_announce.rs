@@ -321,10 +321,8 @@ fn d8_a_client_taking_the_first_listed_move_finishes_games_of_every_preset() {
 
 // ----- D36: a player who went out may still challenge -------------------------
 
-/// D36: in placement scoring a player who has gone out has left the
-/// rotation but still challenges an unannounced last card.
-#[test]
-fn d36_a_player_who_went_out_challenges_an_unannounced_last_card() {
+/// Placement scoring, three players; seat 0 has just gone out.
+fn one_out() -> domain::Game {
     let mut g = game(
         with_options("base", serde_json::json!({"scoring": "positive"})),
         Deal {
@@ -335,6 +333,14 @@ fn d36_a_player_who_went_out_challenges_an_unannounced_last_card() {
         },
     );
     ok(&mut g, 0, play("5H"));
+    g
+}
+
+/// D36: in placement scoring a player who has gone out has left the
+/// rotation but still challenges an unannounced last card.
+#[test]
+fn d36_a_player_who_went_out_challenges_an_unannounced_last_card() {
+    let mut g = one_out();
     assert!(g.round().unwrap().is_out(0), "seat 0 went out");
     ok(&mut g, 1, play("5S"));
     ok(&mut g, 2, play("KS"));
@@ -352,16 +358,7 @@ fn d36_a_player_who_went_out_challenges_an_unannounced_last_card() {
 /// D36, edge: the out player may not challenge a last card announced.
 #[test]
 fn d36_a_player_who_went_out_cannot_challenge_an_announced_last_card() {
-    let mut g = game(
-        with_options("base", serde_json::json!({"scoring": "positive"})),
-        Deal {
-            dealer: 2,
-            hands: &["5H", "5S 6S 7S", "KS KD KC"],
-            starter: "5C",
-            stock: "3C 3D 7C 7D 10C 10D JD QD",
-        },
-    );
-    ok(&mut g, 0, play("5H"));
+    let mut g = one_out();
     ok(&mut g, 1, play("5S"));
     ok(&mut g, 2, play("KS"));
     ok(&mut g, 1, announced(play("7S")));

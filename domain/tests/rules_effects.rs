@@ -1392,6 +1392,18 @@ fn time_out(g: &mut domain::Game, seat: usize) -> Vec<Event> {
     events
 }
 
+/// A timeout's events: `seat` drew a penalty of `n` cards, and played none.
+fn drew_a_penalty_and_played_nothing(events: &[Event], seat: usize, n: usize) {
+    assert!(
+        events.iter().any(|e| matches!(
+            e,
+            Event::CardsDrawn { seat: s, cards, reason: DrawReason::Penalty } if *s == seat && cards.len() == n
+        )),
+        "{events:?}"
+    );
+    assert!(!events.iter().any(|e| matches!(e, Event::CardPlayed(_))));
+}
+
 /// D38 with D5/D33: under a ten's obligation the timeout draws the ten's
 /// penalty (it may not play the card it holds), and the turn ends.
 #[test]
@@ -1406,15 +1418,7 @@ fn d38_a_timeout_under_a_tens_obligation_draws_its_penalty() {
         },
     );
     ok(&mut g, 0, play("10H"));
-    let events = time_out(&mut g, 0);
-    assert!(
-        events.iter().any(|e| matches!(
-            e,
-            Event::CardsDrawn { seat: 0, cards, reason: DrawReason::Penalty } if cards.len() == 2
-        )),
-        "{events:?}"
-    );
-    assert!(!events.iter().any(|e| matches!(e, Event::CardPlayed(_))));
+    drew_a_penalty_and_played_nothing(&time_out(&mut g, 0), 0, 2);
     assert_eq!(current(&g), Some(1));
 }
 
@@ -1432,15 +1436,7 @@ fn d38_a_timeout_under_an_attack_takes_the_whole_penalty() {
         },
     );
     ok(&mut g, 0, play("AH"));
-    let events = time_out(&mut g, 1);
-    assert!(
-        events.iter().any(|e| matches!(
-            e,
-            Event::CardsDrawn { seat: 1, cards, reason: DrawReason::Penalty } if cards.len() == 2
-        )),
-        "{events:?}"
-    );
-    assert!(!events.iter().any(|e| matches!(e, Event::CardPlayed(_))));
+    drew_a_penalty_and_played_nothing(&time_out(&mut g, 1), 1, 2);
     assert_ne!(current(&g), Some(1));
 }
 

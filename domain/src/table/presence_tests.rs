@@ -36,6 +36,42 @@ fn started(clock: Option<Clock>) -> (Table, Vec<TableEvent>) {
     (table, log)
 }
 
+/// A started `classique` table of these people (the first creates it) and
+/// then these bots, without a clock.
+fn started_with(people: &[&str], bots: &[Level]) -> (Table, Vec<TableEvent>) {
+    let seats = people.len() + bots.len();
+    let creator = people[0];
+    let mut log = Table::create(
+        "classique",
+        &Default::default(),
+        seats,
+        None,
+        &creator.into(),
+        creator,
+    )
+    .unwrap();
+    let mut table = Table::from_events(&log).unwrap();
+    for id in &people[1..] {
+        let join = TableCommand::Join {
+            account_id: (*id).into(),
+            username: (*id).into(),
+        };
+        log.extend(table.execute(&join, &mut rng()).unwrap());
+    }
+    for level in bots {
+        let bot = TableCommand::SeatBot {
+            account_id: creator.into(),
+            level: *level,
+        };
+        log.extend(table.execute(&bot, &mut rng()).unwrap());
+    }
+    let start = TableCommand::Start {
+        account_id: creator.into(),
+    };
+    log.extend(table.execute(&start, &mut rng()).unwrap());
+    (table, log)
+}
+
 fn clock(away_after: u32) -> Option<Clock> {
     Some(Clock {
         turn_seconds: 30,
@@ -456,26 +492,7 @@ fn d42_bot_seats_play_to_the_end_of_the_game_by_their_own_level() {
 
 #[test]
 fn d40_d41_with_bots_only_the_persons_count() {
-    let mut log =
-        Table::create("classique", &Default::default(), 3, None, &"a".into(), "a").unwrap();
-    let mut table = Table::from_events(&log).unwrap();
-    let join = TableCommand::Join {
-        account_id: "b".into(),
-        username: "b".into(),
-    };
-    run(&mut table, &mut log, join);
-    let bot = TableCommand::SeatBot {
-        account_id: "a".into(),
-        level: Level::Basic,
-    };
-    run(&mut table, &mut log, bot);
-    run(
-        &mut table,
-        &mut log,
-        TableCommand::Start {
-            account_id: "a".into(),
-        },
-    );
+    let (mut table, mut log) = started_with(&["a", "b"], &[Level::Basic]);
     // D41: the persons a and b must both move; the bot does not count.
     let abort = TableCommand::Abort {
         account_id: "a".into(),
@@ -553,21 +570,7 @@ fn d40_a_seat_resigned_under_an_attack_is_answered_by_the_server() {
 
 #[test]
 fn d41_the_moves_of_a_bot_seat_do_not_stop_an_abort() {
-    let mut log =
-        Table::create("classique", &Default::default(), 2, None, &"a".into(), "a").unwrap();
-    let mut table = Table::from_events(&log).unwrap();
-    let bot = TableCommand::SeatBot {
-        account_id: "a".into(),
-        level: Level::Basic,
-    };
-    run(&mut table, &mut log, bot);
-    run(
-        &mut table,
-        &mut log,
-        TableCommand::Start {
-            account_id: "a".into(),
-        },
-    );
+    let (mut table, mut log) = started_with(&["a"], &[Level::Basic]);
     // Whatever the bot plays, the person has not moved: abort stays open.
     while table.automatic().is_some() {
         run(&mut table, &mut log, TableCommand::PlayFor { seed: 1 });
