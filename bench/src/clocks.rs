@@ -10,9 +10,9 @@
 
 use std::time::{Duration, Instant};
 
-use rand::Rng;
-use serde_json::{json, Value};
+use serde_json::json;
 
+use crate::history_cost::{player, started_table};
 use crate::Error;
 
 pub struct ClockArgs {
@@ -21,39 +21,6 @@ pub struct ClockArgs {
     pub tables: usize,
     pub turn_seconds: u64,
     pub server_pid: Option<u32>,
-}
-
-async fn body(res: reqwest::Response, what: &str) -> Result<Value, Error> {
-    let status = res.status();
-    let v: Value = res.json().await.unwrap_or(Value::Null);
-    if !status.is_success() {
-        return Err(format!("{what}: {status} {v}").into());
-    }
-    Ok(v)
-}
-
-async fn token(client: &reqwest::Client, base: &str, tag: &str) -> Result<String, Error> {
-    let name = format!("ck{:08x}_{tag}", rand::thread_rng().gen::<u32>());
-    let creds = json!({"username": name, "password": "bench-password-1"});
-    body(
-        client
-            .post(format!("{base}/v1/accounts"))
-            .json(&creds)
-            .send()
-            .await?,
-        "register",
-    )
-    .await?;
-    let session = body(
-        client
-            .post(format!("{base}/v1/sessions"))
-            .json(&creds)
-            .send()
-            .await?,
-        "log in",
-    )
-    .await?;
-    Ok(session["token"].as_str().ok_or("a token")?.to_owned())
 }
 
 /// The CPU time of a process so far (`/proc/<pid>/stat`, clock ticks).
@@ -70,10 +37,8 @@ fn cpu_ticks(pid: u32) -> Option<u64> {
 pub async fn run(args: ClockArgs) -> Result<(), Error> {
     let client = reqwest::Client::builder().no_proxy().build()?;
     let base = args.base_url.trim_end_matches('/');
-    let (a, b) = (
-        token(&client, base, "a").await?,
-        token(&client, base, "b").await?,
-    );
+    let a = player(&client, base, "a").await?.token;
+    let b = player(&client, base, "b").await?.token;
     // Long games: the deadlines, not the ends, are measured.
     let table = json!({
         "ruleset": "classique", "seats": 2, "options": {"target": 100000},
@@ -81,35 +46,7 @@ pub async fn run(args: ClockArgs) -> Result<(), Error> {
     });
     let opened = Instant::now();
     for _ in 0..args.tables {
-        let summary = body(
-            client
-                .post(format!("{base}/v1/tables"))
-                .bearer_auth(&a)
-                .json(&table)
-                .send()
-                .await?,
-            "open",
-        )
-        .await?;
-        let id = summary["id"].as_str().ok_or("an id")?.to_owned();
-        body(
-            client
-                .post(format!("{base}/v1/tables/{id}/players"))
-                .bearer_auth(&b)
-                .send()
-                .await?,
-            "join",
-        )
-        .await?;
-        body(
-            client
-                .post(format!("{base}/v1/tables/{id}/start"))
-                .bearer_auth(&a)
-                .send()
-                .await?,
-            "start",
-        )
-        .await?;
+        started_table(&client, base, &table, &a, &b).await?;
     }
     eprintln!(
         "loadgen clocks: {} tables opened in {:.1} s; nobody moves",

@@ -12,13 +12,14 @@ use serde_json::{json, Value};
 
 use crate::Error;
 
-struct Player {
-    id: String,
-    name: String,
-    token: String,
+pub(crate) struct Player {
+    pub(crate) id: String,
+    pub(crate) name: String,
+    pub(crate) token: String,
 }
 
-async fn body(res: reqwest::Response, what: &str) -> Result<Value, Error> {
+/// A JSON answer, or an error naming `what` failed and why.
+pub(crate) async fn body(res: reqwest::Response, what: &str) -> Result<Value, Error> {
     let status = res.status();
     let v: Value = res.json().await.unwrap_or(Value::Null);
     if !status.is_success() {
@@ -27,7 +28,12 @@ async fn body(res: reqwest::Response, what: &str) -> Result<Value, Error> {
     Ok(v)
 }
 
-async fn player(client: &reqwest::Client, base: &str, tag: &str) -> Result<Player, Error> {
+/// A new account, logged in (`tag` ends its name).
+pub(crate) async fn player(
+    client: &reqwest::Client,
+    base: &str,
+    tag: &str,
+) -> Result<Player, Error> {
     let name = format!("hc{:08x}_{tag}", rand::thread_rng().gen::<u32>());
     let creds = json!({"username": name, "password": "bench-password-1"});
     let account = body(
@@ -53,6 +59,32 @@ async fn player(client: &reqwest::Client, base: &str, tag: &str) -> Result<Playe
         name,
         token: session["token"].as_str().ok_or("a token")?.to_owned(),
     })
+}
+
+/// Opens `table` as `creator`, seats `joiner` and starts it: its id.
+pub(crate) async fn started_table(
+    client: &reqwest::Client,
+    base: &str,
+    table: &Value,
+    creator: &str,
+    joiner: &str,
+) -> Result<String, Error> {
+    let summary = body(
+        client
+            .post(format!("{base}/v1/tables"))
+            .bearer_auth(creator)
+            .json(table)
+            .send()
+            .await?,
+        "open",
+    )
+    .await?;
+    let id = summary["id"].as_str().ok_or("a table id")?.to_owned();
+    for (token, path, what) in [(joiner, "players", "join"), (creator, "start", "start")] {
+        let url = format!("{base}/v1/tables/{id}/{path}");
+        body(client.post(url).bearer_auth(token).send().await?, what).await?;
+    }
+    Ok(id)
 }
 
 fn options() -> Value {
@@ -127,35 +159,9 @@ pub async fn run(base: &str, database_url: &str, n: usize, long: usize) -> Resul
     ];
 
     // A fresh table, over HTTP.
-    let table = body(
-        client
-            .post(format!("{base}/v1/tables"))
-            .bearer_auth(&players[0].token)
-            .json(&json!({"ruleset": "classique", "options": options(), "seats": 2}))
-            .send()
-            .await?,
-        "create",
-    )
-    .await?;
-    let short_id = table["id"].as_str().ok_or("a table id")?.to_owned();
-    body(
-        client
-            .post(format!("{base}/v1/tables/{short_id}/players"))
-            .bearer_auth(&players[1].token)
-            .send()
-            .await?,
-        "join",
-    )
-    .await?;
-    body(
-        client
-            .post(format!("{base}/v1/tables/{short_id}/start"))
-            .bearer_auth(&players[0].token)
-            .send()
-            .await?,
-        "start",
-    )
-    .await?;
+    let table = json!({"ruleset": "classique", "options": options(), "seats": 2});
+    let short_id =
+        started_table(&client, base, &table, &players[0].token, &players[1].token).await?;
 
     // A long table, written through the product's append.
     let long_id = uuid::Uuid::new_v4();
