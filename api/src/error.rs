@@ -392,7 +392,10 @@ impl From<sqlx::Error> for ApiError {
             | sqlx::Error::PoolClosed
             | sqlx::Error::Io(_)
             | sqlx::Error::Tls(_)
-            | sqlx::Error::WorkerCrashed => Self::ServiceUnavailable(Some(err)),
+            | sqlx::Error::WorkerCrashed
+            // What a connection cut mid-message leaves (PostgreSQL stopping
+            // under load: "unknown message type '\0'").
+            | sqlx::Error::Protocol(_) => Self::ServiceUnavailable(Some(err)),
             sqlx::Error::Database(db) => {
                 match db.constraint() {
                     Some("accounts_username_lower_key") => return Self::UsernameTaken,
@@ -502,6 +505,14 @@ mod tests {
     use domain::{Card, RulesError};
 
     use super::*;
+
+    /// A connection cut mid-message (PostgreSQL stopping under load) is the
+    /// database being away: 503, not 500.
+    #[test]
+    fn a_garbled_connection_is_a_database_that_does_not_answer() {
+        let err = ApiError::from(sqlx::Error::Protocol("unknown message type: '\\0'".into()));
+        assert_eq!(err.status_code(), StatusCode::SERVICE_UNAVAILABLE);
+    }
 
     /// Every refusal of the engine, one of each kind, keeps its code when
     /// answered (the engine names it, the document lists it).
