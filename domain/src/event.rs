@@ -157,16 +157,9 @@ impl<'de> Deserialize<'de> for Pending {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         use serde::de::{self, IgnoredAny, MapAccess, Visitor};
 
-        #[derive(Deserialize)]
-        #[serde(rename_all = "snake_case")]
-        enum Kind {
-            None,
-            Attack,
-            Draw,
-            MustReplay,
-            MayReplay,
-            Drawn,
-        }
+        // The kinds as the views name them.
+        use crate::view::PendingKind as Kind;
+
         #[derive(Deserialize)]
         #[serde(field_identifier, rename_all = "snake_case")]
         enum Field {

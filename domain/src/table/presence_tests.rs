@@ -72,6 +72,17 @@ fn started_with(people: &[&str], bots: &[Level]) -> (Table, Vec<TableEvent>) {
     (table, log)
 }
 
+/// A started table where seat 1 ("b") has resigned and is on turn.
+fn resigned_seat_on_turn() -> (Table, Vec<TableEvent>) {
+    let (mut table, mut log) = started(None);
+    let resign = TableCommand::Resign {
+        account_id: "b".into(),
+    };
+    run(&mut table, &mut log, resign);
+    until_turn_of(&mut table, &mut log, 1);
+    (table, log)
+}
+
 fn clock(away_after: u32) -> Option<Clock> {
     Some(Clock {
         turn_seconds: 30,
@@ -337,15 +348,7 @@ fn d41_moves_the_server_made_do_not_count_as_a_persons_own() {
 
 #[test]
 fn d42_the_servers_move_for_a_seat_is_a_function_of_its_seed() {
-    let (mut table, mut log) = started(None);
-    run(
-        &mut table,
-        &mut log,
-        TableCommand::Resign {
-            account_id: "b".into(),
-        },
-    );
-    until_turn_of(&mut table, &mut log, 1);
+    let (table, _) = resigned_seat_on_turn();
     let once = table
         .decide(&TableCommand::PlayFor { seed: 42 }, &mut rng())
         .unwrap();
@@ -386,15 +389,7 @@ fn d38_d42_an_audit_tells_the_servers_moves_from_forged_ones() {
     assert!(before.check_automatic(&wrong, &events[1..]).is_err());
 
     // The stand-in's move for a resigned seat, and a forged one.
-    let (mut table, mut log) = started(None);
-    run(
-        &mut table,
-        &mut log,
-        TableCommand::Resign {
-            account_id: "b".into(),
-        },
-    );
-    until_turn_of(&mut table, &mut log, 1);
+    let (mut table, mut log) = resigned_seat_on_turn();
     let before = table.clone();
     let events = run(&mut table, &mut log, TableCommand::PlayFor { seed: 9 });
     assert_eq!(before.check_automatic(&events[0], &events[1..]), Ok(()));
