@@ -12,23 +12,20 @@
 //!   hand and draws, anyone else what a spectator sees.
 //! - `/admin/tables/{id}/audit`: admins only (403 `forbidden`).
 
-use actix_web::dev::Payload;
 use actix_web::http::header::{self, ContentType, HeaderValue};
 use actix_web::http::StatusCode;
-use actix_web::{get, web, FromRequest, HttpRequest, HttpResponse};
+use actix_web::{get, web, HttpRequest, HttpResponse};
 use domain::table::TableEvent;
-use futures_util::future::LocalBoxFuture;
 use serde::{Deserialize, Serialize};
 use sqlx::PgPool;
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
-use crate::auth::AuthUser;
 use crate::config::Settings;
 use crate::error::{ApiError, Problem, ProblemCode};
 use crate::history::{self, AuditReport, Parsed, ReplayDto, RoundsDto};
 use crate::routes::problems::{Authenticated, OnTable, WatchingTable};
-use crate::routes::tables::dto::TablePath;
+use crate::routes::tables::dto::{TableCall, TablePath};
 use crate::routes::tables::watching::Watching;
 use crate::sse;
 use crate::store;
@@ -37,38 +34,16 @@ use crate::store::events::StoredEvent;
 
 /// What the history routes need: the caller, the database and the table
 /// of the path.
-#[derive(Debug)]
-pub struct Reader {
-    user: AuthUser,
-    pool: web::Data<PgPool>,
-    table_id: Uuid,
-}
+pub type Reader = TableCall<PgPool>;
 
-impl Reader {
+impl TableCall<PgPool> {
     fn is_admin(&self) -> bool {
         self.user.account.role == Role::Admin
     }
 
     /// The table's whole log, parsed (404 when there is no such table).
     async fn parsed(&self) -> Result<Parsed, ApiError> {
-        Parsed::new(history::load(&self.pool, self.table_id).await?)
-    }
-}
-
-impl FromRequest for Reader {
-    type Error = actix_web::Error;
-    type Future = LocalBoxFuture<'static, Result<Self, actix_web::Error>>;
-
-    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
-        let parts = <(AuthUser, web::Data<PgPool>, TablePath)>::from_request(req, payload);
-        Box::pin(async move {
-            let (user, pool, table) = parts.await?;
-            Ok(Self {
-                user,
-                pool,
-                table_id: table.0,
-            })
-        })
+        Parsed::new(history::load(&self.state, self.table_id).await?)
     }
 }
 
@@ -165,7 +140,7 @@ pub async fn replay_round(
 )]
 #[get("/tables/{id}/log")]
 pub async fn export_log(reader: Reader) -> Result<HttpResponse, ApiError> {
-    let (table_id, pool) = (reader.table_id, reader.pool.get_ref());
+    let (table_id, pool) = (reader.table_id, reader.state.get_ref());
     store::events::current_version(pool, table_id)
         .await?
         .ok_or_else(|| ApiError::NotFound("no such table".into()))?;
@@ -335,7 +310,7 @@ where
 #[get("/admin/tables/{id}/audit")]
 pub async fn audit_table(reader: Reader) -> Result<HttpResponse, ApiError> {
     reader.user.require_admin()?;
-    let log = history::load(&reader.pool, reader.table_id).await?;
+    let log = history::load(&reader.state, reader.table_id).await?;
     let report = web::block(move || history::audit(&log)).await?;
     Ok(HttpResponse::Ok().json(report))
 }

@@ -40,13 +40,13 @@ pub fn configure(cfg: &mut ServiceConfig<'_>) {
             .service(tables::lobby::create_table)
             .service(tables::lobby::list_tables)
             .service(tables::lobby::get_table)
-            .service(tables::lobby::join_table)
-            .service(tables::lobby::leave_table)
-            .service(tables::lobby::start_table)
-            .service(tables::lobby::seat_bot)
-            .service(tables::presence::resign)
-            .service(tables::presence::abort)
-            .service(tables::presence::come_back),
+            .service(tables::commands::join_table)
+            .service(tables::commands::leave_table)
+            .service(tables::commands::start_table)
+            .service(tables::commands::seat_bot)
+            .service(tables::commands::resign)
+            .service(tables::commands::abort)
+            .service(tables::commands::come_back),
     );
 }
 

@@ -3,17 +3,19 @@
 use std::future::{ready, Ready};
 
 use actix_web::dev::Payload;
-use actix_web::{FromRequest, HttpRequest};
+use actix_web::{web, FromRequest, HttpRequest};
 use chrono::{DateTime, Utc};
 use domain::bots::Level;
 use domain::rules::TableOptions;
 use domain::{Clock, GameEnded, Move, PlayerId, PlayerView, Rules, SeatView, Status, TableEvent};
+use futures_util::future::LocalBoxFuture;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
 use super::headers::IfMatch;
+use crate::auth::AuthUser;
 use crate::error::{ApiError, ProblemCode};
 use crate::store::events::StoredEvent;
 use crate::store::tables::{ListedTable, SeatRow};
@@ -43,6 +45,32 @@ impl FromRequest for TablePath {
             Err(e) => Err(ApiError::NotFound(format!(
                 "no resource at this path (table id: {e})"
             ))),
+        })
+    }
+}
+
+/// The caller on the table of the path, with what the route works with
+/// (`S`): the table service for the commands, the pool for the history.
+#[derive(Debug)]
+pub struct TableCall<S: ?Sized + 'static> {
+    pub state: web::Data<S>,
+    pub user: AuthUser,
+    pub table_id: Uuid,
+}
+
+impl<S: ?Sized + 'static> FromRequest for TableCall<S> {
+    type Error = actix_web::Error;
+    type Future = LocalBoxFuture<'static, Result<Self, actix_web::Error>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let parts = <(web::Data<S>, AuthUser, TablePath)>::from_request(req, payload);
+        Box::pin(async move {
+            let (state, user, path) = parts.await?;
+            Ok(Self {
+                state,
+                user,
+                table_id: path.0,
+            })
         })
     }
 }

@@ -1,22 +1,17 @@
-//! The lobby: the rule sets, opening, listing and reading tables, joining,
-//! leaving and starting one.
+//! The lobby: the rule sets, opening, listing and reading tables (joining,
+//! leaving and starting one are in `commands`).
 
-use actix_web::dev::Payload;
 use actix_web::http::header;
-use actix_web::{delete, get, post, web, FromRequest, HttpRequest, HttpResponse};
-use domain::{PlayerId, Preset, TableCommand};
-use futures_util::future::LocalBoxFuture;
-use uuid::Uuid;
+use actix_web::{get, post, web, HttpResponse};
+use domain::Preset;
 
-use super::dto::{
-    BotRequest, ListQuery, NewTable, RulesetDto, TablePage, TablePath, TableSummary, TableView,
-};
+use super::dto::{BotRequest, ListQuery, NewTable, RulesetDto, TablePage, TablePath, TableSummary};
 use super::headers::etag;
 use crate::auth::AuthUser;
 use crate::error::{ApiError, Problem};
 use crate::rates::Rates;
 use crate::routes::problems::{Authenticated, JsonBody, OnTable, TooManyRequests};
-use crate::table_service::{player_id, Loaded, Opening, TableService};
+use crate::table_service::{Opening, TableService};
 
 /// The preset rule sets and every knob of each (no authentication needed).
 #[utoipa::path(
@@ -152,156 +147,4 @@ pub async fn get_table(
     Ok(HttpResponse::Ok()
         .insert_header(etag(summary.table.version))
         .json(summary))
-}
-
-/// A lobby command on the table of the path, by the caller: the table's
-/// summary after it, with its ETag.
-#[derive(Debug)]
-pub struct LobbyCall {
-    tables: web::Data<TableService>,
-    user: AuthUser,
-    table_id: Uuid,
-}
-
-impl FromRequest for LobbyCall {
-    type Error = actix_web::Error;
-    type Future = LocalBoxFuture<'static, Result<Self, actix_web::Error>>;
-
-    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
-        let parts = <(web::Data<TableService>, AuthUser, TablePath)>::from_request(req, payload);
-        Box::pin(async move {
-            let (tables, user, path) = parts.await?;
-            Ok(Self {
-                tables,
-                user,
-                table_id: path.0,
-            })
-        })
-    }
-}
-
-impl LobbyCall {
-    /// The caller's `command`, answered with the table's summary.
-    pub(super) async fn run(
-        self,
-        command: impl FnOnce(PlayerId, &str) -> TableCommand,
-    ) -> Result<HttpResponse, ApiError> {
-        let id = self.table_id;
-        let username = self.user.account.username.clone();
-        self.run_with(
-            |account_id| command(account_id, &username),
-            |l| {
-                let summary = TableSummary::of(id, l);
-                (summary.table.version, summary)
-            },
-        )
-        .await
-    }
-
-    /// The caller's `command`, answered by `answer` (the version of the
-    /// table it shows, for the ETag, and the answer).
-    pub(super) async fn run_with<R: serde::Serialize>(
-        self,
-        command: impl FnOnce(PlayerId) -> TableCommand,
-        answer: impl Fn(&Loaded) -> (i64, R),
-    ) -> Result<HttpResponse, ApiError> {
-        let command = command(player_id(self.user.account.id));
-        let acted = self
-            .tables
-            .act(self.table_id, &command, None, None, |l, _, _| Ok(answer(l)))
-            .await?;
-        let (version, answer) = acted.answer;
-        Ok(HttpResponse::Ok().insert_header(etag(version)).json(answer))
-    }
-
-    /// The caller's `command`, answered with the caller's view.
-    pub(super) async fn run_for_view(
-        self,
-        command: impl FnOnce(PlayerId) -> TableCommand,
-    ) -> Result<HttpResponse, ApiError> {
-        let (account_id, table_id) = (self.user.account.id, self.table_id);
-        self.run_with(command, move |l| {
-            (l.version(), TableView::of(table_id, l, account_id))
-        })
-        .await
-    }
-}
-
-/// Join a table that has not started: take the next free seat.
-#[utoipa::path(
-    tag = "tables",
-    params(TablePath),
-    responses(
-        (status = 200, description = "Seated; the table's summary", body = TableSummary),
-        (status = 409, description = "`table_full`, `already_seated`, `table_not_waiting`, or `version_conflict` when other writers kept winning", body = Problem, content_type = "application/problem+json"),
-        OnTable,
-    )
-)]
-#[post("/tables/{id}/players")]
-pub async fn join_table(call: LobbyCall) -> Result<HttpResponse, ApiError> {
-    call.run(|account_id, username| TableCommand::Join {
-        account_id,
-        username: username.to_owned(),
-    })
-    .await
-}
-
-/// Leave a table that has not started.
-#[utoipa::path(
-    tag = "tables",
-    params(TablePath),
-    responses(
-        (status = 200, description = "The seat is free; the table's summary", body = TableSummary),
-        (status = 403, description = "`not_seated`", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "`table_not_waiting` (the game has started) or `version_conflict`", body = Problem, content_type = "application/problem+json"),
-        OnTable,
-    )
-)]
-#[delete("/tables/{id}/players/me")]
-pub async fn leave_table(call: LobbyCall) -> Result<HttpResponse, ApiError> {
-    call.run(|account_id, _| TableCommand::Leave { account_id })
-        .await
-}
-
-/// The creator starts the game: the seats are renumbered 0..n-1 in seat
-/// order and round 1 is dealt.
-#[utoipa::path(
-    tag = "tables",
-    params(TablePath),
-    responses(
-        (status = 200, description = "Started; the table's summary", body = TableSummary),
-        (status = 403, description = "`not_creator`", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "`not_enough_players`, `table_not_waiting` or `version_conflict`", body = Problem, content_type = "application/problem+json"),
-        OnTable,
-    )
-)]
-#[post("/tables/{id}/start")]
-pub async fn start_table(call: LobbyCall) -> Result<HttpResponse, ApiError> {
-    call.run(|account_id, _| TableCommand::Start { account_id })
-        .await
-}
-
-/// The creator seats a bot at the next free seat while the table waits
-/// (docs/RULES.md D42).
-#[utoipa::path(
-    tag = "tables",
-    params(TablePath),
-    request_body = BotRequest,
-    responses(
-        (status = 200, description = "The bot sits; the table's summary", body = TableSummary),
-        (status = 403, description = "`not_creator`", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "`table_full`, `table_not_waiting` or `version_conflict`", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "`invalid_bot` (no such level) or `invalid_body`", body = Problem, content_type = "application/problem+json"),
-        JsonBody,
-        OnTable,
-    )
-)]
-#[post("/tables/{id}/bots")]
-pub async fn seat_bot(
-    call: LobbyCall,
-    body: web::Json<BotRequest>,
-) -> Result<HttpResponse, ApiError> {
-    let level = body.level()?;
-    call.run(|account_id, _| TableCommand::SeatBot { account_id, level })
-        .await
 }
