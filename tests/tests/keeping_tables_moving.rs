@@ -201,13 +201,13 @@ async fn d38_d39_a_seat_whose_clock_runs_out_times_out_goes_away_and_comes_back(
     )
     .await;
     // Its next turn is the server's, at once, recorded as such.
-    for _ in 0..50 {
+    eventually(Duration::from_secs(30), || async {
         own_move(&app, &id, &tokens).await;
         let events = all_events(&app, &tokens[0], &id).await;
-        if types(&events).contains(&"bot_moved") {
-            break;
-        }
-    }
+        types(&events).contains(&"bot_moved").then_some(())
+    })
+    .await
+    .expect("the server plays the away seat");
     let events = all_events(&app, &tokens[0], &id).await;
     let bot = events
         .iter()
@@ -246,19 +246,16 @@ async fn d40_a_resigned_seat_is_played_by_the_server_and_the_last_resignation_en
     )
     .await;
     // Seat 1's turns are the server's.
-    let mut played_for = false;
-    for _ in 0..60 {
+    eventually(Duration::from_secs(30), || async {
         own_move(&app, &id, &tokens).await;
         let events = all_events(&app, &tokens[0], &id).await;
-        if events
+        events
             .iter()
             .any(|e| e["type"] == "bot_moved" && e["data"]["reason"] == "resigned")
-        {
-            played_for = true;
-            break;
-        }
-    }
-    assert!(played_for, "the server played the resigned seat");
+            .then_some(())
+    })
+    .await
+    .expect("the server plays the resigned seat");
     // Seat 2 resigns: one seat is left, the game ends.
     let v = json_of(post_empty(&app, &tokens[2], &resign).await, 200).await;
     assert_eq!(v["status"], "finished");

@@ -198,14 +198,31 @@ impl TableService {
             entry.in_doubt = true;
             // The thread's generator: a CSPRNG seeded from the OS (as
             // `StdRng::from_entropy` was), without a system call per move.
-            let events = entry
-                .loaded
-                .table
-                .execute(command, &mut rand::thread_rng())
-                .map_err(|refused| {
-                    entry.in_doubt = false;
-                    ApiError::from(refused)
-                })?;
+            let decided = match command {
+                // A bot's move may be a search of many milliseconds (the
+                // `strong` level): decided on a copy of the table on the
+                // blocking pool, not on the thread that serves requests.
+                TableCommand::PlayFor { .. } => {
+                    let mut table = entry.loaded.table.clone();
+                    let command = command.clone();
+                    let searched = tokio::task::spawn_blocking(move || {
+                        let decided = table.execute(&command, &mut rand::thread_rng());
+                        (table, decided)
+                    })
+                    .await;
+                    let Ok((table, decided)) = searched else {
+                        *guard = None;
+                        return Err(ApiError::internal("a bot's decision failed"));
+                    };
+                    entry.loaded.table = table;
+                    decided
+                }
+                _ => entry.loaded.table.execute(command, &mut rand::thread_rng()),
+            };
+            let events = decided.map_err(|refused| {
+                entry.in_doubt = false;
+                ApiError::from(refused)
+            })?;
             let after = entry.loaded.table.status();
             let status = (after != before).then(|| after.as_str());
             let due = due(&entry.loaded.table, turn_before, &events, self.bot_delay);
