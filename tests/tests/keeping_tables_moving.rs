@@ -88,6 +88,13 @@ async fn audit(app: &TestApp, id: &str) -> Value {
     .await
 }
 
+/// An event's data without its salt (every event has one, docs/API.md).
+fn data(event: &Value) -> Value {
+    let mut data = event["data"].clone();
+    data.as_object_mut().unwrap().remove("salt");
+    data
+}
+
 fn types(events: &[Value]) -> Vec<&str> {
     events.iter().map(|e| e["type"].as_str().unwrap()).collect()
 }
@@ -175,6 +182,12 @@ async fn d38_d39_a_seat_whose_clock_runs_out_times_out_goes_away_and_comes_back(
     let kinds = types(&away);
     let timed_out = kinds.iter().position(|k| *k == "turn_timed_out").unwrap();
     assert_eq!(away[timed_out]["data"]["seat"], json!(first));
+    let timed_out_at: chrono::DateTime<chrono::Utc> = away[timed_out]["data"]["deadline"]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert_eq!(timed_out_at, deadline, "the deadline that passed");
     assert_eq!(
         kinds.iter().filter(|k| **k == "turn_timed_out").count(),
         1,
@@ -226,6 +239,12 @@ async fn d38_d39_a_seat_whose_clock_runs_out_times_out_goes_away_and_comes_back(
         "not_away",
     )
     .await;
+    let events = all_events(&app, &tokens[0], &id).await;
+    let last = events.last().unwrap();
+    assert_eq!(
+        (&last["type"], data(last)),
+        (&json!("seat_back"), json!({"seat": first}))
+    );
     // The audit finds every timeout after its deadline and every move the
     // server made the one it had to make.
     let report = audit(&app, &id).await;
@@ -256,6 +275,9 @@ async fn d40_a_resigned_seat_is_played_by_the_server_and_the_last_resignation_en
     })
     .await
     .expect("the server plays the resigned seat");
+    let events = all_events(&app, &tokens[0], &id).await;
+    let resigned = events.iter().find(|e| e["type"] == "player_resigned");
+    assert_eq!(data(resigned.unwrap()), json!({"seat": 1}));
     // Seat 2 resigns: one seat is left, the game ends.
     let v = json_of(post_empty(&app, &tokens[2], &resign).await, 200).await;
     assert_eq!(v["status"], "finished");
@@ -396,6 +418,22 @@ async fn d42_bots_hold_seats_from_the_start_and_play_the_game_out() {
             .count()
     };
     assert!(by_level("random@1") > 0 && by_level("basic@1") > 0);
+    let seated: Vec<Value> = events
+        .iter()
+        .filter(|e| e["type"] == "bot_seated")
+        .map(data)
+        .collect();
+    assert_eq!(
+        seated,
+        vec![
+            json!({"seat": 1, "level": "random"}),
+            json!({"seat": 2, "level": "basic"})
+        ]
+    );
+    assert!(events
+        .iter()
+        .filter(|e| e["type"] == "bot_moved")
+        .all(|e| e["data"]["seed"].is_u64()));
     assert!(events
         .iter()
         .filter(|e| e["type"] == "bot_moved")
@@ -441,5 +479,59 @@ async fn d42_a_person_plays_a_whole_game_against_three_bots_of_each_level_in_eve
                 "{ruleset}: {tag} moved"
             );
         }
+    }
+}
+
+#[tokio::test]
+async fn d39_d41_the_players_commands_are_refused_out_of_their_time_and_to_outsiders() {
+    let app = app().await;
+    let (a, b, outsider) = (
+        app.player_token("refused_a").await,
+        app.player_token("refused_b").await,
+        app.player_token("refused_c").await,
+    );
+    let body = json!({"ruleset": "classique", "seats": 2});
+    let table = json_of(post(&app, &a, "/v1/tables", &body).await, 201).await;
+    let id = table["id"].as_str().unwrap().to_owned();
+    let at = |command: &str| format!("/v1/tables/{id}/{command}");
+    let commands = ["resign", "abort", "seats/me/back"];
+    // Before the game: nothing to resign, abort or come back to.
+    for command in commands {
+        assert_problem(
+            post_empty(&app, &a, &at(command)).await,
+            409,
+            "game_not_started",
+        )
+        .await;
+    }
+    json_of(post_empty(&app, &b, &at("players")).await, 200).await;
+    json_of(post_empty(&app, &a, &at("start")).await, 200).await;
+    // Only the seated may; a bot cannot sit once the game runs.
+    for command in commands {
+        assert_problem(
+            post_empty(&app, &outsider, &at(command)).await,
+            403,
+            "not_seated",
+        )
+        .await;
+    }
+    assert_problem(
+        post(&app, &a, &at("bots"), &json!({"level": "basic"})).await,
+        409,
+        "table_not_waiting",
+    )
+    .await;
+    assert_problem(
+        post_empty(&app, &a, &at("seats/me/back")).await,
+        409,
+        "not_away",
+    )
+    .await;
+    // One of two resigns: the game is over, for every command.
+    let v = json_of(post_empty(&app, &b, &at("resign")).await, 200).await;
+    assert_eq!(v["status"], "finished");
+    assert_eq!(v["result"]["reason"], "resigned");
+    for command in commands {
+        assert_problem(post_empty(&app, &a, &at(command)).await, 409, "game_over").await;
     }
 }
