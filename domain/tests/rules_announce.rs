@@ -364,3 +364,26 @@ fn d36_a_player_who_went_out_cannot_challenge_an_announced_last_card() {
     ok(&mut g, 1, announced(play("7S")));
     cannot_challenge(refused(&mut g, 0, challenge(1)));
 }
+
+/// D36 with D37: a challenge window gives nobody a deadline of its own. A
+/// challenge by the player who went out neither brings them back into the
+/// rotation nor moves the turn or starts a new one, so the deadline of the
+/// seat on turn runs on.
+#[test]
+fn d36_d37_a_challenge_by_the_player_who_went_out_leaves_the_turn_where_it_was() {
+    let mut g = one_out();
+    ok(&mut g, 1, play("5S"));
+    ok(&mut g, 2, play("KS"));
+    ok(&mut g, 1, play("7S"));
+    let on_turn = current(&g);
+    assert_ne!(on_turn, Some(0), "the challenger is not on turn");
+    let events = ok(&mut g, 0, challenge(1));
+    assert_eq!(current(&g), on_turn);
+    assert!(g.round().unwrap().is_out(0), "still out of the rotation");
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, Event::TurnStarted { .. })),
+        "{events:?}"
+    );
+}

@@ -1440,6 +1440,34 @@ fn d38_a_timeout_under_an_attack_takes_the_whole_penalty() {
     assert_ne!(current(&g), Some(1));
 }
 
+/// D37 with D28: under an attack the seat that must answer it is the seat
+/// on turn, the one whose deadline runs; the attacker's has stopped.
+#[test]
+fn d37_the_seat_under_an_attack_is_the_one_that_must_act() {
+    let mut g = game(
+        preset("classique"),
+        Deal {
+            dealer: 2,
+            hands: &["AH 5S 6C", "AS 9S 9D", "KD KC QC"],
+            starter: "4H",
+            stock: "3S 3D 7C 7D 10C 10D",
+        },
+    );
+    assert_eq!(current(&g), Some(0));
+    let events = ok(&mut g, 0, play("AH"));
+    assert!(
+        matches!(g.round().unwrap().pending, domain::Pending::Attack { .. }),
+        "an attack is pending"
+    );
+    assert_eq!(current(&g), Some(1));
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::TurnStarted { seat: 1, .. })),
+        "a new turn, so a new deadline: {events:?}"
+    );
+}
+
 /// D38 with D11: after a queen the timeout passes (no draw).
 #[test]
 fn d38_a_timeout_after_a_queen_passes() {
