@@ -78,6 +78,8 @@ pub enum ProblemCode {
     CannotPass,
     CannotChallenge,
     BadDeck,
+    InvalidDispute,
+    AlreadyResolved,
 }
 
 impl ProblemCode {
@@ -139,6 +141,8 @@ impl ProblemCode {
             Self::CannotPass => "cannot_pass",
             Self::CannotChallenge => "cannot_challenge",
             Self::BadDeck => "bad_deck",
+            Self::InvalidDispute => "invalid_dispute",
+            Self::AlreadyResolved => "already_resolved",
         }
     }
 }

@@ -11,6 +11,9 @@
 //! - `/events/stream`: any authenticated account; a player sees its own
 //!   hand and draws, anyone else what a spectator sees.
 //! - `/admin/tables/{id}/audit`: admins only (403 `forbidden`).
+//!
+//! What an admin reads that a player could not yet (a running round's
+//! replay, a log, an audit) is recorded as an admin action.
 
 use actix_web::http::header::{self, ContentType, HeaderValue};
 use actix_web::http::StatusCode;
@@ -30,6 +33,7 @@ use crate::routes::tables::watching::Watching;
 use crate::sse;
 use crate::store;
 use crate::store::accounts::Role;
+use crate::store::disputes::AdminAction;
 use crate::store::events::StoredEvent;
 
 /// What the history routes need: the caller, the database and the table
@@ -42,8 +46,15 @@ impl TableCall<PgPool> {
     }
 
     /// The table's whole log, parsed (404 when there is no such table).
-    async fn parsed(&self) -> Result<Parsed, ApiError> {
+    pub async fn parsed(&self) -> Result<Parsed, ApiError> {
         Parsed::new(history::load(&self.state, self.table_id).await?)
+    }
+
+    /// Records that the caller, an admin, did `action` on this table.
+    async fn record(&self, action: AdminAction) -> Result<(), ApiError> {
+        let (admin, table) = (self.user.account.id, Some(self.table_id));
+        store::disputes::record(self.state.get_ref(), admin, action, table, None).await?;
+        Ok(())
     }
 }
 
@@ -113,7 +124,9 @@ pub async fn replay_round(
     let span = parsed
         .round_span(n)
         .ok_or_else(|| ApiError::NotFound(format!("no round {n} at this table")))?;
-    if !reader.is_admin() {
+    if reader.is_admin() && !span.finished {
+        reader.record(AdminAction::ReplayRunningRound).await?;
+    } else if !reader.is_admin() {
         if parsed.seat_of(reader.user.account.id)?.is_none() {
             return Err(not_a_player());
         }
@@ -144,7 +157,9 @@ pub async fn export_log(reader: Reader) -> Result<HttpResponse, ApiError> {
     store::events::current_version(pool, table_id)
         .await?
         .ok_or_else(|| ApiError::NotFound("no such table".into()))?;
-    if !reader.is_admin() {
+    if reader.is_admin() {
+        reader.record(AdminAction::ExportLog).await?;
+    } else {
         if seat_in_game(pool, table_id, reader.user.account.id)
             .await?
             .is_none()
@@ -312,5 +327,6 @@ pub async fn audit_table(reader: Reader) -> Result<HttpResponse, ApiError> {
     reader.user.require_admin()?;
     let log = history::load(&reader.state, reader.table_id).await?;
     let report = web::block(move || history::audit(&log)).await?;
+    reader.record(AdminAction::Audit).await?;
     Ok(HttpResponse::Ok().json(report))
 }

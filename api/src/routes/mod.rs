@@ -9,6 +9,7 @@ use utoipa_actix_web::service_config::ServiceConfig;
 use crate::error::ApiError;
 
 pub mod accounts;
+pub mod disputes;
 pub mod health;
 pub mod history;
 pub mod integer;
@@ -36,6 +37,11 @@ pub fn configure(cfg: &mut ServiceConfig<'_>) {
             .service(history::export_log)
             .service(history::stream_events)
             .service(history::audit_table)
+            .service(disputes::file_dispute)
+            .service(disputes::my_disputes)
+            .service(disputes::admin_disputes)
+            .service(disputes::admin_dispute)
+            .service(disputes::resolve_dispute)
             .service(tables::lobby::list_rulesets)
             .service(tables::lobby::create_table)
             .service(tables::lobby::list_tables)

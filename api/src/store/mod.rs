@@ -6,6 +6,7 @@
 
 pub mod accounts;
 pub mod copy;
+pub mod disputes;
 pub mod events;
 pub mod held;
 pub mod history;

@@ -411,7 +411,7 @@ impl TablePage {
         let next = page
             .last()
             .filter(|_| more)
-            .map(|(t, _)| format!("{}.{}", t.created_at.timestamp_micros(), t.id.simple()));
+            .map(|(t, _)| cursor_after(t.created_at, t.id));
         Self {
             tables: page
                 .into_iter()
@@ -439,9 +439,23 @@ pub struct ListQuery {
     pub limit: Option<i64>,
 }
 
+/// The `next` of a page whose last row was created `at` with `id`: its
+/// creation (µs) and id, read back by [`ListQuery::cursor`].
+pub fn cursor_after(at: DateTime<Utc>, id: Uuid) -> String {
+    format!("{}.{}", at.timestamp_micros(), id.simple())
+}
+
+/// A page's `limit`: 1 to 100, 20 when not given.
+pub fn page_limit(limit: Option<i64>) -> Result<i64, ApiError> {
+    match limit.unwrap_or(20) {
+        limit @ 1..=100 => Ok(limit),
+        _ => Err(ApiError::InvalidQuery("limit: from 1 to 100".into())),
+    }
+}
+
 impl ListQuery {
     /// The `after` of a page: the `next` of the one before (see
-    /// [`TablePage::of`]).
+    /// [`cursor_after`]).
     pub fn cursor(raw: &str) -> Result<(DateTime<Utc>, Uuid), ApiError> {
         let bad = || ApiError::InvalidQuery(format!("after: not a cursor of this list: {raw:?}"));
         let (micros, id) = raw.split_once('.').ok_or_else(bad)?;

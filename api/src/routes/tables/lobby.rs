@@ -5,7 +5,9 @@ use actix_web::http::header;
 use actix_web::{get, post, web, HttpResponse};
 use domain::Preset;
 
-use super::dto::{BotRequest, ListQuery, NewTable, RulesetDto, TablePage, TablePath, TableSummary};
+use super::dto::{
+    page_limit, BotRequest, ListQuery, NewTable, RulesetDto, TablePage, TablePath, TableSummary,
+};
 use super::headers::etag;
 use crate::auth::AuthUser;
 use crate::error::{ApiError, Problem};
@@ -116,10 +118,7 @@ pub async fn list_tables(
         after,
         limit,
     } = query.into_inner();
-    let limit = limit.unwrap_or(20);
-    if !(1..=100).contains(&limit) {
-        return Err(ApiError::InvalidQuery("limit: from 1 to 100".into()));
-    }
+    let limit = page_limit(limit)?;
     let after = after.as_deref().map(ListQuery::cursor).transpose()?;
     let member = mine.unwrap_or(false).then_some(user.account.id);
     let rows = tables.list(status, member, after, limit + 1).await?;

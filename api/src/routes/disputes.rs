@@ -1,0 +1,481 @@
+//! Disputes (docs/API.md "Disputes, the admin console, metrics"): a player
+//! of a table files one about a finished round or the finished game; an
+//! admin reads it beside the table's audit and resolves it. A resolution
+//! never touches the game log. What admins do is recorded
+//! ([`store::disputes::record`]) and shown with the dispute.
+
+use actix_web::http::StatusCode;
+use actix_web::{get, post, web, HttpResponse};
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use sqlx::PgPool;
+use utoipa::{IntoParams, ToSchema};
+use uuid::Uuid;
+
+use crate::auth::AuthUser;
+use crate::error::{ApiError, Problem, ProblemCode};
+use crate::history::{self, AuditReport};
+use crate::routes::history::Reader;
+use crate::routes::problems::{Authenticated, JsonBody, OnTable};
+use crate::routes::tables::dto::{cursor_after, page_limit, ListQuery, TablePath};
+use crate::store;
+use crate::store::disputes::{AdminAction, DisputeRow, NewDispute};
+
+/// Open disputes a player may have at once (429 `too_many_requests` beyond).
+pub const MAX_OPEN_DISPUTES: i64 = 3;
+/// The longest reason or note, in characters.
+pub const MAX_TEXT: usize = 2000;
+/// The admin actions shown with a dispute (the latest).
+const ACTIONS_SHOWN: i64 = 200;
+
+/// What a player says is wrong.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(example = json!({"round": 2, "reason": "My 8 was counted as 8 points, not 50"}))]
+pub struct NewDisputeDto {
+    /// The finished round disputed (from 1); none: the finished game.
+    #[schema(minimum = 1)]
+    pub round: Option<u32>,
+    /// Why, in 1 to 2,000 characters.
+    pub reason: String,
+}
+
+/// Where a dispute stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DisputeStatus {
+    Open,
+    Resolved,
+}
+
+/// An admin's verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// The player was right (the log stays as it is; what follows is the
+    /// admins' business, outside the game).
+    Upheld,
+    /// The score stands.
+    Rejected,
+}
+
+/// A resolved dispute, for the examples.
+fn dispute_example() -> serde_json::Value {
+    serde_json::json!({
+        "id": "0b7e3c1a-5d2f-4e8b-9a6c-1f2e3d4c5b6a", "table_id": "6f1c2a5e-2b7d-4c1e-9a53-0d4f8b2e7c11",
+        "round": 2, "reason": "My 8 was counted as 8 points, not 50", "status": "resolved",
+        "filed_by": "alice", "created_at": "2025-01-31T18:04:05.123456Z",
+        "verdict": "rejected", "note": "The audit recomputes the same points.",
+        "resolved_by": "admin", "resolved_at": "2025-02-01T09:00:00.000000Z"
+    })
+}
+
+/// A dispute.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(example = dispute_example)]
+pub struct DisputeDto {
+    pub id: Uuid,
+    pub table_id: Uuid,
+    /// The round disputed; null: the whole game.
+    pub round: Option<u32>,
+    pub reason: String,
+    pub status: DisputeStatus,
+    /// The filer's username.
+    pub filed_by: String,
+    pub created_at: DateTime<Utc>,
+    /// Null while open.
+    pub verdict: Option<Verdict>,
+    /// The admin's note; null while open.
+    pub note: Option<String>,
+    /// The admin who resolved it; null while open.
+    pub resolved_by: Option<String>,
+    pub resolved_at: Option<DateTime<Utc>>,
+}
+
+impl TryFrom<DisputeRow> for DisputeDto {
+    type Error = ApiError;
+
+    fn try_from(d: DisputeRow) -> Result<Self, ApiError> {
+        let stored = |what: &str| ApiError::internal(format!("dispute {}: stored {what}", d.id));
+        let status = match d.status.as_str() {
+            "open" => DisputeStatus::Open,
+            "resolved" => DisputeStatus::Resolved,
+            _ => return Err(stored("status")),
+        };
+        let verdict = match d.verdict.as_deref() {
+            None => None,
+            Some("upheld") => Some(Verdict::Upheld),
+            Some("rejected") => Some(Verdict::Rejected),
+            Some(_) => return Err(stored("verdict")),
+        };
+        Ok(Self {
+            id: d.id,
+            table_id: d.table_id,
+            round: d.round.map(|r| r.unsigned_abs()),
+            reason: d.reason,
+            status,
+            filed_by: d.username,
+            created_at: d.created_at,
+            verdict,
+            note: d.note,
+            resolved_by: d.resolved_by,
+            resolved_at: d.resolved_at,
+        })
+    }
+}
+
+/// A page of disputes, oldest first.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(example = json!({"disputes": [dispute_example()], "next": null}))]
+pub struct DisputePage {
+    pub disputes: Vec<DisputeDto>,
+    /// The `after` of the next page; null on the last.
+    #[schema(required = true)]
+    pub next: Option<String>,
+}
+
+impl DisputePage {
+    /// The first `limit` of `rows` (one more was asked for).
+    fn of(rows: Vec<DisputeRow>, limit: i64) -> Result<Self, ApiError> {
+        let more = rows.len() as i64 > limit;
+        let page: Vec<DisputeRow> = rows.into_iter().take(limit as usize).collect();
+        let next = page
+            .last()
+            .filter(|_| more)
+            .map(|d| cursor_after(d.created_at, d.id));
+        Ok(Self {
+            disputes: page
+                .into_iter()
+                .map(DisputeDto::try_from)
+                .collect::<Result<_, _>>()?,
+            next,
+        })
+    }
+}
+
+/// The cursor and size of a page of disputes, and for admins its status.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct DisputeQuery {
+    /// Only disputes with this status (admins' queue only).
+    #[param(value_type = Option<DisputeStatus>)]
+    pub status: Option<DisputeStatus>,
+    /// The `next` of the previous page.
+    #[param(pattern = r"^-?[0-9]{1,16}\.[0-9a-fA-F]{32}$")]
+    pub after: Option<String>,
+    /// 1 to 100 (default 20).
+    #[param(minimum = 1, maximum = 100)]
+    pub limit: Option<i64>,
+}
+
+impl DisputeQuery {
+    async fn page(self, pool: &PgPool, account_id: Option<Uuid>) -> Result<DisputePage, ApiError> {
+        let limit = page_limit(self.limit)?;
+        let after = self.after.as_deref().map(ListQuery::cursor).transpose()?;
+        let status = self.status.map(|s| match s {
+            DisputeStatus::Open => "open",
+            DisputeStatus::Resolved => "resolved",
+        });
+        let rows = store::disputes::list(pool, status, account_id, after, limit + 1).await?;
+        DisputePage::of(rows, limit)
+    }
+}
+
+/// An admin action on a dispute's table.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(example = json!({"admin": "admin", "action": "audit", "dispute_id": null, "at": "2025-02-01T09:00:00.000000Z"}))]
+pub struct AdminActionDto {
+    /// The admin's username.
+    pub admin: String,
+    /// `resolve_dispute`, `replay_running_round`, `export_log` or `audit`.
+    pub action: String,
+    /// The dispute it was about, if any.
+    pub dispute_id: Option<Uuid>,
+    pub at: DateTime<Utc>,
+}
+
+/// A dispute as an admin opens it: with the table's audit, run now, and
+/// the admin actions on its table (this reading's audit included).
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(example = json!({
+    "id": "0b7e3c1a-5d2f-4e8b-9a6c-1f2e3d4c5b6a", "table_id": "6f1c2a5e-2b7d-4c1e-9a53-0d4f8b2e7c11",
+    "round": 2, "reason": "My 8 was counted as 8 points, not 50", "status": "open",
+    "filed_by": "alice", "created_at": "2025-01-31T18:04:05.123456Z",
+    "verdict": null, "note": null, "resolved_by": null, "resolved_at": null,
+    "audit": {"ok": true, "chain_valid": true, "first_bad_seq": null, "problems": [], "rounds": [], "events": 212, "version": 212},
+    "actions": [{"admin": "admin", "action": "audit", "dispute_id": "0b7e3c1a-5d2f-4e8b-9a6c-1f2e3d4c5b6a", "at": "2025-02-01T09:00:00.000000Z"}]
+}))]
+pub struct DisputeDetail {
+    #[serde(flatten)]
+    pub dispute: DisputeDto,
+    pub audit: AuditReport,
+    pub actions: Vec<AdminActionDto>,
+}
+
+/// A dispute's resolution.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(example = json!({"verdict": "rejected", "note": "The audit recomputes the same points."}))]
+pub struct Resolution {
+    pub verdict: Verdict,
+    /// Why, in 1 to 2,000 characters; shown to the player.
+    pub note: String,
+}
+
+/// A reason or a note: 1 to [`MAX_TEXT`] characters, not only spaces.
+fn text(what: &str, s: &str) -> Result<(), ApiError> {
+    if s.trim().is_empty() || s.chars().count() > MAX_TEXT {
+        return Err(ApiError::Validation {
+            code: ProblemCode::InvalidDispute,
+            detail: format!("{what}: 1 to {MAX_TEXT} characters, not only spaces"),
+        });
+    }
+    Ok(())
+}
+
+fn round_running(detail: String) -> ApiError {
+    ApiError::Problem {
+        status: StatusCode::CONFLICT,
+        code: ProblemCode::RoundRunning,
+        detail,
+    }
+}
+
+/// A player of the table disputes a finished round's score, or the
+/// finished game's.
+///
+/// At most 3 open disputes per player (429 `too_many_requests` beyond,
+/// until an admin resolves one).
+#[utoipa::path(
+    tag = "disputes",
+    params(TablePath),
+    request_body = NewDisputeDto,
+    responses(
+        (status = 201, description = "Filed, open", body = DisputeDto),
+        (status = 403, description = "`not_a_player`: not a player of this game", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "`round_running`: the round (or, without `round`, the game) is not over; `game_aborted`", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "`invalid_dispute` (an empty or too long reason, round 0) or `invalid_body`", body = Problem, content_type = "application/problem+json"),
+        (status = 429, description = "`too_many_requests`: 3 disputes of yours are open", body = Problem, content_type = "application/problem+json"),
+        JsonBody,
+        OnTable,
+    )
+)]
+#[post("/tables/{id}/disputes")]
+pub async fn file_dispute(
+    reader: Reader,
+    body: web::Json<NewDisputeDto>,
+) -> Result<HttpResponse, ApiError> {
+    let NewDisputeDto { round, reason } = body.into_inner();
+    text("reason", &reason)?;
+    let round = match round {
+        Some(0) => {
+            return Err(ApiError::Validation {
+                code: ProblemCode::InvalidDispute,
+                detail: "round: rounds are numbered from 1".into(),
+            })
+        }
+        Some(n) => Some(i32::try_from(n).map_err(|_| ApiError::NotFound(format!("no round {n}")))?),
+        None => None,
+    };
+    let parsed = reader.parsed().await?;
+    if parsed.seat_of(reader.user.account.id)?.is_none() {
+        return Err(ApiError::Problem {
+            status: StatusCode::FORBIDDEN,
+            code: ProblemCode::NotAPlayer,
+            detail: "only the players of this game may dispute its scores".into(),
+        });
+    }
+    let status = parsed.table()?.status();
+    match round {
+        _ if status == domain::Status::Aborted => {
+            return Err(ApiError::Problem {
+                status: StatusCode::CONFLICT,
+                code: ProblemCode::GameAborted,
+                detail: "an aborted game has no scores to dispute".into(),
+            })
+        }
+        Some(n) => match parsed.round_span(n.unsigned_abs()) {
+            None => return Err(ApiError::NotFound(format!("no round {n} at this table"))),
+            Some(span) if !span.finished => {
+                return Err(round_running(format!("round {n} is still being played")))
+            }
+            Some(_) => {}
+        },
+        None if status != domain::Status::Finished => {
+            return Err(round_running("the game is not over".into()))
+        }
+        None => {}
+    }
+    let mut tx = reader.state.begin().await?;
+    let filed = store::disputes::file(
+        &mut tx,
+        NewDispute {
+            table_id: reader.table_id,
+            account_id: reader.user.account.id,
+            round,
+            reason: &reason,
+        },
+        MAX_OPEN_DISPUTES,
+    )
+    .await?;
+    let Some(filed) = filed else {
+        return Err(ApiError::TooManyRequests {
+            code: ProblemCode::TooManyRequests,
+            detail: format!(
+                "{MAX_OPEN_DISPUTES} disputes of yours are open; file another once one is resolved"
+            ),
+            retry_after_secs: 3600,
+        });
+    };
+    tx.commit().await?;
+    Ok(HttpResponse::Created().json(DisputeDto::try_from(filed)?))
+}
+
+/// The caller's disputes, oldest first, with their verdicts.
+#[utoipa::path(
+    tag = "disputes",
+    params(DisputeQuery),
+    responses(
+        (status = 200, description = "A page of the caller's disputes", body = DisputePage),
+        (status = 400, description = "`invalid_query`: bad cursor, limit not in 1..=100, unknown status", body = Problem, content_type = "application/problem+json"),
+        Authenticated,
+    )
+)]
+#[get("/me/disputes")]
+pub async fn my_disputes(
+    user: AuthUser,
+    pool: web::Data<PgPool>,
+    query: web::Query<DisputeQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let page = query
+        .into_inner()
+        .page(&pool, Some(user.account.id))
+        .await?;
+    Ok(HttpResponse::Ok().json(page))
+}
+
+/// Admin: every dispute, oldest first, by status.
+#[utoipa::path(
+    tag = "admin",
+    params(DisputeQuery),
+    responses(
+        (status = 200, description = "A page of disputes", body = DisputePage),
+        (status = 400, description = "`invalid_query`: bad cursor, limit not in 1..=100, unknown status", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "`forbidden`: administrators only", body = Problem, content_type = "application/problem+json"),
+        Authenticated,
+    )
+)]
+#[get("/admin/disputes")]
+pub async fn admin_disputes(
+    user: AuthUser,
+    pool: web::Data<PgPool>,
+    query: web::Query<DisputeQuery>,
+) -> Result<HttpResponse, ApiError> {
+    user.require_admin()?;
+    Ok(HttpResponse::Ok().json(query.into_inner().page(&pool, None).await?))
+}
+
+/// The `{id}` of a dispute (a malformed one names nothing: 404).
+fn dispute_id(raw: &str) -> Result<Uuid, ApiError> {
+    Uuid::parse_str(raw).map_err(|_| ApiError::NotFound("no such dispute".into()))
+}
+
+async fn dispute(pool: &PgPool, id: Uuid) -> Result<DisputeRow, ApiError> {
+    store::disputes::get(pool, id)
+        .await?
+        .ok_or_else(|| ApiError::NotFound("no such dispute".into()))
+}
+
+/// Admin: a dispute with its table's audit (run now, and recorded as an
+/// admin action) and the admin actions on its table.
+#[utoipa::path(
+    tag = "admin",
+    params(("id" = Uuid, Path, description = "The dispute")),
+    responses(
+        (status = 200, description = "The dispute, the audit and the admin actions", body = DisputeDetail),
+        (status = 403, description = "`forbidden`: administrators only", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "`not_found`: no such dispute", body = Problem, content_type = "application/problem+json"),
+        Authenticated,
+    )
+)]
+#[get("/admin/disputes/{id}")]
+pub async fn admin_dispute(
+    user: AuthUser,
+    pool: web::Data<PgPool>,
+    path: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    user.require_admin()?;
+    let d = dispute(&pool, dispute_id(&path)?).await?;
+    let log = history::load(&pool, d.table_id).await?;
+    let audit = web::block(move || history::audit(&log)).await?;
+    let (admin, table, id) = (user.account.id, Some(d.table_id), Some(d.id));
+    store::disputes::record(pool.get_ref(), admin, AdminAction::Audit, table, id).await?;
+    let actions = store::disputes::actions_on(pool.get_ref(), d.table_id, ACTIONS_SHOWN)
+        .await?
+        .into_iter()
+        .map(|a| AdminActionDto {
+            admin: a.admin,
+            action: a.action,
+            dispute_id: a.dispute_id,
+            at: a.at,
+        })
+        .collect();
+    Ok(HttpResponse::Ok().json(DisputeDetail {
+        dispute: d.try_into()?,
+        audit,
+        actions,
+    }))
+}
+
+/// Admin: resolve an open dispute with a verdict and a note. The game log is
+/// not touched; the resolution is recorded as an admin action.
+#[utoipa::path(
+    tag = "admin",
+    params(("id" = Uuid, Path, description = "The dispute")),
+    request_body = Resolution,
+    responses(
+        (status = 200, description = "Resolved", body = DisputeDto),
+        (status = 403, description = "`forbidden`: administrators only", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "`not_found`: no such dispute", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "`already_resolved`: a verdict is never changed", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "`invalid_dispute` (an empty or too long note) or `invalid_body` (a verdict but `upheld` or `rejected`)", body = Problem, content_type = "application/problem+json"),
+        JsonBody,
+        Authenticated,
+    )
+)]
+#[post("/admin/disputes/{id}/resolution")]
+pub async fn resolve_dispute(
+    user: AuthUser,
+    pool: web::Data<PgPool>,
+    path: web::Path<String>,
+    body: web::Json<Resolution>,
+) -> Result<HttpResponse, ApiError> {
+    user.require_admin()?;
+    let id = dispute_id(&path)?;
+    let Resolution { verdict, note } = body.into_inner();
+    text("note", &note)?;
+    let verdict = match verdict {
+        Verdict::Upheld => "upheld",
+        Verdict::Rejected => "rejected",
+    };
+    let d = dispute(&pool, id).await?;
+    let mut tx = pool.begin().await?;
+    if !store::disputes::resolve(&mut tx, id, user.account.id, verdict, &note).await? {
+        return Err(ApiError::Problem {
+            status: StatusCode::CONFLICT,
+            code: ProblemCode::AlreadyResolved,
+            detail: "this dispute has a verdict already".into(),
+        });
+    }
+    let (admin, table) = (user.account.id, Some(d.table_id));
+    store::disputes::record(
+        &mut *tx,
+        admin,
+        AdminAction::ResolveDispute,
+        table,
+        Some(id),
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(HttpResponse::Ok().json(DisputeDto::try_from(dispute(&pool, id).await?)?))
+}
