@@ -118,6 +118,11 @@ pub struct Settings {
     /// must act on by itself (a passed deadline, an away seat's move).
     #[arg(long, env = "HUIT_DUE_POLL_MS", default_value_t = 250)]
     pub due_poll_ms: u64,
+
+    /// Where `/metrics` (the Prometheus text format) is served, on a
+    /// listener of its own, e.g. `127.0.0.1:9100`; not served when unset.
+    #[arg(long, env = "HUIT_METRICS_BIND")]
+    pub metrics_bind: Option<String>,
 }
 
 impl Settings {
@@ -146,6 +151,7 @@ impl Settings {
             sse_keepalive_ms: 15_000,
             bot_delay_ms: 500,
             due_poll_ms: 250,
+            metrics_bind: None,
         }
     }
 

@@ -21,6 +21,7 @@ use sqlx::PgPool;
 
 use crate::chain;
 use crate::error::ApiError;
+use crate::metrics;
 use crate::store;
 use crate::store::tables::DueTable;
 use crate::table_service::TableService;
@@ -108,7 +109,18 @@ async fn fire(tables: &TableService, pool: &PgPool, due: &DueTable) {
         .act(due.id, &command, Some(due.version), None, |_, _, _| Ok(()))
         .await;
     match acted {
-        Ok(_) | Err(ApiError::VersionConflict { .. }) => {}
+        Ok(_) => {
+            let kind = match command {
+                TableCommand::TimeOut { .. } => "timeout",
+                _ => "server_move",
+            };
+            ::metrics::counter!(metrics::DEADLINES_FIRED, "kind" => kind).increment(1);
+            let late = (chrono::Utc::now() - due.due_at)
+                .to_std()
+                .unwrap_or_default();
+            ::metrics::histogram!(metrics::DEADLINE_LATENESS).record(late.as_secs_f64());
+        }
+        Err(ApiError::VersionConflict { .. }) => {}
         Err(ApiError::Problem { code, detail, .. }) => {
             tracing::warn!(table_id = %due.id, ?code, detail, "a due command was refused");
             let _ = store::tables::clear_due(pool, due.id, due.version).await;

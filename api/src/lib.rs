@@ -21,6 +21,7 @@ pub mod config;
 pub mod deadlines;
 pub mod error;
 pub mod history;
+pub mod metrics;
 pub mod openapi;
 pub mod password;
 pub mod rates;

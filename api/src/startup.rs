@@ -2,7 +2,7 @@
 
 use std::net::TcpListener;
 use std::str::FromStr;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use actix_cors::Cors;
 use actix_web::dev::{Server, Service};
@@ -26,7 +26,7 @@ use crate::table_service::TableService;
 use crate::telemetry::RequestSpan;
 use crate::throttle::{LoginLimits, LoginThrottle};
 use crate::watchers::{WatchLimits, Watchers};
-use crate::{deadlines, routes, MIGRATOR};
+use crate::{deadlines, metrics, routes, MIGRATOR};
 
 /// A pool that connects on first use; a request waits at most
 /// `HUIT_DB_ACQUIRE_TIMEOUT_SECS` for a connection, then gets 503.
@@ -77,6 +77,8 @@ pub struct Application {
     listener_task: tokio::task::JoinHandle<()>,
     revocations: tokio::task::JoinHandle<()>,
     deadlines: tokio::task::JoinHandle<()>,
+    /// `/metrics` on its own listener, when `HUIT_METRICS_BIND` is set.
+    metrics: Option<(u16, Server)>,
 }
 
 impl std::fmt::Debug for Application {
@@ -127,6 +129,16 @@ impl Application {
             pool.get_ref().clone(),
             Duration::from_millis(settings.due_poll_ms),
         );
+        let metrics = match &settings.metrics_bind {
+            Some(bind) => {
+                let listener = TcpListener::bind(bind)?;
+                let port = listener.local_addr()?.port();
+                let (pool, tables, watchers) =
+                    (pool.get_ref().clone(), tables.clone(), watchers.clone());
+                Some((port, metrics::serve(listener, pool, tables, watchers)?))
+            }
+            None => None,
+        };
         let cors_origins = cors_origins(&settings.cors_origins)?;
         let body_limit = settings.body_limit_bytes;
         let workers = settings.workers;
@@ -171,6 +183,7 @@ impl Application {
                 ))
                 .wrap_fn(|req, srv| {
                     let request_id = req.extensions().get::<RequestId>().copied();
+                    let (method, started) = (req.method().clone(), Instant::now());
                     let preflight = req.method() == Method::OPTIONS
                         && req
                             .headers()
@@ -185,7 +198,15 @@ impl Application {
                         } else {
                             res.map_into_left_body()
                         };
-                        tracing::info!(status = res.status().as_u16(), "answered");
+                        let status = res.status().as_u16();
+                        tracing::info!(status, "answered");
+                        let route = res.request().match_pattern();
+                        metrics::request(
+                            method.as_str(),
+                            route.as_deref(),
+                            status,
+                            started.elapsed(),
+                        );
                         if let Some(id) = request_id {
                             if let Ok(value) = HeaderValue::from_str(&id.to_string()) {
                                 res.headers_mut()
@@ -217,7 +238,13 @@ impl Application {
             listener_task,
             revocations,
             deadlines,
+            metrics,
         })
+    }
+
+    /// The port of `/metrics`, when served.
+    pub fn metrics_port(&self) -> Option<u16> {
+        self.metrics.as_ref().map(|(port, _)| *port)
     }
 
     pub fn port(&self) -> u16 {
@@ -231,7 +258,15 @@ impl Application {
 
     /// Serves until the server is stopped (SIGINT/SIGTERM: graceful).
     pub async fn run_until_stopped(self) -> std::io::Result<()> {
+        let metrics = self.metrics.map(|(_, server)| {
+            let handle = server.handle();
+            (handle, tokio::spawn(server))
+        });
         let result = self.server.await;
+        if let Some((handle, task)) = metrics {
+            handle.stop(true).await;
+            task.abort();
+        }
         self.listener_task.abort();
         self.revocations.abort();
         self.deadlines.abort();

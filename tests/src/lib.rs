@@ -27,6 +27,8 @@ pub struct TestApp {
     pub pool: PgPool,
     pub database: String,
     pub hub: api::commit::notify::CommitHub,
+    /// `http://127.0.0.1:<port>/metrics`, when the settings served it.
+    pub metrics: Option<String>,
 }
 
 /// The cluster URL from `DATABASE_URL`.
@@ -93,6 +95,9 @@ async fn start(settings: Settings, app_pool: PgPool, pool: PgPool, database: Str
         .expect("the app builds");
     let address = format!("http://127.0.0.1:{}", app.port());
     let hub = app.hub();
+    let metrics = app
+        .metrics_port()
+        .map(|port| format!("http://127.0.0.1:{port}/metrics"));
     tokio::spawn(app.run_until_stopped());
     let client = Client::new(http_client(Duration::from_secs(30)));
     TestApp {
@@ -101,6 +106,7 @@ async fn start(settings: Settings, app_pool: PgPool, pool: PgPool, database: Str
         pool,
         database,
         hub,
+        metrics,
     }
 }
 

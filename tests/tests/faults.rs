@@ -305,6 +305,7 @@ fn app_of(server: &Server, pool: &PgPool) -> TestApp {
         pool: pool.clone(),
         database: String::new(),
         hub: api::commit::notify::CommitHub::new(),
+        metrics: None,
     }
 }
 

@@ -212,6 +212,19 @@ pub struct DueTable {
     pub due_at: DateTime<Utc>,
 }
 
+/// Tables the server must act on by itself (a deadline, a seat it plays):
+/// how many in all, and how many of them are due now.
+#[tracing::instrument(skip(executor))]
+pub async fn count_due(executor: impl PgExecutor<'_>) -> Result<(i64, i64), sqlx::Error> {
+    let row = sqlx::query!(
+        r#"SELECT count(*) AS "pending!", count(*) FILTER (WHERE due_at <= now()) AS "due!"
+           FROM game_tables WHERE due_at IS NOT NULL"#
+    )
+    .fetch_one(executor)
+    .await?;
+    Ok((row.pending, row.due))
+}
+
 /// At most `limit` tables whose `due_at` has passed, the most overdue first.
 #[tracing::instrument(skip(executor))]
 pub async fn due(executor: impl PgExecutor<'_>, limit: i64) -> Result<Vec<DueTable>, sqlx::Error> {

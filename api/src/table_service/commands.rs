@@ -16,6 +16,7 @@ use super::{
 };
 use crate::chain::GENESIS_PREV_HASH;
 use crate::error::ApiError;
+use crate::metrics;
 use crate::rates::Rates;
 use crate::store;
 use crate::store::events::{Chained, Due, StoredEvent};
@@ -206,7 +207,11 @@ impl TableService {
                     let mut table = entry.loaded.table.clone();
                     let command = command.clone();
                     let searched = tokio::task::spawn_blocking(move || {
+                        let reason = table.automatic().map_or("none", |(_, r)| r.as_str());
+                        let started = std::time::Instant::now();
                         let decided = table.execute(&command, &mut rand::thread_rng());
+                        ::metrics::histogram!(metrics::BOT_DECISION, "reason" => reason)
+                            .record(started.elapsed().as_secs_f64());
                         (table, decided)
                     })
                     .await;
@@ -290,6 +295,7 @@ impl TableService {
             .await;
             return match result {
                 Ok(answer) => {
+                    count_appended(command, events.len());
                     for (s, e) in stored.iter().cloned().zip(events) {
                         entry.push(s, e);
                     }
@@ -311,6 +317,17 @@ impl TableService {
             };
         }
     }
+}
+
+/// Counts a command's appended events, and its move, by who made it.
+fn count_appended(command: &TableCommand, events: usize) {
+    ::metrics::counter!(metrics::EVENTS).increment(events as u64);
+    let by = match command {
+        TableCommand::Move { .. } => "player",
+        TableCommand::TimeOut { .. } | TableCommand::PlayFor { .. } => "server",
+        _ => return,
+    };
+    ::metrics::counter!(metrics::MOVES, "by" => by).increment(1);
 }
 
 /// Who must act on a table and whether the server plays for them: what, when

@@ -194,6 +194,11 @@ pub fn redact_parsed(e: &StoredEvent, event: &TableEvent, viewer: Option<usize>)
 }
 
 impl TableService {
+    /// Tables cached in this process now.
+    pub fn cached(&self) -> usize {
+        self.cache.lock().unwrap_or_else(|p| p.into_inner()).len()
+    }
+
     /// The service of a process whose commits `hub` hears (with a hub
     /// without a listener, [`CommitHub::new`], every use reads the log).
     pub fn new(pool: PgPool, hub: CommitHub) -> Self {

@@ -80,6 +80,17 @@ pub enum BotReason {
     Resigned,
 }
 
+impl BotReason {
+    /// Its name in events.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Bot => "bot",
+            Self::Away => "away",
+            Self::Resigned => "resigned",
+        }
+    }
+}
+
 /// What the table knows of one seat's player during a game.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Presence {

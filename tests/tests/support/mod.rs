@@ -180,5 +180,6 @@ pub async fn spawn_second_process(app: &TestApp) -> TestApp {
         pool: app.pool.clone(),
         database: app.database.clone(),
         hub,
+        metrics: None,
     }
 }

@@ -1,0 +1,119 @@
+//! Metrics in the Prometheus text format, served at `/metrics` on their own
+//! listener (`HUIT_METRICS_BIND`, off by default) with the `metrics` facade
+//! and its Prometheus exporter. Counters and histograms are recorded where
+//! things happen (a no-op while no recorder is installed); gauges that are
+//! a count of something held elsewhere are read when scraped. The README's
+//! "Metrics" table lists them all.
+
+use std::net::TcpListener;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use actix_web::dev::Server;
+use actix_web::{web, App, HttpResponse, HttpServer};
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
+use sqlx::PgPool;
+
+use crate::table_service::TableService;
+use crate::watchers::Watchers;
+
+/// Request and decision latencies, and deadline lateness, in seconds.
+const SECONDS: &[f64] = &[
+    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0,
+];
+/// Moves per log-writer statement.
+const BATCH: &[f64] = &[1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0];
+
+static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
+
+/// The recorder of this process, installed on first use (once per process:
+/// several servers in one test process share it).
+fn handle() -> &'static PrometheusHandle {
+    HANDLE.get_or_init(|| {
+        let builder = PrometheusBuilder::new()
+            .set_buckets_for_metric(Matcher::Suffix("_seconds".into()), SECONDS)
+            .and_then(|b| b.set_buckets_for_metric(Matcher::Full(BATCH_SIZE.into()), BATCH))
+            .expect("the buckets are not empty");
+        builder
+            .install_recorder()
+            .expect("no other metrics recorder is installed")
+    })
+}
+
+pub const HTTP_REQUESTS: &str = "huit_http_requests_total";
+pub const HTTP_DURATION: &str = "huit_http_request_duration_seconds";
+pub const MOVES: &str = "huit_moves_total";
+pub const EVENTS: &str = "huit_events_appended_total";
+pub const BATCH_SIZE: &str = "huit_log_writer_batch_size";
+pub const DEADLINES_FIRED: &str = "huit_deadlines_fired_total";
+pub const DEADLINE_LATENESS: &str = "huit_deadline_lateness_seconds";
+pub const BOT_DECISION: &str = "huit_bot_decision_seconds";
+
+/// A request answered: `route` is its template (`/v1/tables/{id}/view`),
+/// so that the label's values are bounded.
+pub fn request(method: &str, route: Option<&str>, status: u16, elapsed: Duration) {
+    let route = route.unwrap_or("unmatched").to_owned();
+    let labels = [("method", method.to_owned()), ("route", route)];
+    metrics::histogram!(HTTP_DURATION, &labels).record(elapsed.as_secs_f64());
+    let [method, route] = labels;
+    metrics::counter!(
+        HTTP_REQUESTS,
+        &[method, route, ("status", status.to_string())]
+    )
+    .increment(1);
+}
+
+/// What the scrape reads from the process and the database.
+#[derive(Clone, Debug)]
+struct Sources {
+    pool: PgPool,
+    tables: web::Data<TableService>,
+    watchers: web::Data<Watchers>,
+}
+
+/// Serves `/metrics` on `listener` (one worker: a scrape is rare and cheap).
+pub fn serve(
+    listener: TcpListener,
+    pool: PgPool,
+    tables: web::Data<TableService>,
+    watchers: web::Data<Watchers>,
+) -> std::io::Result<Server> {
+    handle();
+    let sources = web::Data::new(Sources {
+        pool,
+        tables,
+        watchers,
+    });
+    Ok(HttpServer::new(move || {
+        App::new()
+            .app_data(sources.clone())
+            .route("/metrics", web::get().to(scrape))
+    })
+    .workers(1)
+    .listen(listener)?
+    .shutdown_timeout(1)
+    .run())
+}
+
+async fn scrape(sources: web::Data<Sources>) -> HttpResponse {
+    let pool = &sources.pool;
+    metrics::gauge!("huit_tables_cached").set(sources.tables.cached() as f64);
+    metrics::gauge!("huit_watches_open").set(sources.watchers.open_now() as f64);
+    let (size, idle) = (pool.size(), pool.num_idle() as u32);
+    metrics::gauge!("huit_db_connections", "state" => "idle").set(f64::from(idle));
+    metrics::gauge!("huit_db_connections", "state" => "in_use")
+        .set(f64::from(size.saturating_sub(idle)));
+    metrics::gauge!("huit_db_connections_max").set(f64::from(pool.options().get_max_connections()));
+    match crate::store::tables::count_due(pool).await {
+        Ok((pending, due)) => {
+            metrics::gauge!("huit_deadlines_pending").set(pending as f64);
+            metrics::gauge!("huit_deadlines_due").set(due as f64);
+        }
+        Err(e) => tracing::warn!(error = %e, "metrics: the deadlines could not be counted"),
+    }
+    let handle = handle();
+    handle.run_upkeep();
+    HttpResponse::Ok()
+        .content_type("text/plain; version=0.0.4; charset=utf-8")
+        .body(handle.render())
+}

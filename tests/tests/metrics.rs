@@ -1,0 +1,172 @@
+//! `/metrics` (docs/API.md "Disputes, the admin console, metrics"; the
+//! README's table): requests, moves and the rest grow with what the server
+//! does, in the Prometheus text format, on a listener of their own.
+
+mod support;
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use e2e::{eventually, spawn_app_with, TestApp};
+use serde_json::json;
+use support::{get, play, started_table, view};
+
+/// A metric's samples: the labels (sorted `k="v"` pairs) of each, and its
+/// value.
+type Samples = BTreeMap<String, BTreeMap<String, f64>>;
+
+/// Scrapes `/metrics` and reads its samples.
+async fn scrape(app: &TestApp) -> Samples {
+    let url = app.metrics.as_deref().expect("metrics are served");
+    let res = reqwest::get(url).await.expect("scraped");
+    assert_eq!(res.status(), 200);
+    let kind = res.headers()["content-type"].to_str().unwrap().to_owned();
+    assert!(kind.starts_with("text/plain; version=0.0.4"), "{kind}");
+    let text = res.text().await.unwrap();
+    let mut samples = Samples::new();
+    for line in text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+    {
+        let (series, value) = line.rsplit_once(' ').expect("a sample line");
+        let (name, labels) = match series.split_once('{') {
+            Some((name, labels)) => {
+                let mut labels: Vec<&str> = labels.trim_end_matches('}').split(',').collect();
+                labels.sort();
+                (name, labels.join(","))
+            }
+            None => (series, String::new()),
+        };
+        samples
+            .entry(name.to_owned())
+            .or_default()
+            .insert(labels, value.parse().expect("a number"));
+    }
+    samples
+}
+
+/// The sum of `name`'s samples whose labels include every one of `with`.
+fn sum(samples: &Samples, name: &str, with: &[&str]) -> f64 {
+    samples.get(name).map_or(0.0, |series| {
+        series
+            .iter()
+            .filter(|(labels, _)| with.iter().all(|w| labels.split(',').any(|l| l == *w)))
+            .map(|(_, v)| v)
+            .sum()
+    })
+}
+
+#[tokio::test]
+async fn requests_moves_and_the_rest_make_their_metrics_grow() {
+    let app = spawn_app_with(|s| s.metrics_bind = Some("127.0.0.1:0".into())).await;
+    let (id, tokens) = started_table(&app, "classique", json!({}), 2).await;
+    let before = scrape(&app).await;
+    let moves_route = r#"route="/v1/tables/{id}/moves""#;
+    let mut moved = 0.0;
+    for _ in 0..6 {
+        let v = view(&app, &tokens[0], &id).await;
+        let seat = v["current_seat"].as_u64().unwrap() as usize;
+        let mv = view(&app, &tokens[seat], &id).await["legal_moves"][0].clone();
+        let res = play(&app, &tokens[seat], &id, &mv, None).await;
+        assert_eq!(res.status(), 200);
+        moved += 1.0;
+    }
+    // A long poll open while scraping.
+    let poll = {
+        let url = app.url(&format!("/v1/tables/{id}/events?after=100000&wait=3"));
+        let token = tokens[0].clone();
+        tokio::spawn(async move {
+            reqwest::Client::new()
+                .get(url)
+                .bearer_auth(token)
+                .send()
+                .await
+        })
+    };
+    let after = eventually(Duration::from_secs(5), || async {
+        let after = scrape(&app).await;
+        (sum(&after, "huit_watches_open", &[]) >= 1.0).then_some(after)
+    })
+    .await
+    .expect("the long poll is counted");
+    let grew = |name: &str, with: &[&str]| sum(&after, name, with) - sum(&before, name, with);
+
+    let ok_moves = [moves_route, r#"method="POST""#, r#"status="200""#];
+    assert_eq!(grew("huit_http_requests_total", &ok_moves), moved);
+    let timed = [moves_route, r#"method="POST""#];
+    assert_eq!(
+        grew("huit_http_request_duration_seconds_count", &timed),
+        moved
+    );
+    assert!(grew("huit_http_request_duration_seconds_sum", &timed) > 0.0);
+    assert_eq!(grew("huit_moves_total", &[r#"by="player""#]), moved);
+    assert!(grew("huit_events_appended_total", &[]) >= moved);
+    assert!(grew("huit_log_writer_batch_size_count", &[]) >= 1.0);
+    // A route that is not one is counted under one label, not its path.
+    get(&app, &tokens[0], "/v1/no/such/thing").await;
+    let later = scrape(&app).await;
+    assert!(
+        sum(
+            &later,
+            "huit_http_requests_total",
+            &[r#"route="unmatched""#]
+        ) >= 1.0
+    );
+    assert!(!later["huit_http_requests_total"]
+        .keys()
+        .any(|labels| labels.contains("/v1/no/such")));
+    // What is read when scraped.
+    assert!(sum(&after, "huit_tables_cached", &[]) >= 1.0);
+    assert!(sum(&after, "huit_db_connections", &[r#"state="in_use""#]) >= 0.0);
+    assert_eq!(sum(&after, "huit_db_connections_max", &[]), 5.0);
+    assert!(after.contains_key("huit_deadlines_pending"));
+    poll.await.unwrap().unwrap();
+}
+
+#[tokio::test]
+async fn the_server_moves_and_deadlines_are_measured() {
+    let app = spawn_app_with(|s| {
+        s.metrics_bind = Some("127.0.0.1:0".into());
+        s.bot_delay_ms = 0;
+        s.due_poll_ms = 20;
+    })
+    .await;
+    let me = app.player_token("metered").await;
+    let body = json!({
+        "ruleset": "classique", "seats": 2, "options": {"rounds": 1},
+        "bots": [{"level": "strong"}]
+    });
+    let table = support::json_of(support::post(&app, &me, "/v1/tables", &body).await, 201).await;
+    let id = table["id"].as_str().unwrap().to_owned();
+    support::json_of(
+        support::post_empty(&app, &me, &format!("/v1/tables/{id}/start")).await,
+        200,
+    )
+    .await;
+    let tokens = [me.clone()];
+    let samples = eventually(Duration::from_secs(60), || async {
+        let v = view(&app, &me, &id).await;
+        if v["current_seat"] == 0 {
+            let mv = v["legal_moves"][0].clone();
+            play(&app, &tokens[0], &id, &mv, None).await;
+        }
+        let samples = scrape(&app).await;
+        (sum(
+            &samples,
+            "huit_bot_decision_seconds_count",
+            &[r#"reason="bot""#],
+        ) >= 2.0)
+            .then_some(samples)
+    })
+    .await
+    .expect("the bot moved twice");
+    assert!(sum(&samples, "huit_moves_total", &[r#"by="server""#]) >= 2.0);
+    assert!(
+        sum(
+            &samples,
+            "huit_deadlines_fired_total",
+            &[r#"kind="server_move""#]
+        ) >= 2.0
+    );
+    assert!(sum(&samples, "huit_deadline_lateness_seconds_count", &[]) >= 2.0);
+}
