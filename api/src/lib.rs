@@ -18,6 +18,7 @@ pub mod auth;
 pub mod chain;
 pub mod commit;
 pub mod config;
+pub mod console;
 pub mod deadlines;
 pub mod error;
 pub mod history;

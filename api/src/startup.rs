@@ -26,7 +26,7 @@ use crate::table_service::TableService;
 use crate::telemetry::RequestSpan;
 use crate::throttle::{LoginLimits, LoginThrottle};
 use crate::watchers::{WatchLimits, Watchers};
-use crate::{deadlines, metrics, routes, MIGRATOR};
+use crate::{console, deadlines, metrics, routes, MIGRATOR};
 
 /// A pool that connects on first use; a request waits at most
 /// `HUIT_DB_ACQUIRE_TIMEOUT_SECS` for a connection, then gets 503.
@@ -172,6 +172,7 @@ impl Application {
             openapi::finish(&mut doc);
             app.app_data(web::Data::new(doc))
                 .route("/openapi.json", web::get().to(openapi_json))
+                .configure(console::configure)
                 // Swagger UI, its files compiled into the binary (nothing
                 // fetched from elsewhere), reading the document above.
                 .route("/docs", web::get().to(docs_redirect))

@@ -356,3 +356,48 @@ async fn what_admins_read_is_recorded_and_the_record_is_append_only() {
         assert!(refused.is_err(), "{change} is refused");
     }
 }
+
+#[tokio::test]
+async fn the_console_and_the_replay_pages_are_served_from_the_binary_without_a_token() {
+    let app = spawn_app().await;
+    let client = reqwest::Client::new();
+    for (path, kind, holds) in [
+        ("/admin", "text/html", "/admin/console.js"),
+        ("/admin/", "text/html", "/admin/console.js"),
+        ("/admin/console.js", "text/javascript", "function route()"),
+        ("/admin/console.css", "text/css", ".card"),
+        (
+            "/replay/6f1c2a5e-2b7d-4c1e-9a53-0d4f8b2e7c11/1",
+            "text/html",
+            "/admin/console.js",
+        ),
+    ] {
+        let res = client.get(app.url(path)).send().await.unwrap();
+        assert_eq!(res.status(), 200, "{path}");
+        let headers = res.headers().clone();
+        assert!(
+            headers["content-type"].to_str().unwrap().starts_with(kind),
+            "{path}"
+        );
+        let policy = headers["content-security-policy"].to_str().unwrap();
+        assert!(policy.contains("script-src 'self'"), "{path}: {policy}");
+        assert!(
+            policy.contains("frame-ancestors 'none'"),
+            "{path}: {policy}"
+        );
+        assert_eq!(headers["x-content-type-options"], "nosniff");
+        assert!(res.text().await.unwrap().contains(holds), "{path}");
+    }
+    // Only GET; the pages are not part of the API document.
+    let res = client.post(app.url("/admin")).send().await.unwrap();
+    assert_eq!(res.status(), 405);
+    let doc: Value = client
+        .get(app.url("/openapi.json"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(doc["paths"].get("/admin").is_none());
+}

@@ -1,0 +1,450 @@
+// The Huit console: the disputes queue, a table's rounds, audit and log,
+// and a replay of any round drawn as a card table. It reads only the public
+// HTTP API (docs/API.md), with the token of the account that logs in here.
+// Plain ES module, no build step, no library.
+//
+// Routes (the hash of /admin): #/disputes[?status=open|resolved],
+// #/disputes/<id>, #/tables/<id>, #/tables/<id>/rounds/<n>[?step=K].
+// Players open /replay/<table>/<round> (the same replay, read-only, no
+// audit); an app may pass its token as #token=<token>.
+
+const app = document.getElementById("app");
+const nav = document.getElementById("nav");
+const who = document.getElementById("who");
+
+// ----- the API -----
+
+let token = sessionStorage.getItem("huit.token");
+let me = null;
+
+class Problem extends Error {
+  constructor(status, body) {
+    super(body?.detail || `HTTP ${status}`);
+    this.status = status;
+    this.code = body?.code;
+  }
+}
+
+async function call(method, path, body) {
+  const headers = { Accept: "application/json" };
+  if (token) headers.Authorization = `Bearer ${token}`;
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  const res = await fetch(`/v1${path}`, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  if (res.status === 401 && path !== "/sessions") {
+    logOut();
+    throw new Problem(401, { detail: "Your session has ended: log in again." });
+  }
+  const text = await res.text();
+  const type = res.headers.get("content-type") || "";
+  if (!res.ok) {
+    throw new Problem(res.status, type.includes("json") ? JSON.parse(text) : { detail: text });
+  }
+  if (type.includes("ndjson")) return text.split("\n").filter(Boolean).map((l) => JSON.parse(l));
+  return type.includes("json") ? JSON.parse(text) : text;
+}
+const get = (path) => call("GET", path);
+const post = (path, body) => call("POST", path, body);
+
+function logOut() {
+  token = null;
+  me = null;
+  sessionStorage.removeItem("huit.token");
+}
+
+// ----- building the page -----
+
+function h(tag, attrs = {}, ...children) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k === "class") el.className = v;
+    else if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
+    else el.setAttribute(k, v === true ? "" : v);
+  }
+  for (const c of children.flat(Infinity)) {
+    if (c === undefined || c === null || c === false) continue;
+    el.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return el;
+}
+
+function show(...nodes) {
+  app.replaceChildren(...nodes.filter((n) => n !== null && n !== undefined));
+}
+
+function failure(e) {
+  return h("p", { class: "error", role: "alert" }, e.message);
+}
+
+const when = (at) => (at ? new Date(at).toLocaleString() : "");
+
+// ----- cards -----
+
+const SUITS = { H: ["♥", true], D: ["♦", true], C: ["♣", false], S: ["♠", false] };
+const SUIT_NAMES = { H: "hearts", D: "diamonds", C: "clubs", S: "spades" };
+
+/** A card code (docs/API.md "Cards and moves") drawn as a card. */
+function card(code, big = false) {
+  const size = big ? " big" : "";
+  if (code === "JK") {
+    return h("span", { class: `card joker${size}`, "data-card": code, title: "joker" },
+      h("span", { class: "rank" }, "JOKER"), h("span", { class: "suit" }, "🃏"));
+  }
+  if (code === "STAR") {
+    return h("span", { class: `card star${size}`, "data-card": code, title: "star" },
+      h("span", { class: "rank" }, "STAR"), h("span", { class: "suit" }, "★"));
+  }
+  if (code === "BANG") {
+    return h("span", { class: `card bang${size}`, "data-card": code, title: "pétard" },
+      h("span", { class: "rank" }, "PÉTARD"), h("span", { class: "suit" }, "💥"));
+  }
+  if (/^[A-Z]$/.test(code)) {
+    return h("span", { class: `card letter${size}`, "data-card": code, title: `letter ${code}` },
+      h("span", { class: "rank" }, code));
+  }
+  const rank = code.slice(0, -1);
+  const [symbol, red] = SUITS[code.slice(-1)] || ["?", false];
+  return h("span", { class: `card${red ? " red" : ""}${size}`, "data-card": code, title: code },
+    h("span", { class: "rank" }, rank), h("span", { class: "suit" }, symbol));
+}
+
+// ----- logging in -----
+
+async function whoAmI() {
+  if (!token) return null;
+  if (!me) me = await get("/me");
+  return me;
+}
+
+function loginForm(why) {
+  const error = h("p", { class: "error", role: "alert" }, why || "");
+  const form = h("form", { class: "panel inline", id: "login" },
+    h("label", {}, "Username", h("input", { name: "username", autocomplete: "username", required: true })),
+    h("label", {}, "Password", h("input", { name: "password", type: "password", autocomplete: "current-password", required: true })),
+    h("button", { type: "submit" }, "Log in"));
+  form.addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    const data = new FormData(form);
+    try {
+      const session = await post("/sessions", {
+        username: data.get("username"),
+        password: data.get("password"),
+      });
+      token = session.token;
+      me = session.account;
+      sessionStorage.setItem("huit.token", token);
+      route();
+    } catch (e) {
+      error.textContent = e.message;
+    }
+  });
+  show(h("h1", {}, "Log in"), form, error);
+}
+
+function header() {
+  nav.replaceChildren();
+  who.replaceChildren();
+  if (!me) return;
+  if (me.role === "admin") {
+    nav.append(h("a", { href: "/admin#/disputes" }, "Disputes"));
+  }
+  who.append(`${me.username} (${me.role}) `,
+    h("a", { href: "#", onclick: (ev) => { ev.preventDefault(); call("DELETE", "/sessions/current").catch(() => {}); logOut(); route(); } }, "log out"));
+}
+
+// ----- the disputes queue -----
+
+async function disputesPage(params) {
+  const status = params.get("status") ?? "open";
+  const after = params.get("after");
+  const query = new URLSearchParams({ limit: "50" });
+  if (status) query.set("status", status);
+  if (after) query.set("after", after);
+  const page = await get(`/admin/disputes?${query}`);
+  const tab = (s, label) => h("a", { href: `#/disputes?status=${s}`, class: s === status ? "on" : "" }, label);
+  const rows = page.disputes.map((d) => h("tr", { "data-dispute": d.id },
+    h("td", {}, when(d.created_at)),
+    h("td", {}, h("a", { href: `#/disputes/${d.id}` }, d.reason)),
+    h("td", {}, d.round === null ? "the game" : `round ${d.round}`),
+    h("td", {}, d.filed_by),
+    h("td", {}, h("a", { href: `#/tables/${d.table_id}` }, d.table_id.slice(0, 8))),
+    h("td", {}, h("span", { class: `badge ${d.status}` }, d.verdict ? `${d.status}: ${d.verdict}` : d.status))));
+  const more = page.next
+    ? h("p", {}, h("a", { href: `#/disputes?status=${status}&after=${page.next}` }, "Next page →"))
+    : null;
+  show(h("h1", {}, "Disputes"),
+    h("div", { class: "tabs" }, tab("open", "Open"), tab("resolved", "Resolved"), tab("", "All")),
+    rows.length
+      ? h("div", { class: "scroll" }, h("table", { class: "list", id: "disputes" },
+        h("thead", {}, h("tr", {}, ["Filed", "Reason", "About", "By", "Table", "Status"].map((t) => h("th", {}, t)))),
+        h("tbody", {}, rows)))
+      : h("p", { class: "muted" }, "No dispute here."),
+    more);
+}
+
+// ----- a dispute -----
+
+async function disputePage(id) {
+  const d = await get(`/admin/disputes/${id}`);
+  const facts = h("div", { class: "panel" },
+    h("p", {}, h("b", {}, d.filed_by), ` disputes ${d.round === null ? "the game" : `round ${d.round}`} of table `,
+      h("a", { href: `#/tables/${d.table_id}` }, d.table_id), `, ${when(d.created_at)}:`),
+    h("blockquote", { id: "reason" }, d.reason),
+    h("p", {}, "Status: ", h("span", { class: `badge ${d.status}`, id: "dispute-status" }, d.status),
+      d.verdict ? ` — ${d.verdict} by ${d.resolved_by}, ${when(d.resolved_at)}: ` : "",
+      d.note ? h("q", {}, d.note) : ""));
+  let resolve = null;
+  if (d.status === "open") {
+    const error = h("span", { class: "error" });
+    resolve = h("form", { class: "panel inline", id: "resolve" },
+      h("label", {}, "Verdict", h("select", { name: "verdict" },
+        h("option", { value: "rejected" }, "rejected: the score stands"),
+        h("option", { value: "upheld" }, "upheld: the player is right"))),
+      h("label", {}, "Note (shown to the player)", h("textarea", { name: "note", required: true, maxlength: "2000" })),
+      h("button", { type: "submit" }, "Resolve"), error);
+    resolve.addEventListener("submit", async (ev) => {
+      ev.preventDefault();
+      const data = new FormData(resolve);
+      try {
+        await post(`/admin/disputes/${id}/resolution`, { verdict: data.get("verdict"), note: data.get("note") });
+        route();
+      } catch (e) {
+        error.textContent = e.message;
+      }
+    });
+  }
+  const actions = h("div", { class: "scroll" }, h("table", { class: "list", id: "actions" },
+    h("thead", {}, h("tr", {}, ["When", "Admin", "Action"].map((t) => h("th", {}, t)))),
+    h("tbody", {}, d.actions.map((a) => h("tr", {},
+      h("td", {}, when(a.at)), h("td", {}, a.admin),
+      h("td", {}, a.action.replaceAll("_", " "), a.dispute_id === id ? " (this dispute)" : ""))))));
+  const table = await tableSection(d.table_id, d.audit);
+  show(h("h1", {}, "Dispute"), facts, resolve,
+    h("h2", {}, "Admin actions on this table"), actions, table);
+}
+
+// ----- a table -----
+
+async function tablePage(id) {
+  const audit = await get(`/admin/tables/${id}/audit`);
+  show(h("h1", {}, `Table ${id}`), await tableSection(id, audit));
+}
+
+function auditVerdict(audit) {
+  const ok = audit.ok;
+  let text;
+  if (ok) text = `Audit: OK — the hash chain is valid and every round's points recompute (${audit.events} events).`;
+  else if (audit.first_bad_seq !== null) text = `Audit: FAILED — the first bad event is seq ${audit.first_bad_seq}.`;
+  else text = "Audit: FAILED — see the problems below.";
+  return h("div", { class: `verdict ${ok ? "ok" : "bad"}`, id: "audit-verdict", "data-ok": String(ok), "data-first-bad-seq": audit.first_bad_seq ?? "" }, text);
+}
+
+function describe(e) {
+  const data = { ...e.data };
+  delete data.salt;
+  return JSON.stringify(data);
+}
+
+/** The seqs of what the server did for a seat: each `turn_timed_out` or
+ * `bot_moved`, and the events up to the move that follows it. */
+function automatic(events) {
+  const moves = ["card_played", "cards_drawn", "turn_passed", "challenged"];
+  const auto = new Set();
+  let marking = false;
+  for (const e of events) {
+    if (e.type === "bot_moved" || e.type === "turn_timed_out") {
+      auto.add(e.seq);
+      marking = true;
+    } else if (marking) {
+      auto.add(e.seq);
+      marking = !moves.includes(e.type);
+    }
+  }
+  return auto;
+}
+
+function eventRow(e, { bad, auto, current, onclick }) {
+  return h("div", {
+    class: `event${bad ? " bad" : ""}${auto ? " auto" : ""}${current ? " current" : ""}${onclick ? " step" : ""}`,
+    "data-seq": e.seq, onclick,
+  }, h("span", {}, e.seq), h("span", { class: "type" }, e.type), h("span", { class: "data" }, describe(e)));
+}
+
+async function tableSection(id, audit) {
+  const [summary, rounds, log] = await Promise.all([
+    get(`/tables/${id}`), get(`/tables/${id}/rounds`), get(`/tables/${id}/log`),
+  ]);
+  const names = Object.fromEntries(summary.players.map((p) => [p.seat, p.username]));
+  const seats = summary.players.map((p) => p.seat);
+  const players = h("p", {}, `${summary.ruleset}, ${summary.status}. Players: `,
+    summary.players.map((p, i) => [i ? ", " : "", h("b", {}, p.username), ` (seat ${p.seat}${p.bot ? `, bot ${p.bot}` : ""})`]));
+  const roundRows = rounds.rounds.map((r) => h("tr", {},
+    h("td", {}, h("a", { href: `#/tables/${id}/rounds/${r.round}` }, `Round ${r.round}`)),
+    seats.map((s) => h("td", {}, `${r.points[s] ?? 0} (${r.totals[s] ?? 0})`))));
+  const last = log.filter((e) => e.type === "round_started").length;
+  const running = last > rounds.rounds.length
+    ? h("p", {}, h("a", { href: `#/tables/${id}/rounds/${last}` }, `Round ${last} (running)`))
+    : null;
+  const bad = audit.first_bad_seq;
+  const problems = audit.problems.length
+    ? h("ul", {}, audit.problems.map((p) => h("li", {}, `seq ${p.seq}: ${p.reason}`)))
+    : null;
+  const auto = automatic(log);
+  const events = h("div", { class: "events", id: "events" },
+    log.map((e) => eventRow(e, { bad: e.seq === bad, auto: auto.has(e.seq) })));
+  // Once drawn, the list (not the page) scrolls to the first bad event.
+  requestAnimationFrame(() => {
+    const first = events.querySelector(".event.bad");
+    if (first) events.scrollTop = first.offsetTop - events.clientHeight / 2;
+  });
+  return h("section", { id: "table", "data-table": id },
+    h("h2", {}, "Table"), players,
+    auditVerdict(audit), problems,
+    h("h2", {}, "Rounds: points (totals)"),
+    h("div", { class: "scroll" }, h("table", { class: "list", id: "rounds" },
+      h("thead", {}, h("tr", {}, h("th", {}, ""), seats.map((s) => h("th", {}, names[s])))),
+      h("tbody", {}, roundRows))),
+    running,
+    h("h2", {}, "Event log"), events);
+}
+
+// ----- a replay -----
+
+const replays = new Map();
+
+async function replayAt(id, n, step) {
+  const key = `${id}/${n}/${step}`;
+  if (!replays.has(key)) {
+    const q = step === null ? "" : `?step=${step}`;
+    replays.set(key, await get(`/tables/${id}/rounds/${n}/replay${q}`));
+  }
+  return replays.get(key);
+}
+
+function pending(p) {
+  switch (p.kind) {
+    case "none": return "none";
+    case "attack": return `attack: draw ${p.draw}${p.count ? ` (${p.count} cards)` : ""}, seat ${p.seat}`;
+    case "draw": return `draw ${p.draw}, seat ${p.seat}`;
+    case "must_replay": return `play again or draw ${p.draw}, seat ${p.seat}`;
+    case "may_replay": return `may play again, seat ${p.seat}`;
+    case "drawn": return `may play the drawn card, seat ${p.seat}`;
+    default: return p.kind;
+  }
+}
+
+async function replayPage(id, n, wanted, { player = false } = {}) {
+  const summary = await get(`/tables/${id}`);
+  const names = Object.fromEntries(summary.players.map((p) => [p.seat, p.username]));
+  let r = await replayAt(id, n, wanted);
+  const board = h("div", { class: "felt", id: "replay" });
+  const list = h("div", { class: "events", id: "round-events" });
+  const auto = automatic(r.events);
+
+  async function go(step) {
+    if (step < 0 || step > r.last_step) return;
+    r = await replayAt(id, n, step);
+    draw();
+    const hash = player ? `#step=${step}` : `#/tables/${id}/rounds/${n}?step=${step}`;
+    history.replaceState(null, "", hash);
+  }
+
+  function draw() {
+    const s = r.state;
+    const controls = h("div", { class: "controls" },
+      h("button", { id: "first", title: "first step (Home)", onclick: () => go(0), disabled: r.step === 0 }, "«"),
+      h("button", { id: "back", title: "step back (←)", onclick: () => go(r.step - 1), disabled: r.step === 0 }, "◀"),
+      h("button", { id: "forward", title: "step forward (→)", onclick: () => go(r.step + 1), disabled: r.step === r.last_step }, "▶"),
+      h("button", { id: "last", title: "last step (End)", onclick: () => go(r.last_step), disabled: r.step === r.last_step }, "»"),
+      h("span", { class: "stepno", id: "step" }, `step ${r.step} / ${r.last_step}`));
+    const active = s.active_suit ? `${SUITS[s.active_suit][0]} ${SUIT_NAMES[s.active_suit]}`
+      : s.active_letter ? `letter ${s.active_letter}` : s.active_rank ? `rank ${s.active_rank}` : "—";
+    const centre = h("div", { class: "centre" },
+      h("div", { class: "fact" }, "Pile", h("span", { id: "top-card" }, card(s.top_card, true))),
+      h("div", { class: "fact" }, "Active", h("b", { id: "active" }, active)),
+      h("div", { class: "fact" }, "Stock", h("b", { id: "stock" }, `${s.stock.length} cards`)),
+      h("div", { class: "fact" }, "Direction", h("b", { id: "direction" }, s.direction === "clockwise" ? "↻ clockwise" : "↺ counter-clockwise")),
+      h("div", { class: "fact" }, "Turn", h("b", { id: "turn" }, s.current_seat === null ? "—" : names[s.current_seat] ?? `seat ${s.current_seat}`)),
+      h("div", { class: "fact" }, "Pending", h("b", { id: "pending" }, pending(s.pending))));
+    const seats = h("div", { class: "seats" }, s.hands.map((hand, seat) => h("div", {
+      class: `seat${s.current_seat === seat ? " turn" : ""}`, "data-seat": seat,
+    },
+    h("div", { class: "name" }, names[seat] ?? `seat ${seat}`,
+      seat === s.dealer ? h("span", { class: "tag" }, "dealer") : null,
+      s.announced[seat] ? h("span", { class: "tag" }, "last card!") : null,
+      s.out_order.includes(seat) ? h("span", { class: "tag" }, `out #${s.out_order.indexOf(seat) + 1}`) : null,
+      h("span", { class: "tag" }, `${hand.length} cards · total ${s.totals[seat]}`)),
+    h("div", { class: "hand", "data-hand": seat }, hand.map((c) => card(c))))));
+    board.setAttribute("data-step", r.step);
+    board.replaceChildren(controls, centre, seats);
+    list.replaceChildren(...r.events.map((e, k) => eventRow(e, {
+      auto: auto.has(e.seq), current: k === r.step, onclick: () => go(k),
+    })));
+    // Scroll the list only (not the page) to the current event.
+    const current = list.querySelector(".current");
+    if (current) list.scrollTop = current.offsetTop - list.clientHeight / 2;
+  }
+
+  document.onkeydown = (ev) => {
+    if (ev.target instanceof HTMLInputElement || ev.target instanceof HTMLTextAreaElement) return;
+    const to = { ArrowRight: r.step + 1, ArrowLeft: r.step - 1, Home: 0, End: r.last_step }[ev.key];
+    if (to !== undefined) {
+      ev.preventDefault();
+      go(to);
+    }
+  };
+  draw();
+  const back = player ? null : h("p", {}, h("a", { href: `#/tables/${id}` }, "← the table"));
+  show(h("h1", {}, `Round ${n} of table ${id.slice(0, 8)}`), back,
+    h("p", { class: "muted" }, "← → step through the round (Home, End: first, last); ⚙ marks a move the server made for a seat."),
+    board, h("h2", {}, "Events of the round"), list);
+}
+
+// ----- routing -----
+
+async function route() {
+  document.onkeydown = null;
+  const replay = location.pathname.match(/^\/replay\/([0-9a-f-]{36})\/(\d+)$/);
+  const fragment = new URLSearchParams(location.hash.replace(/^#\/?/, ""));
+  if (replay && fragment.has("token")) {
+    token = fragment.get("token");
+    sessionStorage.setItem("huit.token", token);
+    history.replaceState(null, "", location.pathname);
+  }
+  try {
+    if (!(await whoAmI())) return loginForm();
+  } catch (e) {
+    return loginForm(e.message);
+  }
+  header();
+  try {
+    if (replay) {
+      const step = fragment.get("step");
+      return await replayPage(replay[1], Number(replay[2]), step === null ? 0 : Number(step), { player: true });
+    }
+    if (me.role !== "admin") {
+      return show(h("p", { class: "error" }, "The console is for administrators. Players open their replays by the link their app gives them."));
+    }
+    const [path, query] = location.hash.replace(/^#/, "").split("?");
+    const params = new URLSearchParams(query || "");
+    let m;
+    if ((m = path.match(/^\/disputes\/([0-9a-f-]{36})$/))) return await disputePage(m[1]);
+    if ((m = path.match(/^\/tables\/([0-9a-f-]{36})\/rounds\/(\d+)$/))) {
+      const step = params.get("step");
+      return await replayPage(m[1], Number(m[2]), step === null ? 0 : Number(step));
+    }
+    if ((m = path.match(/^\/tables\/([0-9a-f-]{36})$/))) return await tablePage(m[1]);
+    return await disputesPage(params);
+  } catch (e) {
+    show(failure(e));
+  }
+}
+
+window.addEventListener("hashchange", () => {
+  if (!location.pathname.startsWith("/replay/")) route();
+});
+route();

@@ -1,0 +1,58 @@
+//! The admin console (`/admin`) and the players' replay pages
+//! (`/replay/{table}/{round}`): plain HTML, CSS and an ES module from
+//! `api/console/`, compiled into the binary, which use only the public API
+//! (the page loads without a token and logs in through `/v1/sessions`).
+
+use actix_web::http::header::{self, HeaderValue};
+use actix_web::{web, HttpResponse};
+
+const INDEX: &str = include_str!("../console/index.html");
+const SCRIPT: &str = include_str!("../console/console.js");
+const STYLE: &str = include_str!("../console/console.css");
+
+/// Only this origin's files, no framing, no inline script: what a page
+/// that holds an admin's token needs.
+const POLICY: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
+     connect-src 'self'; img-src 'self' data:; form-action 'self'; \
+     frame-ancestors 'none'; base-uri 'none'";
+
+fn file(content_type: &'static str, body: &'static str) -> HttpResponse {
+    HttpResponse::Ok()
+        .content_type(content_type)
+        .insert_header((
+            header::CONTENT_SECURITY_POLICY,
+            HeaderValue::from_static(POLICY),
+        ))
+        .insert_header((
+            header::X_CONTENT_TYPE_OPTIONS,
+            HeaderValue::from_static("nosniff"),
+        ))
+        .insert_header((
+            header::REFERRER_POLICY,
+            HeaderValue::from_static("no-referrer"),
+        ))
+        .insert_header((header::CACHE_CONTROL, HeaderValue::from_static("no-cache")))
+        .body(body)
+}
+
+async fn index() -> HttpResponse {
+    file("text/html; charset=utf-8", INDEX)
+}
+
+async fn script() -> HttpResponse {
+    file("text/javascript; charset=utf-8", SCRIPT)
+}
+
+async fn style() -> HttpResponse {
+    file("text/css; charset=utf-8", STYLE)
+}
+
+/// The console's routes (not in the OpenAPI document: they are pages, not
+/// the API).
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.route("/admin", web::get().to(index))
+        .route("/admin/", web::get().to(index))
+        .route("/admin/console.js", web::get().to(script))
+        .route("/admin/console.css", web::get().to(style))
+        .route("/replay/{table}/{round}", web::get().to(index));
+}

@@ -1,0 +1,231 @@
+"""The admin console in a real browser (headless Chromium through WebDriver).
+
+Run by scripts/console against a `huit serve` it started: arranges, through
+the API, a game between a person and a bot with a dispute about its round,
+and a second one whose log is then altered in the database; then, in the
+browser, logs in as the admin, opens the disputed table from the queue,
+checks the audit verdict shown, steps through the round with the arrow keys
+(the hands drawn at each step are those of GET .../replay?step=K), opens the
+altered table and checks that its first bad seq is shown, and opens the
+players' replay page. Screenshots (a desktop and a phone width) go to the
+folder given.
+
+Usage: console_test.py BASE DATABASE_URL ADMIN_PASSWORD SCREENSHOTS
+"""
+
+import json
+import os
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support import expected_conditions as EC
+from selenium.webdriver.support.ui import WebDriverWait
+
+BASE, DATABASE_URL, ADMIN_PASSWORD, SHOTS = sys.argv[1:5]
+PASSWORD = "correct horse battery"
+
+
+def log(*what):
+    print("scripts/console:", *what, file=sys.stderr, flush=True)
+
+
+def call(method, path, body=None, token=None):
+    headers = {"Content-Type": "application/json"}
+    if token:
+        headers["Authorization"] = "Bearer " + token
+    data = None if body is None else json.dumps(body).encode()
+    req = urllib.request.Request(BASE + path, data, headers, method=method)
+    try:
+        with urllib.request.urlopen(req, timeout=30) as res:
+            text = res.read().decode()
+    except urllib.error.HTTPError as e:
+        raise SystemExit(f"{method} {path}: {e.code} {e.read().decode()}")
+    return json.loads(text) if text.strip().startswith(("{", "[")) else text
+
+
+def login(name):
+    return call("POST", "/v1/sessions", {"username": name, "password": PASSWORD if name != "console_admin" else ADMIN_PASSWORD})["token"]
+
+
+def player(name):
+    call("POST", "/v1/accounts", {"username": name, "password": PASSWORD})
+    return login(name)
+
+
+def psql(sql):
+    subprocess.run(["psql", DATABASE_URL, "-Xq", "-v", "ON_ERROR_STOP=1", "-c", sql], check=True)
+
+
+def played_game(token):
+    """A one-round classique game of the caller against a basic bot, played
+    to its end (the caller plays its first legal move)."""
+    body = {"ruleset": "classique", "seats": 2, "options": {"rounds": 1}, "bots": [{"level": "basic"}]}
+    table = call("POST", "/v1/tables", body, token)["id"]
+    call("POST", f"/v1/tables/{table}/start", None, token)
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        view = call("GET", f"/v1/tables/{table}/view", token=token)
+        if view["status"] == "finished":
+            return table
+        if view["current_seat"] == view["my_seat"] and view["legal_moves"]:
+            body = {"move": view["legal_moves"][0], "expected_version": view["version"]}
+            req = urllib.request.Request(
+                BASE + f"/v1/tables/{table}/moves", json.dumps(body).encode(),
+                {"Content-Type": "application/json", "Authorization": "Bearer " + token}, method="POST")
+            try:
+                urllib.request.urlopen(req, timeout=30).read()
+            except urllib.error.HTTPError as e:
+                if e.code != 409:  # the bot moved first
+                    raise
+        else:
+            time.sleep(0.05)
+    raise SystemExit(f"the game at {table} did not end")
+
+
+def browser(width, height, phone=False):
+    options = webdriver.ChromeOptions()
+    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+                f"--window-size={width},{height}", "--lang=en-GB"):
+        options.add_argument(arg)
+    if phone:
+        # A phone's viewport (a window cannot be made that narrow).
+        options.add_experimental_option(
+            "mobileEmulation", {"deviceMetrics": {"width": width, "height": height, "pixelRatio": 2}})
+    options.binary_location = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+    service = Service(executable_path=os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver"))
+    return webdriver.Chrome(options=options, service=service)
+
+
+def hands_drawn(driver):
+    hands = {}
+    for hand in driver.find_elements(By.CSS_SELECTOR, "#replay [data-hand]"):
+        seat = int(hand.get_attribute("data-hand"))
+        hands[seat] = [c.get_attribute("data-card") for c in hand.find_elements(By.CSS_SELECTOR, "[data-card]")]
+    return [hands[s] for s in sorted(hands)]
+
+
+def wait_for_step(driver, step):
+    WebDriverWait(driver, 15).until(
+        lambda d: d.find_element(By.ID, "replay").get_attribute("data-step") == str(step))
+
+
+def main():
+    os.makedirs(SHOTS, exist_ok=True)
+    admin = login("console_admin")
+    alice = player("alice_console")
+    fair = played_game(alice)
+    altered = played_game(alice)
+    call("POST", f"/v1/tables/{fair}/disputes", {"round": 1, "reason": "The bot's last card was never announced"}, alice)
+    call("POST", f"/v1/tables/{altered}/disputes", {"reason": "My points look wrong"}, alice)
+    # An edit of the altered table's log (seq 6), as a forger with database
+    # access would make it: the hash no longer matches the content.
+    bad_seq = 6
+    psql("ALTER TABLE events DISABLE TRIGGER USER")
+    psql(f"UPDATE events SET data = jsonb_set(data::jsonb, '{{salt}}', '\"forged\"')::json WHERE table_id = '{altered}' AND seq = {bad_seq}")
+    psql("ALTER TABLE events ENABLE TRIGGER USER")
+    log(f"tables: fair {fair}, altered {altered} (seq {bad_seq})")
+
+    driver = browser(1280, 900)
+    try:
+        wait = WebDriverWait(driver, 15)
+        driver.get(BASE + "/admin")
+        wait.until(EC.presence_of_element_located((By.ID, "login")))
+        driver.find_element(By.NAME, "username").send_keys("console_admin")
+        driver.find_element(By.NAME, "password").send_keys(ADMIN_PASSWORD + Keys.ENTER)
+        # The queue: both disputes; open the fair table's.
+        wait.until(EC.presence_of_element_located((By.ID, "disputes")))
+        rows = driver.find_elements(By.CSS_SELECTOR, "#disputes tbody tr")
+        assert len(rows) == 2, f"two open disputes, not {len(rows)}"
+        driver.save_screenshot(os.path.join(SHOTS, "queue-desktop.png"))
+        link = driver.find_element(By.XPATH, "//a[contains(., \"last card was never announced\")]")
+        link.click()
+        verdict = wait.until(EC.presence_of_element_located((By.ID, "audit-verdict")))
+        assert verdict.get_attribute("data-ok") == "true", verdict.text
+        assert "OK" in verdict.text, verdict.text
+        assert driver.find_element(By.ID, "reason").text == "The bot's last card was never announced"
+        actions = driver.find_element(By.ID, "actions").text
+        assert "audit" in actions and "console_admin" in actions, actions
+
+        # The replay of round 1, stepped with the arrow keys.
+        driver.find_element(By.CSS_SELECTOR, f"a[href='#/tables/{fair}/rounds/1']").click()
+        wait_for_step(driver, 0)
+        last = call("GET", f"/v1/tables/{fair}/rounds/1/replay", token=admin)["last_step"]
+        body = driver.find_element(By.TAG_NAME, "body")
+        steps = list(range(1, min(last, 12) + 1))
+        for step in steps:
+            body.send_keys(Keys.ARROW_RIGHT)
+            wait_for_step(driver, step)
+            expected = call("GET", f"/v1/tables/{fair}/rounds/1/replay?step={step}", token=admin)["state"]
+            assert hands_drawn(driver) == expected["hands"], f"step {step}: {hands_drawn(driver)} != {expected['hands']}"
+            top = driver.find_element(By.CSS_SELECTOR, "#top-card [data-card]").get_attribute("data-card")
+            assert top == expected["top_card"], f"step {step}: top {top} != {expected['top_card']}"
+            assert driver.find_element(By.ID, "stock").text == f"{len(expected['stock'])} cards"
+            current = driver.find_element(By.CSS_SELECTOR, "#round-events .event.current")
+            assert current == driver.find_elements(By.CSS_SELECTOR, "#round-events .event")[step]
+        body.send_keys(Keys.ARROW_LEFT)
+        wait_for_step(driver, steps[-1] - 1)
+        expected = call("GET", f"/v1/tables/{fair}/rounds/1/replay?step={steps[-1] - 1}", token=admin)["state"]
+        assert hands_drawn(driver) == expected["hands"], "a step back"
+        driver.execute_script("window.scrollTo(0, 0)")
+        driver.save_screenshot(os.path.join(SHOTS, "replay-desktop.png"))
+        log(f"stepped {len(steps)} steps forward and one back; the hands match the API's")
+
+        # The altered table: its first bad seq, in the verdict and the list.
+        driver.get(BASE + "/admin#/disputes")
+        wait.until(EC.presence_of_element_located((By.ID, "disputes")))
+        driver.find_element(By.XPATH, "//a[contains(., 'My points look wrong')]").click()
+        verdict = wait.until(EC.presence_of_element_located((By.ID, "audit-verdict")))
+        assert verdict.get_attribute("data-ok") == "false", verdict.text
+        assert verdict.get_attribute("data-first-bad-seq") == str(bad_seq), verdict.get_attribute("data-first-bad-seq")
+        assert f"seq {bad_seq}" in verdict.text, verdict.text
+        bad = driver.find_elements(By.CSS_SELECTOR, "#events .event.bad")
+        assert [b.get_attribute("data-seq") for b in bad] == [str(bad_seq)], "the bad event is marked"
+        driver.execute_script("document.getElementById('audit-verdict').scrollIntoView()")
+        driver.save_screenshot(os.path.join(SHOTS, "tampered-desktop.png"))
+        # Resolve it from the page.
+        driver.find_element(By.NAME, "note").send_keys("The log was altered at seq 6; the score stands void.")
+        driver.find_element(By.CSS_SELECTOR, "#resolve select").send_keys("upheld")
+        driver.find_element(By.CSS_SELECTOR, "#resolve button").click()
+        wait.until(EC.text_to_be_present_in_element((By.ID, "dispute-status"), "resolved"))
+        log("the altered table's first bad seq is shown; its dispute resolved from the page")
+    finally:
+        driver.quit()
+
+    # A phone's width: the replay, then the player's own replay page.
+    driver = browser(390, 844, phone=True)
+    try:
+        wait = WebDriverWait(driver, 15)
+        driver.get(BASE + f"/replay/{fair}/1#token={alice}")
+        wait_for_step(driver, 0)
+        assert driver.find_elements(By.ID, "audit-verdict") == [], "no audit for players"
+        driver.find_element(By.TAG_NAME, "body").send_keys(Keys.ARROW_RIGHT)
+        wait_for_step(driver, 1)
+        expected = call("GET", f"/v1/tables/{fair}/rounds/1/replay?step=1", token=alice)["state"]
+        assert hands_drawn(driver) == expected["hands"], "the player's replay"
+        assert "#token" not in driver.current_url, "the token leaves the address bar"
+        driver.find_element(By.ID, "forward").click()
+        wait_for_step(driver, 2)
+        driver.save_screenshot(os.path.join(SHOTS, "replay-phone.png"))
+        # The admin console, at a phone's width (another page load, logged
+        # out: the player's token is forgotten first).
+        driver.execute_script("sessionStorage.clear()")
+        driver.get(BASE + f"/admin#/tables/{fair}/rounds/1?step=3")
+        wait.until(EC.presence_of_element_located((By.ID, "login")))
+        driver.find_element(By.NAME, "username").send_keys("console_admin")
+        driver.find_element(By.NAME, "password").send_keys(ADMIN_PASSWORD + Keys.ENTER)
+        wait_for_step(driver, 3)
+        driver.save_screenshot(os.path.join(SHOTS, "console-phone.png"))
+        log("the player's replay page and the console at a phone's width")
+    finally:
+        driver.quit()
+    log(f"screenshots in {SHOTS}")
+
+
+main()
