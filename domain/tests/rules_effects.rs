@@ -9,7 +9,7 @@
 
 mod support;
 
-use domain::{Direction, DrawReason, Event, Pending, RuleError, SkipReason};
+use domain::{Direction, DrawReason, Event, Game, Pending, RuleError, SkipReason};
 use serde_json::json;
 use support::*;
 
@@ -221,11 +221,10 @@ fn d1_classique_joker_option_goes_on_a_2() {
 
 // ----- attack_chain (D3, D28) --------------------------------------------
 
-/// D3; S0 l.43–45: "le joueur 3 devra tirer 4 cartes s'il ne peut pas poser
-/// d'As, puis il passera son tour."
-#[test]
-fn d3_ace_chain_draws_two_per_ace() {
-    let mut g = game(
+/// A `classique` deal where seat 0 opens with the ace of hearts on seat 1,
+/// who holds the ace of spades.
+fn ace_attack() -> Game {
+    game(
         preset("classique"),
         Deal {
             dealer: 2,
@@ -233,7 +232,14 @@ fn d3_ace_chain_draws_two_per_ace() {
             starter: "4H",
             stock: "3S 3D 7C 7D 10C 10D",
         },
-    );
+    )
+}
+
+/// D3; S0 l.43–45: "le joueur 3 devra tirer 4 cartes s'il ne peut pas poser
+/// d'As, puis il passera son tour."
+#[test]
+fn d3_ace_chain_draws_two_per_ace() {
+    let mut g = ace_attack();
     let ah = play("AH");
     // D28: the victim may answer, so nothing is drawn yet.
     assert_eq!(
@@ -1426,15 +1432,7 @@ fn d38_a_timeout_under_a_tens_obligation_draws_its_penalty() {
 /// with a card that could answer it in hand.
 #[test]
 fn d38_a_timeout_under_an_attack_takes_the_whole_penalty() {
-    let mut g = game(
-        preset("classique"),
-        Deal {
-            dealer: 2,
-            hands: &["AH 5S 6C", "AS 9S 9D", "KD KC QC"],
-            starter: "4H",
-            stock: "3S 3D 7C 7D 10C 10D",
-        },
-    );
+    let mut g = ace_attack();
     ok(&mut g, 0, play("AH"));
     drew_a_penalty_and_played_nothing(&time_out(&mut g, 1), 1, 2);
     assert_ne!(current(&g), Some(1));
@@ -1444,19 +1442,11 @@ fn d38_a_timeout_under_an_attack_takes_the_whole_penalty() {
 /// on turn, the one whose deadline runs; the attacker's has stopped.
 #[test]
 fn d37_the_seat_under_an_attack_is_the_one_that_must_act() {
-    let mut g = game(
-        preset("classique"),
-        Deal {
-            dealer: 2,
-            hands: &["AH 5S 6C", "AS 9S 9D", "KD KC QC"],
-            starter: "4H",
-            stock: "3S 3D 7C 7D 10C 10D",
-        },
-    );
+    let mut g = ace_attack();
     assert_eq!(current(&g), Some(0));
     let events = ok(&mut g, 0, play("AH"));
     assert!(
-        matches!(g.round().unwrap().pending, domain::Pending::Attack { .. }),
+        matches!(g.round().unwrap().pending, Pending::Attack { .. }),
         "an attack is pending"
     );
     assert_eq!(current(&g), Some(1));

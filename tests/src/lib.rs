@@ -11,6 +11,7 @@ use serde_json::Value;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::{Connection, PgConnection, PgPool};
 use tokio::time::Instant;
+use uuid::Uuid;
 
 pub mod checked;
 pub mod games;
@@ -281,4 +282,44 @@ pub fn hash_of(event: &Value, data: &Value) -> String {
         event["at"].as_str().unwrap(),
         data,
     )
+}
+
+/// Players (account id and name, tokens in the same order), someone from
+/// elsewhere and an admin, all logged in.
+#[derive(Debug)]
+pub struct Cast {
+    pub players: Vec<(Uuid, String)>,
+    pub tokens: Vec<String>,
+    pub outsider: String,
+    pub admin: String,
+}
+
+impl Cast {
+    /// Registers `players`, an outsider `outsider` and an admin `admin`.
+    pub async fn new(app: &TestApp, players: &[&str], outsider: &str, admin: &str) -> Self {
+        let password = "correct horse battery";
+        let mut cast = Cast {
+            players: Vec::new(),
+            tokens: Vec::new(),
+            outsider: app.player_token(outsider).await,
+            admin: String::new(),
+        };
+        for name in players {
+            let account = app.register(name, password).await;
+            let id: Uuid = account["id"].as_str().unwrap().parse().unwrap();
+            let session = app.login(name, password).await;
+            cast.players.push((id, (*name).to_owned()));
+            cast.tokens
+                .push(session["token"].as_str().unwrap().to_owned());
+        }
+        let hash = api::password::hash(password).unwrap();
+        api::store::accounts::insert(&app.pool, admin, &hash, api::store::accounts::Role::Admin)
+            .await
+            .unwrap();
+        cast.admin = app.login(admin, password).await["token"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        cast
+    }
 }

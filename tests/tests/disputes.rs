@@ -4,46 +4,14 @@
 
 mod support;
 
-use api::store::accounts::Role;
 use e2e::games::{self, PlayedGame};
-use e2e::{assert_problem, spawn_app, TestApp};
+use e2e::{assert_problem, spawn_app, Cast, TestApp};
 use serde_json::{json, Value};
 use support::{get, json_of, post};
 use uuid::Uuid;
 
-/// Two players, someone from elsewhere and an admin, logged in.
-struct Cast {
-    players: Vec<(Uuid, String)>,
-    tokens: Vec<String>,
-    outsider: String,
-    admin: String,
-}
-
 async fn cast(app: &TestApp) -> Cast {
-    let mut players = Vec::new();
-    let mut tokens = Vec::new();
-    for name in ["dora", "emil"] {
-        let account = app.register(name, "correct horse battery").await;
-        let id: Uuid = account["id"].as_str().unwrap().parse().unwrap();
-        let session = app.login(name, "correct horse battery").await;
-        players.push((id, name.to_owned()));
-        tokens.push(session["token"].as_str().unwrap().to_owned());
-    }
-    let outsider = app.player_token("fred").await;
-    let hash = api::password::hash("correct horse battery").unwrap();
-    api::store::accounts::insert(&app.pool, "judge", &hash, Role::Admin)
-        .await
-        .unwrap();
-    let admin = app.login("judge", "correct horse battery").await["token"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    Cast {
-        players,
-        tokens,
-        outsider,
-        admin,
-    }
+    Cast::new(app, &["dora", "emil"], "fred", "judge").await
 }
 
 fn game(cast: &Cast, rounds: u32) -> PlayedGame {
@@ -136,6 +104,22 @@ async fn a_player_disputes_a_finished_round_and_reads_the_verdict() {
         "not_found",
     )
     .await;
+
+    // Nobody without a token.
+    let anonymous = reqwest::Client::new();
+    for (method, path) in [
+        (reqwest::Method::POST, disputes(&id)),
+        (reqwest::Method::GET, "/v1/me/disputes".to_owned()),
+        (reqwest::Method::GET, "/v1/admin/disputes".to_owned()),
+    ] {
+        let res = anonymous
+            .request(method, app.url(&path))
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        assert_problem(res, 401, "unauthorized").await;
+    }
 
     // Filed, open.
     let filed = json_of(post(&app, dora, &disputes(&id), &body).await, 201).await;

@@ -6,50 +6,18 @@ use std::time::Duration;
 
 use api::chain::{event_hash, GENESIS_PREV_HASH};
 use api::commit::notify::CommitHub;
-use api::store::accounts::Role;
 use api::table_service::TableService;
 use domain::table::{Table, TableEvent};
 use domain::TableCommand;
 use e2e::games::{self, tamper, PlayedGame};
 use e2e::{
-    assert_problem, eventually, frames, read_until, seqs, spawn_app, spawn_app_with, TestApp,
+    assert_problem, eventually, frames, read_until, seqs, spawn_app, spawn_app_with, Cast, TestApp,
 };
 use serde_json::{json, Value};
 use uuid::Uuid;
 
-/// Three players, someone from elsewhere, and an admin, all logged in.
-struct Cast {
-    players: Vec<(Uuid, String)>,
-    tokens: Vec<String>,
-    outsider: String,
-    admin: String,
-}
-
 async fn cast(app: &TestApp) -> Cast {
-    let mut players = Vec::new();
-    let mut tokens = Vec::new();
-    for name in ["ana", "bob", "cyd"] {
-        let account = app.register(name, "correct horse battery").await;
-        let id: Uuid = account["id"].as_str().unwrap().parse().unwrap();
-        let session = app.login(name, "correct horse battery").await;
-        players.push((id, name.to_owned()));
-        tokens.push(session["token"].as_str().unwrap().to_owned());
-    }
-    let outsider = app.player_token("eve").await;
-    let hash = api::password::hash("correct horse battery").unwrap();
-    api::store::accounts::insert(&app.pool, "boss", &hash, Role::Admin)
-        .await
-        .unwrap();
-    let admin = app.login("boss", "correct horse battery").await["token"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    Cast {
-        players,
-        tokens,
-        outsider,
-        admin,
-    }
+    Cast::new(app, &["ana", "bob", "cyd"], "eve", "boss").await
 }
 
 async fn get(app: &TestApp, path: &str, token: &str) -> reqwest::Response {

@@ -494,27 +494,22 @@ async fn d39_d41_the_players_commands_are_refused_out_of_their_time_and_to_outsi
     let table = json_of(post(&app, &a, "/v1/tables", &body).await, 201).await;
     let id = table["id"].as_str().unwrap().to_owned();
     let at = |command: &str| format!("/v1/tables/{id}/{command}");
-    let commands = ["resign", "abort", "seats/me/back"];
+    // Each of the three commands, by `token`, is refused with `status` and
+    // `code`.
+    let all_refused = |token: String, status: u16, code: &'static str| {
+        let (app, at) = (&app, &at);
+        async move {
+            for command in ["resign", "abort", "seats/me/back"] {
+                assert_problem(post_empty(app, &token, &at(command)).await, status, code).await;
+            }
+        }
+    };
     // Before the game: nothing to resign, abort or come back to.
-    for command in commands {
-        assert_problem(
-            post_empty(&app, &a, &at(command)).await,
-            409,
-            "game_not_started",
-        )
-        .await;
-    }
+    all_refused(a.clone(), 409, "game_not_started").await;
     json_of(post_empty(&app, &b, &at("players")).await, 200).await;
     json_of(post_empty(&app, &a, &at("start")).await, 200).await;
     // Only the seated may; a bot cannot sit once the game runs.
-    for command in commands {
-        assert_problem(
-            post_empty(&app, &outsider, &at(command)).await,
-            403,
-            "not_seated",
-        )
-        .await;
-    }
+    all_refused(outsider, 403, "not_seated").await;
     assert_problem(
         post(&app, &a, &at("bots"), &json!({"level": "basic"})).await,
         409,
@@ -531,7 +526,5 @@ async fn d39_d41_the_players_commands_are_refused_out_of_their_time_and_to_outsi
     let v = json_of(post_empty(&app, &b, &at("resign")).await, 200).await;
     assert_eq!(v["status"], "finished");
     assert_eq!(v["result"]["reason"], "resigned");
-    for command in commands {
-        assert_problem(post_empty(&app, &a, &at(command)).await, 409, "game_over").await;
-    }
+    all_refused(a, 409, "game_over").await;
 }

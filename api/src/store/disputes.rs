@@ -77,18 +77,7 @@ pub async fn get(
     executor: impl PgExecutor<'_>,
     id: Uuid,
 ) -> Result<Option<DisputeRow>, sqlx::Error> {
-    sqlx::query_as!(
-        DisputeRow,
-        r#"SELECT d.id, d.table_id, d.account_id, a.username, d.round, d.reason, d.status,
-                  d.verdict, d.note, r.username AS "resolved_by?", d.resolved_at, d.created_at
-           FROM disputes d
-           JOIN accounts a ON a.id = d.account_id
-           LEFT JOIN accounts r ON r.id = d.resolved_by
-           WHERE d.id = $1"#,
-        id
-    )
-    .fetch_optional(executor)
-    .await
+    Ok(find(executor, Some(id), None, None, None, 1).await?.pop())
 }
 
 /// A page of disputes, oldest first after the cursor: every account's (the
@@ -96,6 +85,18 @@ pub async fn get(
 #[tracing::instrument(skip(executor))]
 pub async fn list(
     executor: impl PgExecutor<'_>,
+    status: Option<&str>,
+    account_id: Option<Uuid>,
+    after: Option<(DateTime<Utc>, Uuid)>,
+    limit: i64,
+) -> Result<Vec<DisputeRow>, sqlx::Error> {
+    find(executor, None, status, account_id, after, limit).await
+}
+
+/// The disputes that pass every filter given, oldest first.
+async fn find(
+    executor: impl PgExecutor<'_>,
+    id: Option<Uuid>,
     status: Option<&str>,
     account_id: Option<Uuid>,
     after: Option<(DateTime<Utc>, Uuid)>,
@@ -109,11 +110,13 @@ pub async fn list(
            FROM disputes d
            JOIN accounts a ON a.id = d.account_id
            LEFT JOIN accounts r ON r.id = d.resolved_by
-           WHERE ($1::text IS NULL OR d.status = $1)
-             AND ($2::uuid IS NULL OR d.account_id = $2)
-             AND ($3::timestamptz IS NULL OR (d.created_at, d.id) > ($3, $4::uuid))
+           WHERE ($1::uuid IS NULL OR d.id = $1)
+             AND ($2::text IS NULL OR d.status = $2)
+             AND ($3::uuid IS NULL OR d.account_id = $3)
+             AND ($4::timestamptz IS NULL OR (d.created_at, d.id) > ($4, $5::uuid))
            ORDER BY d.created_at, d.id
-           LIMIT $5"#,
+           LIMIT $6"#,
+        id,
         status,
         account_id,
         after_at,
