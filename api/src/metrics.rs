@@ -49,6 +49,12 @@ pub const DEADLINES_FIRED: &str = "huit_deadlines_fired_total";
 pub const DEADLINE_LATENESS: &str = "huit_deadline_lateness_seconds";
 pub const BOT_DECISION: &str = "huit_bot_decision_seconds";
 
+/// Whether this process records metrics (without a recorder the macros do
+/// nothing, but a request's labels would still be built).
+pub fn enabled() -> bool {
+    HANDLE.get().is_some()
+}
+
 /// A request answered: `route` is its template (`/v1/tables/{id}/view`),
 /// so that the label's values are bounded.
 pub fn request(method: &str, route: Option<&str>, status: u16, elapsed: Duration) {

@@ -201,13 +201,11 @@ impl Application {
                         };
                         let status = res.status().as_u16();
                         tracing::info!(status, "answered");
-                        let route = res.request().match_pattern();
-                        metrics::request(
-                            method.as_str(),
-                            route.as_deref(),
-                            status,
-                            started.elapsed(),
-                        );
+                        if metrics::enabled() {
+                            let route = res.request().match_pattern();
+                            let elapsed = started.elapsed();
+                            metrics::request(method.as_str(), route.as_deref(), status, elapsed);
+                        }
                         if let Some(id) = request_id {
                             if let Ok(value) = HeaderValue::from_str(&id.to_string()) {
                                 res.headers_mut()
