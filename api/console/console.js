@@ -92,7 +92,7 @@ function card(code, big = false) {
   const size = big ? " big" : "";
   if (code === "JK") {
     return h("span", { class: `card joker${size}`, "data-card": code, title: "joker" },
-      h("span", { class: "rank" }, "JOKER"), h("span", { class: "suit" }, "🃏"));
+      h("span", { class: "rank" }, "JOKER"), h("span", { class: "suit" }, "☺"));
   }
   if (code === "STAR") {
     return h("span", { class: `card star${size}`, "data-card": code, title: "star" },
@@ -100,7 +100,7 @@ function card(code, big = false) {
   }
   if (code === "BANG") {
     return h("span", { class: `card bang${size}`, "data-card": code, title: "pétard" },
-      h("span", { class: "rank" }, "PÉTARD"), h("span", { class: "suit" }, "💥"));
+      h("span", { class: "rank" }, "PÉTARD"), h("span", { class: "suit" }, "✸"));
   }
   if (/^[A-Z]$/.test(code)) {
     return h("span", { class: `card letter${size}`, "data-card": code, title: `letter ${code}` },
@@ -236,11 +236,15 @@ async function tablePage(id) {
 
 function auditVerdict(audit) {
   const ok = audit.ok;
+  const chain = audit.chain_valid ? "the hash chain is valid" : "the hash chain is broken";
   let text;
-  if (ok) text = `Audit: OK — the hash chain is valid and every round's points recompute (${audit.events} events).`;
-  else if (audit.first_bad_seq !== null) text = `Audit: FAILED — the first bad event is seq ${audit.first_bad_seq}.`;
-  else text = "Audit: FAILED — see the problems below.";
-  return h("div", { class: `verdict ${ok ? "ok" : "bad"}`, id: "audit-verdict", "data-ok": String(ok), "data-first-bad-seq": audit.first_bad_seq ?? "" }, text);
+  if (ok) text = `Audit: OK — ${chain} and every round's points recompute (${audit.events} events).`;
+  else if (audit.first_bad_seq !== null) text = `Audit: FAILED — ${chain}; the first bad event is seq ${audit.first_bad_seq}.`;
+  else text = `Audit: FAILED — ${chain}; see the problems below.`;
+  return h("div", {
+    class: `verdict ${ok ? "ok" : "bad"}`, id: "audit-verdict", "data-ok": String(ok),
+    "data-chain-valid": String(audit.chain_valid), "data-first-bad-seq": audit.first_bad_seq ?? "",
+  }, text);
 }
 
 function describe(e) {

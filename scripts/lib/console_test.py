@@ -63,10 +63,10 @@ def psql(sql):
     subprocess.run(["psql", DATABASE_URL, "-Xq", "-v", "ON_ERROR_STOP=1", "-c", sql], check=True)
 
 
-def played_game(token):
-    """A one-round classique game of the caller against a basic bot, played
-    to its end (the caller plays its first legal move)."""
-    body = {"ruleset": "classique", "seats": 2, "options": {"rounds": 1}, "bots": [{"level": "basic"}]}
+def played_game(token, ruleset="classique"):
+    """A one-round game of the caller against a basic bot, played to its end
+    (the caller plays its first legal move)."""
+    body = {"ruleset": ruleset, "seats": 2, "options": {"rounds": 1}, "bots": [{"level": "basic"}]}
     table = call("POST", "/v1/tables", body, token)["id"]
     call("POST", f"/v1/tables/{table}/start", None, token)
     deadline = time.time() + 120
@@ -122,6 +122,7 @@ def main():
     alice = player("alice_console")
     fair = played_game(alice)
     altered = played_game(alice)
+    letters = played_game(alice, "amerix")
     call("POST", f"/v1/tables/{fair}/disputes", {"round": 1, "reason": "The bot's last card was never announced"}, alice)
     call("POST", f"/v1/tables/{altered}/disputes", {"reason": "My points look wrong"}, alice)
     # An edit of the altered table's log (seq 6), as a forger with database
@@ -148,7 +149,7 @@ def main():
         link.click()
         verdict = wait.until(EC.presence_of_element_located((By.ID, "audit-verdict")))
         assert verdict.get_attribute("data-ok") == "true", verdict.text
-        assert "OK" in verdict.text, verdict.text
+        assert "OK" in verdict.text and "hash chain is valid" in verdict.text, verdict.text
         assert driver.find_element(By.ID, "reason").text == "The bot's last card was never announced"
         actions = driver.find_element(By.ID, "actions").text
         assert "audit" in actions and "console_admin" in actions, actions
@@ -184,6 +185,8 @@ def main():
         verdict = wait.until(EC.presence_of_element_located((By.ID, "audit-verdict")))
         assert verdict.get_attribute("data-ok") == "false", verdict.text
         assert verdict.get_attribute("data-first-bad-seq") == str(bad_seq), verdict.get_attribute("data-first-bad-seq")
+        assert verdict.get_attribute("data-chain-valid") == "false", "the chain is broken"
+        assert "hash chain is broken" in verdict.text, verdict.text
         assert f"seq {bad_seq}" in verdict.text, verdict.text
         bad = driver.find_elements(By.CSS_SELECTOR, "#events .event.bad")
         assert [b.get_attribute("data-seq") for b in bad] == [str(bad_seq)], "the bad event is marked"
@@ -213,6 +216,15 @@ def main():
         driver.find_element(By.ID, "forward").click()
         wait_for_step(driver, 2)
         driver.save_screenshot(os.path.join(SHOTS, "replay-phone.png"))
+        # The letter deck (amerix): letters, stars and pétards as cards.
+        driver.get(BASE + f"/replay/{letters}/1")
+        wait_for_step(driver, 0)
+        for step in range(1, 4):
+            driver.find_element(By.TAG_NAME, "body").send_keys(Keys.ARROW_RIGHT)
+            wait_for_step(driver, step)
+            expected = call("GET", f"/v1/tables/{letters}/rounds/1/replay?step={step}", token=alice)["state"]
+            assert hands_drawn(driver) == expected["hands"], f"amerix, step {step}"
+        driver.save_screenshot(os.path.join(SHOTS, "letters-phone.png"))
         # The admin console, at a phone's width (another page load, logged
         # out: the player's token is forgotten first).
         driver.execute_script("sessionStorage.clear()")
