@@ -13,7 +13,7 @@ use utoipa::{PartialSchema, ToSchema};
 
 use crate::event::{Event, Move};
 use crate::redaction::{CardsDrawnSeen, RoundStartedSeen, StockReshuffledSeen, TurnStartedSeen};
-use crate::table::TableOwn;
+use crate::table::events::TableOwn;
 
 /// The name of the union of every event's `{type, data}`.
 pub const EVENT_BODY: &str = "EventBody";

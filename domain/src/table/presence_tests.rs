@@ -9,6 +9,7 @@ use super::presence::act;
 use super::*;
 use crate::bots::Level;
 use crate::engine::Command;
+use crate::event::Event;
 use crate::event::{DrawReason, EndReason};
 
 fn rng() -> rand::rngs::StdRng {

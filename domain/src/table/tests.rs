@@ -2,6 +2,7 @@
 //! game's commands through the table.
 
 use super::*;
+use crate::event::Event;
 use crate::event::Pending;
 use rand::SeedableRng;
 

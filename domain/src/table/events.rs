@@ -1,0 +1,327 @@
+//! The events of a table's log: the lobby's and the server's own
+//! (`TableOwn`), and the game's, with their JSON form and the fast read of a
+//! stored event's data.
+
+use serde::{Deserialize, Serialize};
+
+use super::{BotReason, Clock, PlayerId, Seated};
+use crate::bots::Level;
+use crate::event::{Event, Seat};
+use crate::rules::Rules;
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct TableCreated {
+    pub ruleset: String,
+    pub rules: Rules,
+    /// The most players the table takes.
+    pub seats: usize,
+    pub creator: PlayerId,
+    /// The turn clock (D37); absent: no time limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock: Option<Clock>,
+}
+
+/// Every event of a table's log.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[allow(clippy::large_enum_variant)]
+pub enum TableEvent {
+    TableCreated(TableCreated),
+    PlayerJoined(Seated),
+    PlayerLeft {
+        seat: Seat,
+    },
+    /// The game starts with these players, seated 0..n-1 in seat order.
+    GameStarted {
+        players: Vec<Seated>,
+    },
+    /// D38: the seat's deadline (as recorded) passed; its timeout move follows.
+    TurnTimedOut {
+        seat: Seat,
+        deadline: String,
+    },
+    /// D39: the server plays for the seat until its player comes back.
+    SeatAway {
+        seat: Seat,
+    },
+    SeatBack {
+        seat: Seat,
+    },
+    /// D40: the player resigned; a bot plays the seat to the end.
+    PlayerResigned {
+        seat: Seat,
+    },
+    /// D41: the game is aborted; no ranking.
+    GameAborted {
+        by: Seat,
+    },
+    /// D42: the move that follows is the server's for the seat, chosen by
+    /// `bot` (`level@version`) from the seat's view and `seed`.
+    BotMoved {
+        seat: Seat,
+        bot: String,
+        reason: BotReason,
+        seed: u32,
+    },
+    /// D42: a bot of `level` takes the seat while the table waits.
+    BotSeated {
+        seat: Seat,
+        level: Level,
+    },
+    Game(Event),
+}
+
+/// The table's own events' serde shape (short-lived: only built to
+/// (de)serialise): every [`TableEvent`] but the game's.
+#[derive(Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(tag = "type", content = "data", rename_all = "snake_case")]
+#[allow(clippy::large_enum_variant)]
+pub(crate) enum TableOwn {
+    TableCreated(TableCreated),
+    PlayerJoined(Seated),
+    PlayerLeft {
+        #[cfg_attr(feature = "openapi", schema(value_type = usize))]
+        seat: Seat,
+    },
+    /// The game starts with these players, seated 0..n-1 in seat order.
+    GameStarted {
+        players: Vec<Seated>,
+    },
+    /// D38: the seat's deadline (as recorded) passed; its timeout move follows.
+    TurnTimedOut {
+        #[cfg_attr(feature = "openapi", schema(value_type = usize))]
+        seat: Seat,
+        /// RFC 3339 UTC.
+        deadline: String,
+    },
+    /// D39: the server plays for the seat until its player comes back.
+    SeatAway {
+        #[cfg_attr(feature = "openapi", schema(value_type = usize))]
+        seat: Seat,
+    },
+    SeatBack {
+        #[cfg_attr(feature = "openapi", schema(value_type = usize))]
+        seat: Seat,
+    },
+    /// D40: the player resigned; a bot plays the seat to the end.
+    PlayerResigned {
+        #[cfg_attr(feature = "openapi", schema(value_type = usize))]
+        seat: Seat,
+    },
+    /// D41: the game is aborted; no ranking.
+    GameAborted {
+        #[cfg_attr(feature = "openapi", schema(value_type = usize))]
+        by: Seat,
+    },
+    /// D42: the move that follows is the server's for the seat, chosen by
+    /// `bot` (`level@version`) from the seat's view and `seed`.
+    BotMoved {
+        #[cfg_attr(feature = "openapi", schema(value_type = usize))]
+        seat: Seat,
+        bot: String,
+        reason: BotReason,
+        seed: u32,
+    },
+    /// D42: a bot of `level` takes the seat while the table waits.
+    BotSeated {
+        #[cfg_attr(feature = "openapi", schema(value_type = usize))]
+        seat: Seat,
+        level: Level,
+    },
+}
+
+impl TableEvent {
+    /// The `type` of the public log.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            TableEvent::TableCreated(_) => "table_created",
+            TableEvent::PlayerJoined(_) => "player_joined",
+            TableEvent::PlayerLeft { .. } => "player_left",
+            TableEvent::GameStarted { .. } => "game_started",
+            TableEvent::TurnTimedOut { .. } => "turn_timed_out",
+            TableEvent::SeatAway { .. } => "seat_away",
+            TableEvent::SeatBack { .. } => "seat_back",
+            TableEvent::PlayerResigned { .. } => "player_resigned",
+            TableEvent::GameAborted { .. } => "game_aborted",
+            TableEvent::BotMoved { .. } => "bot_moved",
+            TableEvent::BotSeated { .. } => "bot_seated",
+            TableEvent::Game(e) => e.kind(),
+        }
+    }
+
+    /// The table's own events' types (every [`TableEvent`] but the game's).
+    const OWN_KINDS: [&'static str; 11] = [
+        "table_created",
+        "player_joined",
+        "player_left",
+        "game_started",
+        "turn_timed_out",
+        "seat_away",
+        "seat_back",
+        "player_resigned",
+        "game_aborted",
+        "bot_moved",
+        "bot_seated",
+    ];
+
+    /// The table's own event in its serde shape; `None` for the game's.
+    fn own(&self) -> Option<TableOwn> {
+        Some(match self.clone() {
+            TableEvent::TableCreated(c) => TableOwn::TableCreated(c),
+            TableEvent::PlayerJoined(s) => TableOwn::PlayerJoined(s),
+            TableEvent::PlayerLeft { seat } => TableOwn::PlayerLeft { seat },
+            TableEvent::GameStarted { players } => TableOwn::GameStarted { players },
+            TableEvent::TurnTimedOut { seat, deadline } => {
+                TableOwn::TurnTimedOut { seat, deadline }
+            }
+            TableEvent::SeatAway { seat } => TableOwn::SeatAway { seat },
+            TableEvent::SeatBack { seat } => TableOwn::SeatBack { seat },
+            TableEvent::PlayerResigned { seat } => TableOwn::PlayerResigned { seat },
+            TableEvent::GameAborted { by } => TableOwn::GameAborted { by },
+            TableEvent::BotMoved {
+                seat,
+                bot,
+                reason,
+                seed,
+            } => TableOwn::BotMoved {
+                seat,
+                bot,
+                reason,
+                seed,
+            },
+            TableEvent::BotSeated { seat, level } => TableOwn::BotSeated { seat, level },
+            TableEvent::Game(_) => return None,
+        })
+    }
+
+    /// The event's `data` as JSON, complete (for the log and replays).
+    pub fn data(&self) -> serde_json::Value {
+        self.to_json()["data"].take()
+    }
+
+    /// `{type, data}`.
+    pub fn to_json(&self) -> serde_json::Value {
+        match (self, self.own()) {
+            (TableEvent::Game(e), _) => serde_json::to_value(e),
+            (_, own) => serde_json::to_value(own),
+        }
+        .expect("events serialise")
+    }
+
+    /// Rebuilds an event from its `type` and `data` (tests; a stored event
+    /// is read through its format, [`TableEvent::read`]).
+    #[cfg(test)]
+    pub(crate) fn from_parts(
+        kind: &str,
+        data: serde_json::Value,
+    ) -> Result<TableEvent, serde_json::Error> {
+        // Through text: maps keyed by seat have string keys in JSON, which
+        // serde_json reads back as numbers only from text.
+        TableEvent::parse(kind, &data.to_string())
+    }
+
+    /// Rebuilds an event of the current shape from its `type` and its
+    /// `data` as JSON text (a stored event goes through
+    /// [`TableEvent::read`], which knows its format).
+    pub(crate) fn parse(kind: &str, data: &str) -> Result<TableEvent, serde_json::Error> {
+        if !Self::OWN_KINDS.contains(&kind) {
+            return Ok(TableEvent::Game(Tagged::read(kind, data)?));
+        }
+        Ok(match Tagged::read(kind, data)? {
+            TableOwn::TableCreated(c) => TableEvent::TableCreated(c),
+            TableOwn::PlayerJoined(s) => TableEvent::PlayerJoined(s),
+            TableOwn::PlayerLeft { seat } => TableEvent::PlayerLeft { seat },
+            TableOwn::GameStarted { players } => TableEvent::GameStarted { players },
+            TableOwn::TurnTimedOut { seat, deadline } => {
+                TableEvent::TurnTimedOut { seat, deadline }
+            }
+            TableOwn::SeatAway { seat } => TableEvent::SeatAway { seat },
+            TableOwn::SeatBack { seat } => TableEvent::SeatBack { seat },
+            TableOwn::PlayerResigned { seat } => TableEvent::PlayerResigned { seat },
+            TableOwn::GameAborted { by } => TableEvent::GameAborted { by },
+            TableOwn::BotMoved {
+                seat,
+                bot,
+                reason,
+                seed,
+            } => TableEvent::BotMoved {
+                seat,
+                bot,
+                reason,
+                seed,
+            },
+            TableOwn::BotSeated { seat, level } => TableEvent::BotSeated { seat, level },
+        })
+    }
+}
+
+/// `{"type": kind, "data": <data>}` handed to the derived, adjacently tagged
+/// `Deserialize` of events without writing that text: the tag comes first,
+/// so the derive reads the variant's content straight from `data` (a replay
+/// parses every event of a log; the copy and the outer object cost a third
+/// of it).
+struct Tagged<'a, 'de> {
+    kind: &'a str,
+    data: &'a mut serde_json::Deserializer<serde_json::de::StrRead<'de>>,
+    next: u8,
+}
+
+impl<'de> Tagged<'_, 'de> {
+    fn read<T: Deserialize<'de>>(kind: &str, data: &'de str) -> Result<T, serde_json::Error> {
+        let mut de = serde_json::Deserializer::from_str(data);
+        let value = T::deserialize(Tagged {
+            kind,
+            data: &mut de,
+            next: 0,
+        })?;
+        de.end()?;
+        Ok(value)
+    }
+}
+
+impl<'de> serde::Deserializer<'de> for Tagged<'_, 'de> {
+    type Error = serde_json::Error;
+
+    fn deserialize_any<V: serde::de::Visitor<'de>>(
+        self,
+        visitor: V,
+    ) -> Result<V::Value, Self::Error> {
+        visitor.visit_map(self)
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
+        bytes byte_buf option unit unit_struct newtype_struct seq tuple
+        tuple_struct map struct enum identifier ignored_any
+    }
+}
+
+impl<'de> serde::de::MapAccess<'de> for Tagged<'_, 'de> {
+    type Error = serde_json::Error;
+
+    fn next_key_seed<K: serde::de::DeserializeSeed<'de>>(
+        &mut self,
+        seed: K,
+    ) -> Result<Option<K::Value>, Self::Error> {
+        use serde::de::IntoDeserializer;
+        let key = match self.next {
+            0 => "type",
+            1 => "data",
+            _ => return Ok(None),
+        };
+        seed.deserialize(key.into_deserializer()).map(Some)
+    }
+
+    fn next_value_seed<V: serde::de::DeserializeSeed<'de>>(
+        &mut self,
+        seed: V,
+    ) -> Result<V::Value, Self::Error> {
+        use serde::de::IntoDeserializer;
+        self.next += 1;
+        match self.next {
+            1 => seed.deserialize(self.kind.into_deserializer()),
+            _ => seed.deserialize(&mut *self.data),
+        }
+    }
+}
