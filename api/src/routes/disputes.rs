@@ -14,7 +14,7 @@ use uuid::Uuid;
 
 use crate::auth::AuthUser;
 use crate::error::{ApiError, Problem, ProblemCode};
-use crate::history::{self, AuditReport};
+use crate::history::{self, AuditReport, Parsed};
 use crate::routes::history::Reader;
 use crate::routes::problems::{Authenticated, JsonBody, OnTable};
 use crate::routes::tables::dto::{cursor_after, page_limit, ListQuery, TablePath};
@@ -265,20 +265,43 @@ pub async fn file_dispute(
     reader: Reader,
     body: web::Json<NewDisputeDto>,
 ) -> Result<HttpResponse, ApiError> {
-    let NewDisputeDto { round, reason } = body.into_inner();
-    text("reason", &reason)?;
-    let round = match round {
-        Some(0) => {
-            return Err(ApiError::Validation {
-                code: ProblemCode::InvalidDispute,
-                detail: "round: rounds are numbered from 1".into(),
-            })
-        }
-        Some(n) => Some(i32::try_from(n).map_err(|_| ApiError::NotFound(format!("no round {n}")))?),
-        None => None,
+    let (round, reason) = body.into_inner().checked()?;
+    let account_id = reader.user.account.id;
+    disputable(&reader.parsed().await?, account_id, round)?;
+    let dispute = NewDispute {
+        table_id: reader.table_id,
+        account_id,
+        round,
+        reason: &reason,
     };
-    let parsed = reader.parsed().await?;
-    if parsed.seat_of(reader.user.account.id)?.is_none() {
+    let filed = file(&reader.state, dispute).await?;
+    Ok(HttpResponse::Created().json(DisputeDto::try_from(filed)?))
+}
+
+impl NewDisputeDto {
+    /// The round (as stored) and the reason, both checked.
+    fn checked(self) -> Result<(Option<i32>, String), ApiError> {
+        text("reason", &self.reason)?;
+        let round = match self.round {
+            Some(0) => {
+                return Err(ApiError::Validation {
+                    code: ProblemCode::InvalidDispute,
+                    detail: "round: rounds are numbered from 1".into(),
+                })
+            }
+            Some(n) => {
+                Some(i32::try_from(n).map_err(|_| ApiError::NotFound(format!("no round {n}")))?)
+            }
+            None => None,
+        };
+        Ok((round, self.reason))
+    }
+}
+
+/// Whether `account_id` may dispute `round` (none: the game) of the game
+/// of `parsed`: a player of it, the round (or the game) over.
+fn disputable(parsed: &Parsed, account_id: Uuid, round: Option<i32>) -> Result<(), ApiError> {
+    if parsed.seat_of(account_id)?.is_none() {
         return Err(ApiError::Problem {
             status: StatusCode::FORBIDDEN,
             code: ProblemCode::NotAPlayer,
@@ -287,38 +310,30 @@ pub async fn file_dispute(
     }
     let status = parsed.table()?.status();
     match round {
-        _ if status == domain::Status::Aborted => {
-            return Err(ApiError::Problem {
-                status: StatusCode::CONFLICT,
-                code: ProblemCode::GameAborted,
-                detail: "an aborted game has no scores to dispute".into(),
-            })
-        }
+        _ if status == domain::Status::Aborted => Err(ApiError::Problem {
+            status: StatusCode::CONFLICT,
+            code: ProblemCode::GameAborted,
+            detail: "an aborted game has no scores to dispute".into(),
+        }),
         Some(n) => match parsed.round_span(n.unsigned_abs()) {
-            None => return Err(ApiError::NotFound(format!("no round {n} at this table"))),
+            None => Err(ApiError::NotFound(format!("no round {n} at this table"))),
             Some(span) if !span.finished => {
-                return Err(round_running(format!("round {n} is still being played")))
+                Err(round_running(format!("round {n} is still being played")))
             }
-            Some(_) => {}
+            Some(_) => Ok(()),
         },
         None if status != domain::Status::Finished => {
-            return Err(round_running("the game is not over".into()))
+            Err(round_running("the game is not over".into()))
         }
-        None => {}
+        None => Ok(()),
     }
-    let mut tx = reader.state.begin().await?;
-    let filed = store::disputes::file(
-        &mut tx,
-        NewDispute {
-            table_id: reader.table_id,
-            account_id: reader.user.account.id,
-            round,
-            reason: &reason,
-        },
-        MAX_OPEN_DISPUTES,
-    )
-    .await?;
-    let Some(filed) = filed else {
+}
+
+/// Files `dispute`, unless its filer has [`MAX_OPEN_DISPUTES`] open already
+/// (429 then).
+async fn file(pool: &PgPool, dispute: NewDispute<'_>) -> Result<DisputeRow, ApiError> {
+    let mut tx = pool.begin().await?;
+    let Some(filed) = store::disputes::file(&mut tx, dispute, MAX_OPEN_DISPUTES).await? else {
         return Err(ApiError::TooManyRequests {
             code: ProblemCode::TooManyRequests,
             detail: format!(
@@ -328,7 +343,7 @@ pub async fn file_dispute(
         });
     };
     tx.commit().await?;
-    Ok(HttpResponse::Created().json(DisputeDto::try_from(filed)?))
+    Ok(filed)
 }
 
 /// The caller's disputes, oldest first, with their verdicts.
