@@ -48,6 +48,18 @@ pub enum DisputeStatus {
     Resolved,
 }
 
+impl DisputeStatus {
+    const ALL: [Self; 2] = [Self::Open, Self::Resolved];
+
+    /// Its name, in answers and in the database.
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::Open => "open",
+            Self::Resolved => "resolved",
+        }
+    }
+}
+
 /// An admin's verdict.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
@@ -68,6 +80,18 @@ fn dispute_example() -> serde_json::Value {
         "verdict": "rejected", "note": "The audit recomputes the same points.",
         "resolved_by": "admin", "resolved_at": "2025-02-01T09:00:00.000000Z"
     })
+}
+
+impl Verdict {
+    const ALL: [Self; 2] = [Self::Upheld, Self::Rejected];
+
+    /// Its name, in answers and in the database.
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::Upheld => "upheld",
+            Self::Rejected => "rejected",
+        }
+    }
 }
 
 /// A dispute.
@@ -97,16 +121,18 @@ impl TryFrom<DisputeRow> for DisputeDto {
 
     fn try_from(d: DisputeRow) -> Result<Self, ApiError> {
         let stored = |what: &str| ApiError::internal(format!("dispute {}: stored {what}", d.id));
-        let status = match d.status.as_str() {
-            "open" => DisputeStatus::Open,
-            "resolved" => DisputeStatus::Resolved,
-            _ => return Err(stored("status")),
-        };
+        let status = DisputeStatus::ALL
+            .into_iter()
+            .find(|s| s.as_str() == d.status)
+            .ok_or_else(|| stored("status"))?;
         let verdict = match d.verdict.as_deref() {
             None => None,
-            Some("upheld") => Some(Verdict::Upheld),
-            Some("rejected") => Some(Verdict::Rejected),
-            Some(_) => return Err(stored("verdict")),
+            Some(v) => Some(
+                Verdict::ALL
+                    .into_iter()
+                    .find(|k| k.as_str() == v)
+                    .ok_or_else(|| stored("verdict"))?,
+            ),
         };
         Ok(Self {
             id: d.id,
@@ -172,10 +198,7 @@ impl DisputeQuery {
     async fn page(self, pool: &PgPool, account_id: Option<Uuid>) -> Result<DisputePage, ApiError> {
         let limit = page_limit(self.limit)?;
         let after = self.after.as_deref().map(ListQuery::cursor).transpose()?;
-        let status = self.status.map(|s| match s {
-            DisputeStatus::Open => "open",
-            DisputeStatus::Resolved => "resolved",
-        });
+        let status = self.status.map(DisputeStatus::as_str);
         let rows = store::disputes::list(pool, status, account_id, after, limit + 1).await?;
         DisputePage::of(rows, limit)
     }
@@ -469,10 +492,7 @@ pub async fn resolve_dispute(
     let id = dispute_id(&path)?;
     let Resolution { verdict, note } = body.into_inner();
     text("note", &note)?;
-    let verdict = match verdict {
-        Verdict::Upheld => "upheld",
-        Verdict::Rejected => "rejected",
-    };
+    let verdict = verdict.as_str();
     let d = dispute(&pool, id).await?;
     let mut tx = pool.begin().await?;
     if !store::disputes::resolve(&mut tx, id, user.account.id, verdict, &note).await? {
