@@ -11,6 +11,10 @@ use e2e::{eventually, spawn_app_with, TestApp};
 use serde_json::json;
 use support::{get, play, started_table, view};
 
+/// The recorder is one per process: the tests of this file take turns, so
+/// that each sees only its own requests and moves counted.
+static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 /// A metric's samples: the labels (sorted `k="v"` pairs) of each, and its
 /// value.
 type Samples = BTreeMap<String, BTreeMap<String, f64>>;
@@ -58,6 +62,7 @@ fn sum(samples: &Samples, name: &str, with: &[&str]) -> f64 {
 
 #[tokio::test]
 async fn requests_moves_and_the_rest_make_their_metrics_grow() {
+    let _turn = ONE_AT_A_TIME.lock().await;
     let app = spawn_app_with(|s| s.metrics_bind = Some("127.0.0.1:0".into())).await;
     let (id, tokens) = started_table(&app, "classique", json!({}), 2).await;
     let before = scrape(&app).await;
@@ -125,6 +130,7 @@ async fn requests_moves_and_the_rest_make_their_metrics_grow() {
 
 #[tokio::test]
 async fn the_server_moves_and_deadlines_are_measured() {
+    let _turn = ONE_AT_A_TIME.lock().await;
     let app = spawn_app_with(|s| {
         s.metrics_bind = Some("127.0.0.1:0".into());
         s.bot_delay_ms = 0;
