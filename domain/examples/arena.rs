@@ -12,7 +12,7 @@
 use std::time::Instant;
 
 use clap::Parser;
-use domain::bots::Level;
+use domain::bots::{Level, Playouts};
 use domain::{Command, Event, Game, Preset, Status};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -67,11 +67,11 @@ fn main() {
             let sight = game.sight(seat).expect("a running round");
             let mv = if seat == seat_a {
                 let started = Instant::now();
-                let mv = args.level.decide(&sight, &mut rng);
+                let mv = args.level.decide(&sight, Playouts::FULL, &mut rng);
                 decide_ns.push(started.elapsed().as_nanos() as u64);
                 mv
             } else {
-                args.vs.decide(&sight, &mut rng)
+                args.vs.decide(&sight, Playouts::FULL, &mut rng)
             }
             .expect("a seat on turn has a move");
             events.clear();

@@ -27,7 +27,7 @@ use crate::event::SeatKey;
 use crate::event::{
     CardPlayed, DrawReason, Event, GameEnded, Pending, RoundEnded, RoundStarted, Seat,
 };
-use crate::table::{Seated, TableCreated, TableEvent};
+use crate::table::{BotReason, Seated, TableCreated, TableEvent};
 use crate::view::PendingKind;
 
 /// The key of the salt in an event's `data` (from event version 2).
@@ -123,6 +123,18 @@ pub struct TurnStartedSeen {
     pub frozen: bool,
 }
 
+/// `bot_moved` for another seat while its round runs: not the seed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct BotMovedSeen {
+    #[cfg_attr(feature = "openapi", schema(value_type = usize))]
+    pub seat: Seat,
+    pub bot: String,
+    pub reason: BotReason,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub playouts: Option<u32>,
+}
+
 /// A `drawn` pending whose card is hidden.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -162,8 +174,7 @@ impl TableEvent {
             TableEvent::PlayerLeft { seat: _ } => Seen::Whole,
             TableEvent::GameStarted { players: _ } => Seen::Whole,
             // Who is late, away, back, resigned or aborting, and which bot
-            // moves with which seed, are public: every seat's player may
-            // check a move made for another seat.
+            // moves, are public.
             TableEvent::TurnTimedOut {
                 seat: _,
                 deadline: _,
@@ -172,12 +183,29 @@ impl TableEvent {
             TableEvent::SeatBack { seat: _ } => Seen::Whole,
             TableEvent::PlayerResigned { seat: _ } => Seen::Whole,
             TableEvent::GameAborted { by: _ } => Seen::Whole,
+            // A bot's seed is hidden from the other seats like its hand:
+            // with the seed, its choice is a fixed function of that hand,
+            // so each of its moves would test guesses of it. Once the
+            // round is over, the log shows it, and every move made for a
+            // seat can be checked.
             TableEvent::BotMoved {
-                seat: _,
-                bot: _,
-                reason: _,
+                seat,
+                bot,
+                reason,
                 seed: _,
-            } => Seen::Whole,
+                playouts,
+            } => {
+                if reader == Some(*seat) {
+                    Seen::Whole
+                } else {
+                    Seen::part(BotMovedSeen {
+                        seat: *seat,
+                        bot: bot.clone(),
+                        reason: *reason,
+                        playouts: *playouts,
+                    })
+                }
+            }
             TableEvent::BotSeated { seat: _, level: _ } => Seen::Whole,
             TableEvent::Game(e) => e.seen_by(reader),
         }

@@ -12,7 +12,9 @@ use utoipa::openapi::{Ref, RefOr};
 use utoipa::{PartialSchema, ToSchema};
 
 use crate::event::{Event, Move};
-use crate::redaction::{CardsDrawnSeen, RoundStartedSeen, StockReshuffledSeen, TurnStartedSeen};
+use crate::redaction::{
+    BotMovedSeen, CardsDrawnSeen, RoundStartedSeen, StockReshuffledSeen, TurnStartedSeen,
+};
 use crate::table::events::TableOwn;
 
 /// The name of the union of every event's `{type, data}`.
@@ -33,6 +35,7 @@ fn part_of(kind: &str, components: &mut Vec<(String, RefOr<Schema>)>) -> Option<
         "cards_drawn" => named::<CardsDrawnSeen>(components),
         "stock_reshuffled" => named::<StockReshuffledSeen>(components),
         "turn_started" => named::<TurnStartedSeen>(components),
+        "bot_moved" => named::<BotMovedSeen>(components),
         _ => None,
     }
 }

@@ -10,7 +10,7 @@
 
 mod support;
 
-use domain::bots::Level;
+use domain::bots::{Level, Playouts};
 use domain::{Clock, Preset, Status, Table, TableCommand, TableEvent};
 use rand::Rng;
 use support::rng;
@@ -78,7 +78,10 @@ fn play_table(preset: Preset, seed: u64) -> usize {
             .must_act()
             .expect("a playing table has a seat on turn");
         let command = if table.automatic().is_some() {
-            TableCommand::PlayFor { seed: rng.gen() }
+            TableCommand::PlayFor {
+                seed: rng.gen(),
+                playouts: Playouts::new(rng.gen_range(0..=400)),
+            }
         } else if rng.gen_bool(0.01) {
             // Someone resigns, aborts or comes back, when they may.
             let who = rng.gen_range(0..seats);

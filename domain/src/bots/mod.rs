@@ -21,6 +21,7 @@ mod sight;
 pub mod strong;
 
 pub use sight::Sight;
+pub use strong::Playouts;
 
 /// How strong a bot plays.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -57,9 +58,24 @@ impl Level {
         format!("{}@{}", self.id(), self.version())
     }
 
+    /// Whether the level searches, so that how much it may search
+    /// ([`Playouts`]) changes its choice and is recorded with it.
+    pub fn searches(self) -> bool {
+        match self {
+            Level::Random | Level::Basic => false,
+            Level::Strong => true,
+        }
+    }
+
     /// The seat's move, from what it has seen (its view, legal moves
-    /// included) and `rng`; `None` when the view offers no move.
-    pub fn decide<R: Rng + ?Sized>(self, sight: &Sight, rng: &mut R) -> Option<Move> {
+    /// included), `rng` and, for a level that searches, `playouts`; `None`
+    /// when the view offers no move.
+    pub fn decide<R: Rng + ?Sized>(
+        self,
+        sight: &Sight,
+        playouts: Playouts,
+        rng: &mut R,
+    ) -> Option<Move> {
         let moves = &sight.view.legal_moves;
         if moves.is_empty() {
             return None;
@@ -67,7 +83,7 @@ impl Level {
         match self {
             Level::Random => Some(moves[rng.gen_range(0..moves.len())].clone()),
             Level::Basic => Some(basic::decide(&sight.view, sight.book()).clone()),
-            Level::Strong => Some(strong::decide(sight, rng).clone()),
+            Level::Strong => Some(strong::decide(sight, playouts, rng).clone()),
         }
     }
 }

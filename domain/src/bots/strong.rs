@@ -12,17 +12,42 @@ use crate::engine::Command;
 use crate::event::{Event, Move};
 use crate::game::Status;
 
-/// Playouts per decision, shared among the legal moves.
-pub const PLAYOUTS: usize = 2000;
 /// Moves a playout makes at most before it is scored as it stands.
 const PLAYOUT_MOVES: usize = 400;
 
-pub(super) fn decide<'v, R: Rng + ?Sized>(sight: &'v Sight, rng: &mut R) -> &'v Move {
+/// How many playouts one decision may make, shared among the legal moves:
+/// [`Playouts::FULL`] unless the server, short of time for bots, gives less
+/// (never below [`Playouts::LEAST`]). The number is recorded with the move
+/// (`bot_moved.playouts`), so that a replay asks the same search.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Playouts(u32);
+
+impl Playouts {
+    /// The level's own search: what it plays when nothing presses.
+    pub const FULL: Playouts = Playouts(2000);
+    /// The least search the server ever gives (still well above `basic`).
+    pub const LEAST: Playouts = Playouts(100);
+
+    /// `n` playouts, brought within [`Playouts::LEAST`]..=[`Playouts::FULL`].
+    pub fn new(n: u32) -> Playouts {
+        Playouts(n.clamp(Self::LEAST.0, Self::FULL.0))
+    }
+
+    pub fn get(self) -> u32 {
+        self.0
+    }
+}
+
+pub(super) fn decide<'v, R: Rng + ?Sized>(
+    sight: &'v Sight,
+    playouts: Playouts,
+    rng: &mut R,
+) -> &'v Move {
     let moves = &sight.view.legal_moves;
     if moves.len() == 1 {
         return &moves[0];
     }
-    let per_move = (PLAYOUTS / moves.len()).max(4);
+    let per_move = (playouts.get() as usize / moves.len()).max(4);
     let mut best = (f64::MIN, 0);
     for (i, mv) in moves.iter().enumerate() {
         let mut total = 0.0;

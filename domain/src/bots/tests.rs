@@ -28,7 +28,7 @@ fn play(preset: Preset, level: Level, seed: u64, mut check: impl FnMut(&SeatView
             .expect("a seat on turn");
         let sight = game.sight(seat).expect("a running round");
         let view = &sight.view;
-        let mv = level.decide(&sight, &mut rng).expect("a move on turn");
+        let mv = level.decide(&sight, Playouts::FULL, &mut rng).expect("a move on turn");
         assert!(view.legal_moves.contains(&mv), "{mv:?} is not legal");
         check(view, &mv);
         events.clear();
@@ -184,7 +184,7 @@ fn d42_the_strong_bot_chooses_among_its_legal_moves() {
             }
             let seat = game.round().and_then(|r| r.current).unwrap();
             let sight = game.sight(seat).unwrap();
-            let mv = Level::Strong.decide(&sight, &mut rng).unwrap();
+            let mv = Level::Strong.decide(&sight, Playouts::FULL, &mut rng).unwrap();
             assert!(sight.view.legal_moves.contains(&mv), "{preset:?}: {mv:?}");
             events.clear();
             game.execute(&Command::Move { seat, mv }, &mut rng, &mut events)
@@ -215,12 +215,12 @@ fn d42_a_bots_choice_depends_only_on_the_seats_view_and_seed() {
             for level in Level::ALL {
                 let choose = |g: &Game| {
                     let sight = g.sight(seat).unwrap();
-                    level.decide(&sight, &mut ChaCha8Rng::seed_from_u64(77))
+                    level.decide(&sight, Playouts::FULL, &mut ChaCha8Rng::seed_from_u64(77))
                 };
                 assert_eq!(choose(&game), choose(&twin), "{preset:?} {level}");
             }
             let sight = game.sight(seat).unwrap();
-            let mv = Level::Basic.decide(&sight, &mut rng).unwrap();
+            let mv = Level::Basic.decide(&sight, Playouts::FULL, &mut rng).unwrap();
             events.clear();
             game.execute(&Command::Move { seat, mv }, &mut rng, &mut events)
                 .unwrap();

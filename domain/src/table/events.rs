@@ -56,12 +56,15 @@ pub enum TableEvent {
         by: Seat,
     },
     /// D42: the move that follows is the server's for the seat, chosen by
-    /// `bot` (`level@version`) from the seat's view and `seed`.
+    /// `bot` (`level@version`) from the seat's view and `seed`, searching
+    /// `playouts` (a level that searches; absent in older logs: its full
+    /// search).
     BotMoved {
         seat: Seat,
         bot: String,
         reason: BotReason,
         seed: u32,
+        playouts: Option<u32>,
     },
     /// D42: a bot of `level` takes the seat while the table waits.
     BotSeated {
@@ -115,13 +118,18 @@ pub(crate) enum TableOwn {
         by: Seat,
     },
     /// D42: the move that follows is the server's for the seat, chosen by
-    /// `bot` (`level@version`) from the seat's view and `seed`.
+    /// `bot` (`level@version`) from the seat's view and `seed` (hidden from
+    /// the other seats while the round runs).
     BotMoved {
         #[cfg_attr(feature = "openapi", schema(value_type = usize))]
         seat: Seat,
         bot: String,
         reason: BotReason,
         seed: u32,
+        /// How many playouts a level that searches (`strong`) was given;
+        /// absent for the others, and in older logs (the full search).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        playouts: Option<u32>,
     },
     /// D42: a bot of `level` takes the seat while the table waits.
     BotSeated {
@@ -184,11 +192,13 @@ impl TableEvent {
                 bot,
                 reason,
                 seed,
+                playouts,
             } => TableOwn::BotMoved {
                 seat,
                 bot,
                 reason,
                 seed,
+                playouts,
             },
             TableEvent::BotSeated { seat, level } => TableOwn::BotSeated { seat, level },
             TableEvent::Game(_) => return None,
@@ -245,11 +255,13 @@ impl TableEvent {
                 bot,
                 reason,
                 seed,
+                playouts,
             } => TableEvent::BotMoved {
                 seat,
                 bot,
                 reason,
                 seed,
+                playouts,
             },
             TableOwn::BotSeated { seat, level } => TableEvent::BotSeated { seat, level },
         })

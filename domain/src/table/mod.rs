@@ -12,7 +12,7 @@ pub use events::{TableCreated, TableEvent};
 pub use log::{apply, apply_guarded, Fold, FoldError, ReadError};
 pub use presence::{ranking_after_resignations, BotReason, Clock, Presence, STAND_IN};
 
-use crate::bots::Level;
+use crate::bots::{Level, Playouts};
 use crate::engine::{Command, RuleError};
 use crate::event::{Move, Seat};
 use crate::game::{Game, Status};
@@ -99,8 +99,10 @@ pub enum TableError {
     SeatAway,
     #[error("you have resigned this game")]
     AlreadyResigned,
-    #[error("every player has moved: the game can no longer be aborted")]
+    #[error("every person seated has had a turn, or the first round is over: the game can no longer be aborted")]
     AbortTooLate,
+    #[error("no person sits at this table: a game of bots alone is not played")]
+    NoPersonSeated,
     #[error("the game was aborted")]
     Aborted,
     #[error("invalid clock: {0}")]
@@ -127,6 +129,7 @@ impl TableError {
             TableError::SeatAway => "seat_away",
             TableError::AlreadyResigned => "already_resigned",
             TableError::AbortTooLate => "abort_too_late",
+            TableError::NoPersonSeated => "no_person_seated",
             TableError::Aborted => "game_aborted",
             TableError::InvalidClock(_) => "invalid_clock",
             TableError::NoAutomaticMove => "no_automatic_move",
@@ -157,10 +160,12 @@ pub enum TableCommand {
     TimeOut {
         deadline: String,
     },
-    /// The server: the move of the away or resigned seat on turn (D39, D40),
-    /// chosen from its view and `seed`.
+    /// The server: the move of the bot, away or resigned seat on turn (D39,
+    /// D40, D42), chosen from its view and `seed`, searching at most
+    /// `playouts` (a level that searches).
     PlayFor {
         seed: u32,
+        playouts: Playouts,
     },
     /// An away player takes their seat back (D39).
     Back {
@@ -296,6 +301,7 @@ impl Table {
             TableEvent::TurnTimedOut { seat, deadline: _ } => {
                 if let Some(p) = self.presence.get_mut(*seat) {
                     p.timeouts += 1;
+                    p.turned = true;
                 }
                 self.automatic_seat = Some(*seat);
             }
@@ -323,7 +329,12 @@ impl Table {
                     *slot = Some(Seated::bot(*seat, *level));
                 }
             }
-            TableEvent::BotMoved { seat, .. } => self.automatic_seat = Some(*seat),
+            TableEvent::BotMoved { seat, .. } => {
+                if let Some(p) = self.presence.get_mut(*seat) {
+                    p.turned = true;
+                }
+                self.automatic_seat = Some(*seat);
+            }
             TableEvent::Game(e) => {
                 self.track(e);
                 if let Some(g) = self.game.as_mut() {
@@ -403,6 +414,9 @@ impl Table {
                     .enumerate()
                     .map(|(seat, p)| Seated { seat, ..p.clone() })
                     .collect();
+                if players.iter().all(|p| p.bot.is_some()) {
+                    return Err(TableError::NoPersonSeated);
+                }
                 let need = self.rules.players.min;
                 if players.len() < need {
                     return Err(TableError::NotEnoughPlayers {
@@ -431,7 +445,7 @@ impl Table {
                 Ok(events.into_iter().map(TableEvent::Game).collect())
             }
             TableCommand::TimeOut { deadline } => self.time_out(deadline, rng),
-            TableCommand::PlayFor { seed } => self.play_for(*seed, rng),
+            TableCommand::PlayFor { seed, playouts } => self.play_for(*seed, *playouts, rng),
             TableCommand::Back { account_id } => {
                 self.running()?;
                 let seat = self.seat_of(account_id).ok_or(TableError::NotSeated)?;

@@ -17,7 +17,7 @@ use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
 use super::{Table, TableCommand, TableError, TableEvent};
-use crate::bots::Level;
+use crate::bots::{Level, Playouts};
 use crate::engine::{Command, RuleError};
 use crate::event::{DrawReason, EndReason, Event, GameEnded, Pending, Placing, Seat};
 use crate::game::{Game, Status};
@@ -98,8 +98,11 @@ pub struct Presence {
     pub resigned: bool,
     /// Timeouts in a row (D39).
     pub timeouts: u32,
-    /// The player has made a move of their own (D41).
+    /// The player has made a move of their own (resets D39's count).
     pub moved: bool,
+    /// The seat has had a turn (D41): a move of its player's own, a
+    /// timeout, or a move the server made for it.
+    pub turned: bool,
 }
 
 /// The level that plays for an away or resigned seat (D39, D40).
@@ -180,11 +183,20 @@ impl Table {
         Ok(events)
     }
 
-    /// D39, D40: the server's move for the away or resigned seat on turn,
-    /// chosen by [`STAND_IN`] from that seat's view and `seed`.
+    /// The level that plays the seat on turn when the server does: its
+    /// bot's, else [`STAND_IN`] (D39, D40, D42).
+    pub fn automatic_level(&self) -> Option<Level> {
+        let (seat, _) = self.automatic()?;
+        Some(self.bot_at(seat).unwrap_or(STAND_IN))
+    }
+
+    /// D39, D40, D42: the server's move for the bot, away or resigned seat
+    /// on turn, chosen by its level from that seat's view and `seed`,
+    /// searching `playouts` (recorded only for a level that searches).
     pub(super) fn play_for<R: Rng + ?Sized>(
         &self,
         seed: u32,
+        playouts: Playouts,
         rng: &mut R,
     ) -> Result<Vec<TableEvent>, TableError> {
         let (seat, reason) = self.automatic().ok_or(TableError::NoAutomaticMove)?;
@@ -193,13 +205,14 @@ impl Table {
         let sight = game.sight(seat).ok_or(TableError::NoAutomaticMove)?;
         let mut choice = ChaCha8Rng::seed_from_u64(u64::from(seed));
         let mv = level
-            .decide(&sight, &mut choice)
+            .decide(&sight, playouts, &mut choice)
             .ok_or(TableError::NoAutomaticMove)?;
         let mut events = vec![TableEvent::BotMoved {
             seat,
             bot: level.tag(),
             reason,
             seed,
+            playouts: level.searches().then_some(playouts.get()),
         }];
         let moved = game.decide(&Command::Move { seat, mv }, rng)?;
         events.extend(moved.into_iter().map(TableEvent::Game));
@@ -227,15 +240,20 @@ impl Table {
     }
 
     /// D41: `seat` aborts the game, which it may until every person seated
-    /// has made a move of their own.
+    /// has had a turn (a timeout counts) or the first round is over; not
+    /// once it has resigned.
     pub(super) fn abort(&self, seat: Seat) -> Result<Vec<TableEvent>, TableError> {
-        self.running()?;
-        let persons = self
+        let game = self.running()?;
+        if self.presence[seat].resigned {
+            return Err(TableError::AlreadyResigned);
+        }
+        let first_round_over = !game.history().is_empty();
+        let mut persons = self
             .presence
             .iter()
             .enumerate()
             .filter(|(s, _)| self.bot_at(*s).is_none());
-        if persons.map(|(_, p)| p).all(|p| p.moved) {
+        if first_round_over || persons.all(|(_, p)| p.turned) {
             return Err(TableError::AbortTooLate);
         }
         Ok(vec![TableEvent::GameAborted { by: seat }])
@@ -278,6 +296,7 @@ impl Table {
         if let Some(seat) = actor.filter(|s| self.automatic_seat != Some(*s)) {
             if let Some(p) = self.presence.get_mut(seat) {
                 p.moved = true;
+                p.turned = true;
                 p.timeouts = 0;
             }
         }
@@ -358,7 +377,10 @@ impl Table {
             TableEvent::TurnTimedOut { deadline, .. } => TableCommand::TimeOut {
                 deadline: deadline.clone(),
             },
-            TableEvent::BotMoved { seed, .. } => TableCommand::PlayFor { seed: *seed },
+            TableEvent::BotMoved { seed, playouts, .. } => TableCommand::PlayFor {
+                seed: *seed,
+                playouts: playouts.map_or(Playouts::FULL, Playouts::new),
+            },
             _ => return Ok(()),
         };
         // The engine's own randomness (a reshuffle) is recorded in the

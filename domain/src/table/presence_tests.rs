@@ -7,10 +7,11 @@ use rand::SeedableRng;
 
 use super::presence::act;
 use super::*;
-use crate::bots::Level;
+use crate::bots::{Level, Playouts};
 use crate::engine::Command;
 use crate::event::Event;
 use crate::event::{DrawReason, EndReason};
+use crate::redaction::Seen;
 
 fn rng() -> rand::rngs::StdRng {
     rand::rngs::StdRng::seed_from_u64(3)
@@ -238,14 +239,15 @@ fn d39_timeouts_in_a_row_make_a_seat_away_until_its_player_comes_back() {
         table.decide(&by_hand, &mut rng()),
         Err(TableError::SeatAway)
     );
-    let events = run(&mut table, &mut log, TableCommand::PlayFor { seed: 7 });
+    let events = run(&mut table, &mut log, TableCommand::PlayFor { seed: 7, playouts: Playouts::FULL });
     assert_eq!(
         events[0],
         TableEvent::BotMoved {
             seat,
             bot: "basic@1".into(),
             reason: BotReason::Away,
-            seed: 7
+            seed: 7,
+            playouts: None
         }
     );
     // Back, and its own moves again.
@@ -260,7 +262,7 @@ fn d39_timeouts_in_a_row_make_a_seat_away_until_its_player_comes_back() {
     until_turn_of(&mut table, &mut log, seat);
     assert_eq!(table.automatic(), None);
     assert_eq!(
-        table.decide(&TableCommand::PlayFor { seed: 1 }, &mut rng()),
+        table.decide(&TableCommand::PlayFor { seed: 1, playouts: Playouts::FULL }, &mut rng()),
         Err(TableError::NoAutomaticMove)
     );
     own_move(&mut table, &mut log);
@@ -279,7 +281,7 @@ fn d40_resigned_seats_are_played_by_the_server_and_ranked_last_latest_first() {
     );
     until_turn_of(&mut table, &mut log, 1);
     assert_eq!(table.automatic(), Some((1, BotReason::Resigned)));
-    let events = run(&mut table, &mut log, TableCommand::PlayFor { seed: 1 });
+    let events = run(&mut table, &mut log, TableCommand::PlayFor { seed: 1, playouts: Playouts::FULL });
     assert!(matches!(
         events[0],
         TableEvent::BotMoved {
@@ -336,25 +338,113 @@ fn d41_a_game_may_be_aborted_until_every_person_has_moved() {
 }
 
 #[test]
-fn d41_moves_the_server_made_do_not_count_as_a_persons_own() {
+fn d41_a_turn_that_timed_out_counts_a_player_who_never_moves_cannot_keep_abort_open() {
     let (mut table, mut log) = started(clock(5));
-    let seat = table.must_act().unwrap();
-    time_out(&mut table, &mut log);
-    assert!(!table.presence[seat].moved);
-    let abort = TableCommand::Abort {
-        account_id: PLAYERS[seat].into(),
+    let abort = |id: &str| TableCommand::Abort {
+        account_id: id.into(),
     };
-    assert!(table.decide(&abort, &mut rng()).is_ok());
+    // One seat timed out: the two others have not had a turn yet.
+    let first = table.must_act().unwrap();
+    time_out(&mut table, &mut log);
+    assert!(!table.presence[first].moved, "a timeout is not its own move");
+    assert!(table.presence[first].turned);
+    assert!(table.decide(&abort(PLAYERS[first]), &mut rng()).is_ok());
+    // Every seat has had a turn, the last two timing out too: too late.
+    for _ in 0..20 {
+        if table.presence.iter().all(|p| p.turned) {
+            break;
+        }
+        time_out(&mut table, &mut log);
+    }
+    assert!(table.presence.iter().all(|p| !p.moved), "nobody moved");
+    for id in PLAYERS {
+        assert_eq!(
+            table.decide(&abort(id), &mut rng()),
+            Err(TableError::AbortTooLate)
+        );
+    }
+}
+
+#[test]
+fn d41_abort_closes_once_the_first_round_is_over() {
+    // The round-over clause alone: seat 1's turns are forgotten after each
+    // move, as if it never had one (a seat every turn skips).
+    let (mut table, _) = started_with(&["a", "b"], &[]);
+    let abort = TableCommand::Abort {
+        account_id: "a".into(),
+    };
+    while table.game.as_ref().unwrap().history().is_empty() {
+        assert!(table.decide(&abort, &mut rng()).is_ok());
+        let seat = table.must_act().unwrap();
+        let mv = table.game.as_ref().unwrap().legal_moves(seat)[0].clone();
+        let account_id = PLAYERS[seat].into();
+        table
+            .execute(&TableCommand::Move { account_id, mv }, &mut rng())
+            .unwrap();
+        table.presence[1].turned = false;
+    }
+    if table.status() == Status::Playing {
+        assert_eq!(
+            table.decide(&abort, &mut rng()),
+            Err(TableError::AbortTooLate)
+        );
+    }
+}
+
+#[test]
+fn d41_a_player_who_resigned_cannot_abort() {
+    let (mut table, mut log) = started(None);
+    let resign = TableCommand::Resign {
+        account_id: "c".into(),
+    };
+    run(&mut table, &mut log, resign);
+    let abort = |id: &str| TableCommand::Abort {
+        account_id: id.into(),
+    };
+    assert_eq!(
+        table.decide(&abort("c"), &mut rng()),
+        Err(TableError::AlreadyResigned)
+    );
+    assert!(table.decide(&abort("a"), &mut rng()).is_ok());
+}
+
+#[test]
+fn d40_a_game_is_never_started_without_a_person_seated() {
+    let mut log = Table::create("classique", &Default::default(), 3, None, &"a".into(), "a")
+        .unwrap();
+    let mut table = Table::from_events(&log).unwrap();
+    for _ in 0..2 {
+        let bot = TableCommand::SeatBot {
+            account_id: "a".into(),
+            level: Level::Strong,
+        };
+        run(&mut table, &mut log, bot);
+    }
+    run(
+        &mut table,
+        &mut log,
+        TableCommand::Leave {
+            account_id: "a".into(),
+        },
+    );
+    let start = TableCommand::Start {
+        account_id: "a".into(),
+    };
+    assert_eq!(
+        table.decide(&start, &mut rng()),
+        Err(TableError::NoPersonSeated)
+    );
+    assert_eq!(TableError::NoPersonSeated.code(), "no_person_seated");
 }
 
 #[test]
 fn d42_the_servers_move_for_a_seat_is_a_function_of_its_seed() {
     let (table, _) = resigned_seat_on_turn();
     let once = table
-        .decide(&TableCommand::PlayFor { seed: 42 }, &mut rng())
+        .decide(&TableCommand::PlayFor { seed: 42, playouts: Playouts::FULL }, &mut rng())
         .unwrap();
     let again = table
-        .decide(&TableCommand::PlayFor { seed: 42 }, &mut rng())
+        .decide(&TableCommand::PlayFor { seed: 42, playouts: Playouts::FULL }, &mut rng())
         .unwrap();
     assert_eq!(once, again);
 }
@@ -392,7 +482,7 @@ fn d38_d42_an_audit_tells_the_servers_moves_from_forged_ones() {
     // The stand-in's move for a resigned seat, and a forged one.
     let (mut table, mut log) = resigned_seat_on_turn();
     let before = table.clone();
-    let events = run(&mut table, &mut log, TableCommand::PlayFor { seed: 9 });
+    let events = run(&mut table, &mut log, TableCommand::PlayFor { seed: 9, playouts: Playouts::FULL });
     assert_eq!(before.check_automatic(&events[0], &events[1..]), Ok(()));
     let other = before
         .game
@@ -423,6 +513,7 @@ fn d38_d42_an_audit_tells_the_servers_moves_from_forged_ones() {
         bot: "basic@1".into(),
         reason: BotReason::Away,
         seed: 9,
+        playouts: None,
     };
     assert!(
         before.check_automatic(&away, &events[1..]).is_err(),
@@ -469,7 +560,7 @@ fn d42_bot_seats_play_to_the_end_of_the_game_by_their_own_level() {
                 assert_eq!(reason, BotReason::Bot);
                 let before = table.clone();
                 seed += 1;
-                let events = run(&mut table, &mut log, TableCommand::PlayFor { seed });
+                let events = run(&mut table, &mut log, TableCommand::PlayFor { seed, playouts: Playouts::FULL });
                 let TableEvent::BotMoved { bot, .. } = &events[0] else {
                     panic!("{events:?}");
                 };
@@ -539,7 +630,7 @@ fn d40_a_seat_resigned_under_an_attack_is_answered_by_the_server() {
                 run(&mut table, &mut log, resign);
                 assert_eq!(table.automatic(), Some((seat, BotReason::Resigned)));
                 let before = table.clone();
-                let events = run(&mut table, &mut log, TableCommand::PlayFor { seed: 3 });
+                let events = run(&mut table, &mut log, TableCommand::PlayFor { seed: 3, playouts: Playouts::FULL });
                 assert_eq!(before.check_automatic(&events[0], &events[1..]), Ok(()));
                 // Answered or taken: the attack no longer waits on that seat.
                 assert!(table.must_act() != Some(seat) || table.status() != Status::Playing);
@@ -569,7 +660,7 @@ fn d41_the_moves_of_a_bot_seat_do_not_stop_an_abort() {
     let (mut table, mut log) = started_with(&["a"], &[Level::Basic]);
     // Whatever the bot plays, the person has not moved: abort stays open.
     while table.automatic().is_some() {
-        run(&mut table, &mut log, TableCommand::PlayFor { seed: 1 });
+        run(&mut table, &mut log, TableCommand::PlayFor { seed: 1, playouts: Playouts::FULL });
     }
     let abort = TableCommand::Abort {
         account_id: "a".into(),
@@ -577,7 +668,7 @@ fn d41_the_moves_of_a_bot_seat_do_not_stop_an_abort() {
     assert!(table.decide(&abort, &mut rng()).is_ok());
     own_move(&mut table, &mut log);
     while table.automatic().is_some() {
-        run(&mut table, &mut log, TableCommand::PlayFor { seed: 1 });
+        run(&mut table, &mut log, TableCommand::PlayFor { seed: 1, playouts: Playouts::FULL });
     }
     if table.status() == Status::Playing {
         assert_eq!(
@@ -585,4 +676,80 @@ fn d41_the_moves_of_a_bot_seat_do_not_stop_an_abort() {
             Err(TableError::AbortTooLate)
         );
     }
+}
+
+#[test]
+fn d42_a_strong_bot_searches_what_it_is_given_and_records_it() {
+    let (table, _) = started_with(&["a"], &[Level::Strong]);
+    let mut table = table;
+    let mut log = Vec::new();
+    // Until the bot is on turn with a choice to make.
+    while table.automatic().is_none() {
+        own_move(&mut table, &mut log);
+    }
+    let little = Playouts::new(1);
+    assert_eq!(little, Playouts::LEAST, "never below the least search");
+    assert_eq!(Playouts::new(u32::MAX), Playouts::FULL);
+    let command = TableCommand::PlayFor {
+        seed: 5,
+        playouts: little,
+    };
+    let events = table.decide(&command, &mut rng()).unwrap();
+    let TableEvent::BotMoved { playouts, .. } = &events[0] else {
+        panic!("{events:?}");
+    };
+    assert_eq!(*playouts, Some(Playouts::LEAST.get()));
+    // The audit replays the recorded search, and tells a forged number.
+    assert_eq!(table.check_automatic(&events[0], &events[1..]), Ok(()));
+    let TableEvent::BotMoved {
+        seat,
+        bot,
+        reason,
+        seed,
+        ..
+    } = events[0].clone()
+    else {
+        unreachable!()
+    };
+    let forged = TableEvent::BotMoved {
+        seat,
+        bot,
+        reason,
+        seed,
+        playouts: Some(1_000_000),
+    };
+    assert!(table.check_automatic(&forged, &events[1..]).is_err());
+    // A level that does not search records no playouts.
+    let (mut basic, mut log) = started_with(&["a"], &[Level::Basic]);
+    while basic.automatic().is_none() {
+        own_move(&mut basic, &mut log);
+    }
+    let events = run(&mut basic, &mut log, command);
+    assert!(matches!(
+        events[0],
+        TableEvent::BotMoved { playouts: None, .. }
+    ));
+}
+
+#[test]
+fn d42_a_bots_seed_is_hidden_from_the_other_seats_like_a_card() {
+    let (mut table, mut log) = started_with(&["a"], &[Level::Random]);
+    while table.automatic().is_none() {
+        own_move(&mut table, &mut log);
+    }
+    let command = TableCommand::PlayFor {
+        seed: 77,
+        playouts: Playouts::FULL,
+    };
+    let events = run(&mut table, &mut log, command);
+    let moved = &events[0];
+    for reader in [Some(0), None] {
+        let Seen::Part(part) = moved.seen_by(reader) else {
+            panic!("the seed shown to {reader:?}");
+        };
+        assert!(part.get("seed").is_none(), "{part}");
+        assert_eq!(part["seat"], 1);
+        assert_eq!(part["bot"], "random@1");
+    }
+    assert_eq!(moved.seen_by(Some(1)), Seen::Whole);
 }
