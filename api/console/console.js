@@ -15,6 +15,9 @@ const who = document.getElementById("who");
 // ----- the API -----
 
 let token = sessionStorage.getItem("huit.token");
+// A token a link brings (#token= on a replay page) is that page's alone: it
+// is never stored, so it never replaces the account logged in in this tab.
+let linked = false;
 let me = null;
 
 class Problem extends Error {
@@ -50,9 +53,10 @@ const get = (path) => call("GET", path);
 const post = (path, body) => call("POST", path, body);
 
 function logOut() {
+  if (!linked) sessionStorage.removeItem("huit.token");
   token = null;
+  linked = false;
   me = null;
-  sessionStorage.removeItem("huit.token");
 }
 
 // ----- building the page -----
@@ -135,6 +139,7 @@ function loginForm(why) {
         password: data.get("password"),
       });
       token = session.token;
+      linked = false;
       me = session.account;
       sessionStorage.setItem("huit.token", token);
       route();
@@ -416,7 +421,7 @@ async function route() {
   const fragment = new URLSearchParams(location.hash.replace(/^#\/?/, ""));
   if (replay && fragment.has("token")) {
     token = fragment.get("token");
-    sessionStorage.setItem("huit.token", token);
+    linked = true;
     history.replaceState(null, "", location.pathname);
   }
   try {

@@ -119,6 +119,19 @@ pub struct Settings {
     #[arg(long, env = "HUIT_DUE_POLL_MS", default_value_t = 250)]
     pub due_poll_ms: u64,
 
+    /// Bot searches (the `strong` level) run at once at most; 0: half the
+    /// CPUs, at least one. The others wait, and search less the more wait.
+    #[arg(long, env = "HUIT_BOT_SEARCH_THREADS", default_value_t = 0)]
+    pub bot_search_threads: usize,
+
+    /// Running tables with a `strong` bot one account may have at once.
+    #[arg(long, env = "HUIT_MAX_STRONG_BOT_TABLES", default_value_t = 4)]
+    pub max_strong_bot_tables: i64,
+
+    /// Bots one account may have in all across its running tables.
+    #[arg(long, env = "HUIT_MAX_BOTS", default_value_t = 8)]
+    pub max_bots: i64,
+
     /// Where `/metrics` (the Prometheus text format) is served, on a
     /// listener of its own, e.g. `127.0.0.1:9100`; not served when unset.
     #[arg(long, env = "HUIT_METRICS_BIND")]
@@ -151,6 +164,9 @@ impl Settings {
             sse_keepalive_ms: 15_000,
             bot_delay_ms: 500,
             due_poll_ms: 250,
+            bot_search_threads: 0,
+            max_strong_bot_tables: 4,
+            max_bots: 8,
             metrics_bind: None,
         }
     }

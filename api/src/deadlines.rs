@@ -10,7 +10,16 @@
 //! come first, or another process fire it first, the append meets another
 //! version and does nothing. So a due table is fired once, by any process,
 //! also after a crash or a restart.
+//!
+//! A timeout is cheap and fired in the loop. The server's move for a seat
+//! may be a bot's search (tens of milliseconds, and waiting for the search
+//! budget under a crowd of bots, see [`crate::searches`]): it runs in a task
+//! of its own, so that the loop and the other tables' deadlines never wait
+//! for it; a table whose move is under way in this process is not fired
+//! again meanwhile.
 
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use actix_web::web;
@@ -18,6 +27,7 @@ use domain::{Table, TableCommand};
 use futures_util::StreamExt;
 use rand::Rng;
 use sqlx::PgPool;
+use uuid::Uuid;
 
 use crate::chain;
 use crate::error::ApiError;
@@ -39,6 +49,7 @@ pub fn spawn(
     every: Duration,
 ) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
+        let moving = Moving::default();
         let mut ticks = tokio::time::interval(every.max(Duration::from_millis(10)));
         ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
@@ -47,7 +58,8 @@ pub fn spawn(
             // the log writer gathers their appends into few statements. A
             // bounded number of batches per look, should some keep failing.
             for _ in 0..16 {
-                let due = match store::tables::due(&pool, BATCH).await {
+                let underway = moving.underway();
+                let due = match store::tables::due(&pool, BATCH, &underway).await {
                     Ok(due) => due,
                     Err(e) => {
                         tracing::warn!(error = %e, "could not read the due tables");
@@ -57,8 +69,8 @@ pub fn spawn(
                 let full = due.len() as i64 == BATCH;
                 futures_util::stream::iter(due)
                     .for_each_concurrent(CONCURRENT, |table| {
-                        let (tables, pool) = (&tables, &pool);
-                        async move { fire(tables, pool, &table).await }
+                        let (tables, pool, moving) = (&tables, &pool, &moving);
+                        async move { fire(tables, pool, moving, table).await }
                     })
                     .await;
                 if !full {
@@ -69,51 +81,101 @@ pub fn spawn(
     })
 }
 
-/// The command the server gives a due table, if any: the move of the seat
-/// nobody present holds, else the timeout of the seat on turn.
-pub fn command_for(table: &Table, due_at: chrono::DateTime<chrono::Utc>) -> Option<TableCommand> {
+/// What the server does on a due table.
+#[derive(Debug)]
+enum Act {
+    /// The move of the seat nobody present holds, with this seed.
+    PlayFor { seed: u32 },
+    /// The seat on turn's timeout.
+    TimeOut(TableCommand),
+}
+
+/// What the server does on a due table, if anything.
+fn act_for(table: &Table, due_at: chrono::DateTime<chrono::Utc>) -> Option<Act> {
     if table.automatic().is_some() {
-        return Some(TableCommand::PlayFor {
+        return Some(Act::PlayFor {
             seed: rand::thread_rng().gen(),
         });
     }
-    (table.clock.is_some() && table.must_act().is_some()).then(|| TableCommand::TimeOut {
-        deadline: chain::format_at(due_at),
+    (table.clock.is_some() && table.must_act().is_some()).then(|| {
+        Act::TimeOut(TableCommand::TimeOut {
+            deadline: chain::format_at(due_at),
+        })
     })
 }
 
-/// Fires one due table at its version.
-async fn fire(tables: &TableService, pool: &PgPool, due: &DueTable) {
-    let command = tables
-        .read(due.id, due.version, |l| {
-            (l.version() == due.version).then(|| command_for(&l.table, due.due_at))
-        })
-        .await;
-    let command = match command {
-        // The table moved on since: its append set what is due now.
-        Ok(None) => return,
-        Ok(Some(command)) => command,
-        Err(e) => {
-            tracing::warn!(table_id = %due.id, error = %e, "could not read a due table");
-            return;
-        }
-    };
-    let Some(command) = command else {
-        // Nothing to do at this version (should not happen): not due.
-        if let Err(e) = store::tables::clear_due(pool, due.id, due.version).await {
-            tracing::warn!(table_id = %due.id, error = %e, "could not clear a due table");
-        }
+/// The tables whose server move is under way in this process.
+#[derive(Debug, Clone, Default)]
+struct Moving(Arc<Mutex<HashSet<Uuid>>>);
+
+/// One table under way, until dropped.
+#[derive(Debug)]
+struct Underway(Moving, Uuid);
+
+impl Moving {
+    /// The tables under way now.
+    fn underway(&self) -> Vec<Uuid> {
+        let set = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        set.iter().copied().collect()
+    }
+
+    /// `table` under way; `None` when it is already.
+    fn start(&self, table: Uuid) -> Option<Underway> {
+        let mut set = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        set.insert(table).then(|| Underway(self.clone(), table))
+    }
+}
+
+impl Drop for Underway {
+    fn drop(&mut self) {
+        let Underway(Moving(set), table) = self;
+        set.lock().unwrap_or_else(|p| p.into_inner()).remove(table);
+    }
+}
+
+/// Fires one due table at its version: a timeout at once, the server's
+/// move for a seat in a task of its own.
+async fn fire(tables: &web::Data<TableService>, pool: &PgPool, moving: &Moving, due: DueTable) {
+    let Some(underway) = moving.start(due.id) else {
         return;
     };
-    let acted = tables
-        .act(due.id, &command, Some(due.version), None, |_, _, _| Ok(()))
+    let act = tables
+        .read(due.id, due.version, |l| {
+            (l.version() == due.version).then(|| act_for(&l.table, due.due_at))
+        })
         .await;
+    match act {
+        Ok(Some(Some(Act::PlayFor { seed }))) => {
+            let (tables, pool) = (tables.clone(), pool.clone());
+            tokio::spawn(async move {
+                let acted = tables.play_for(due.id, due.version, seed).await;
+                fired(&pool, &due, "server_move", acted).await;
+                drop(underway);
+            });
+        }
+        Ok(Some(Some(Act::TimeOut(command)))) => {
+            let acted = tables
+                .act(due.id, &command, Some(due.version), None, |_, _, _| Ok(()))
+                .await
+                .map(|_| ());
+            fired(pool, &due, "timeout", acted).await;
+        }
+        // The table moved on since: its append set what is due now.
+        Ok(None) => {}
+        Ok(Some(None)) => {
+            // Nothing to do at this version (should not happen): not due.
+            if let Err(e) = store::tables::clear_due(pool, due.id, due.version).await {
+                tracing::warn!(table_id = %due.id, error = %e, "could not clear a due table");
+            }
+        }
+        Err(e) => tracing::warn!(table_id = %due.id, error = %e, "could not read a due table"),
+    }
+}
+
+/// What came of firing `due`, counted and logged.
+async fn fired(pool: &PgPool, due: &DueTable, kind: &'static str, acted: Result<(), ApiError>) {
     match acted {
-        Ok(_) => {
-            let kind = match command {
-                TableCommand::TimeOut { .. } => "timeout",
-                _ => "server_move",
-            };
+        Ok(()) => {
             ::metrics::counter!(metrics::DEADLINES_FIRED, "kind" => kind).increment(1);
             let late = (chrono::Utc::now() - due.due_at)
                 .to_std()

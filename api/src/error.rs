@@ -80,6 +80,8 @@ pub enum ProblemCode {
     BadDeck,
     InvalidDispute,
     AlreadyResolved,
+    NoPersonSeated,
+    TooManyBots,
 }
 
 impl ProblemCode {
@@ -143,6 +145,8 @@ impl ProblemCode {
             Self::BadDeck => "bad_deck",
             Self::InvalidDispute => "invalid_dispute",
             Self::AlreadyResolved => "already_resolved",
+            Self::NoPersonSeated => "no_person_seated",
+            Self::TooManyBots => "too_many_bots",
         }
     }
 }
@@ -440,6 +444,7 @@ impl From<TableError> for ApiError {
             TableError::SeatAway => (S::CONFLICT, C::SeatAway),
             TableError::AlreadyResigned => (S::CONFLICT, C::AlreadyResigned),
             TableError::AbortTooLate => (S::CONFLICT, C::AbortTooLate),
+            TableError::NoPersonSeated => (S::CONFLICT, C::NoPersonSeated),
             TableError::Aborted => (S::CONFLICT, C::GameAborted),
             TableError::InvalidClock(_) => (S::UNPROCESSABLE_ENTITY, C::InvalidClock),
             TableError::NoAutomaticMove => (S::CONFLICT, C::NoAutomaticMove),
@@ -530,6 +535,9 @@ mod tests {
             TableError::NotCreator,
             TableError::NotEnoughPlayers { have: 1, need: 2 },
             TableError::NotWaiting,
+            TableError::NoPersonSeated,
+            TableError::AbortTooLate,
+            TableError::AlreadyResigned,
             TableError::Rules(RulesError::Invalid("x".into())),
             TableError::Rule(RuleError::NotStarted),
             TableError::Rule(RuleError::AlreadyStarted),

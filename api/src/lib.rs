@@ -7,6 +7,7 @@
 //! | [`table_service`] | tables: the per-process cache of folded tables, commands (the write path), reads and long polls |
 //! | [`commit`] | how a committed move reaches every process: batched appends, announcements, the `LISTEN` hub |
 //! | [`deadlines`] | what the server does on a table by itself: timeouts, away and resigned seats' moves |
+//! | [`searches`] | the budget of bot searches: how many at once, and how much each may search under pressure |
 //! | [`sse`] | the server-sent event streams and the NDJSON log |
 //! | [`history`] | round histories, replays and audits, from the log alone |
 //! | [`store`] | every SQL statement of the service |
@@ -27,6 +28,7 @@ pub mod openapi;
 pub mod password;
 pub mod rates;
 pub mod routes;
+pub mod searches;
 pub mod sse;
 pub mod startup;
 pub mod store;

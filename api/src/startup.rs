@@ -8,7 +8,7 @@ use actix_cors::Cors;
 use actix_web::dev::{Server, Service};
 use actix_web::http::header::{self, HeaderName, HeaderValue};
 use actix_web::http::{Method, StatusCode};
-use actix_web::middleware::Condition;
+use actix_web::middleware::{Condition, DefaultHeaders};
 use actix_web::{web, App, HttpMessage, HttpResponse, HttpServer, ResponseError};
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::{Connection, PgPool};
@@ -22,7 +22,8 @@ use crate::config::Settings;
 use crate::error::{self, ApiError, ProblemCode};
 use crate::openapi::{self, ApiDoc};
 use crate::rates::{RateLimits, Rates};
-use crate::table_service::TableService;
+use crate::searches::SearchBudget;
+use crate::table_service::{BotCaps, TableService};
 use crate::telemetry::RequestSpan;
 use crate::throttle::{LoginLimits, LoginThrottle};
 use crate::watchers::{WatchLimits, Watchers};
@@ -122,7 +123,15 @@ impl Application {
         let pool = web::Data::new(pool);
         let tables = web::Data::new(
             TableService::new(pool.get_ref().clone(), hub.clone())
-                .with_bot_delay(Duration::from_millis(settings.bot_delay_ms)),
+                .with_bot_delay(Duration::from_millis(settings.bot_delay_ms))
+                .with_search_threads(match settings.bot_search_threads {
+                    0 => SearchBudget::default_threads(),
+                    n => n,
+                })
+                .with_bot_caps(BotCaps {
+                    strong_tables: settings.max_strong_bot_tables,
+                    bots: settings.max_bots,
+                }),
         );
         let deadlines = deadlines::spawn(
             tables.clone(),
@@ -178,6 +187,15 @@ impl Application {
                 .route("/docs", web::get().to(docs_redirect))
                 .service(SwaggerUi::new("/docs/{_:.*}").config(Config::new(["/openapi.json"])))
                 .default_service(web::to(routes::fallback))
+                // Every answer: no framing, no sniffing (the interactive
+                // documentation included; the console's pages set a
+                // stricter policy of their own, which this leaves alone).
+                .wrap(
+                    DefaultHeaders::new()
+                        .add((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
+                        .add((header::CONTENT_SECURITY_POLICY, "frame-ancestors 'none'"))
+                        .add((header::REFERRER_POLICY, "no-referrer")),
+                )
                 .wrap(Condition::new(
                     !cors_origins.is_empty(),
                     cors(&cors_origins),
@@ -204,7 +222,7 @@ impl Application {
                         if metrics::enabled() {
                             let route = res.request().match_pattern();
                             let elapsed = started.elapsed();
-                            metrics::request(method.as_str(), route.as_deref(), status, elapsed);
+                            metrics::request(&method, route.as_deref(), status, elapsed);
                         }
                         if let Some(id) = request_id {
                             if let Ok(value) = HeaderValue::from_str(&id.to_string()) {

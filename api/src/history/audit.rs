@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use domain::event::{EndReason, Event, GameEnded, Seat, SeatKey};
 use domain::score;
 use domain::table::{self, Table, TableEvent};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
@@ -16,7 +16,7 @@ use super::{evolve_guarded, parse, Log};
 use crate::chain::{self, ChainError};
 
 /// Points and totals by seat.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[schema(example = json!({"points": {"0": 17, "1": 0}, "totals": {"0": 17, "1": 0}}))]
 pub struct Scores {
     #[schema(value_type = BTreeMap<SeatKey, i32>)]
@@ -26,7 +26,7 @@ pub struct Scores {
 }
 
 /// One round's recorded scores against the ones recomputed from the fold.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[schema(example = json!({
     "round": 1, "seq": 57,
     "recorded": {"points": {"0": 17, "1": 0}, "totals": {"0": 17, "1": 0}},
@@ -45,7 +45,7 @@ pub struct RoundAudit {
 }
 
 /// Something wrong at one seq.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[schema(example = json!({"seq": 12, "reason": "hash does not match the event's content"}))]
 pub struct AuditProblem {
     pub seq: i64,
@@ -53,7 +53,7 @@ pub struct AuditProblem {
 }
 
 /// `GET /v1/admin/tables/{id}/audit`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[schema(example = json!({
     "ok": false, "chain_valid": false, "first_bad_seq": 12,
     "problems": [{"seq": 12, "reason": "hash does not match the event's content"}],

@@ -59,6 +59,30 @@ pub async fn load(pool: &PgPool, table_id: Uuid) -> Result<Log, ApiError> {
     })
 }
 
+/// The audit of a table. The audit of a table whose game is over (finished
+/// or aborted) is kept: its log can no longer change, so it is read back,
+/// not run again (a strong bot's moves are searches to replay), unless
+/// `fresh` (an admin asking for it explicitly), which runs it again and
+/// keeps the new one.
+pub async fn kept_audit(pool: &PgPool, table_id: Uuid, fresh: bool) -> Result<AuditReport, ApiError> {
+    let row = store::tables::get(pool, table_id)
+        .await?
+        .ok_or_else(|| ApiError::NotFound("no such table".into()))?;
+    let over = matches!(row.status.as_str(), "finished" | "aborted");
+    if over && !fresh {
+        if let Some(kept) = store::audits::kept(pool, table_id).await? {
+            return serde_json::from_value(kept).map_err(ApiError::internal);
+        }
+    }
+    let log = load(pool, table_id).await?;
+    let report = actix_web::web::block(move || audit(&log)).await?;
+    if over {
+        let kept = serde_json::to_value(&report).map_err(ApiError::internal)?;
+        store::audits::keep(pool, table_id, report.version, &kept).await?;
+    }
+    Ok(report)
+}
+
 /// Rebuilds the engine's event from a stored one.
 pub fn parse(e: &StoredEvent) -> Result<TableEvent, String> {
     e.event().map_err(|err| err.to_string())
@@ -390,8 +414,10 @@ fn describe(e: &TableEvent, data: &serde_json::Value) -> String {
             bot,
             reason,
             seed,
+            playouts,
         } => format!(
-            "bot_moved: the server plays seat {seat} ({reason:?}) with {bot}, seed {seed}"
+            "bot_moved: the server plays seat {seat} ({reason:?}) with {bot}, seed {seed}{}",
+            playouts.map_or(String::new(), |p| format!(", {p} playouts"))
         ),
         TableEvent::SeatAway { seat } => {
             format!("seat_away: seat {seat} is away; the server plays it until it comes back")

@@ -245,12 +245,20 @@ pub struct Resolution {
     pub note: String,
 }
 
-/// A reason or a note: 1 to [`MAX_TEXT`] characters, not only spaces.
+/// A reason or a note: 1 to [`MAX_TEXT`] characters, not only spaces, and
+/// no control character but tabs and line breaks (PostgreSQL's text refuses
+/// NUL; the others have no place in a sentence shown to a person).
 fn text(what: &str, s: &str) -> Result<(), ApiError> {
-    if s.trim().is_empty() || s.chars().count() > MAX_TEXT {
+    let control = s
+        .chars()
+        .any(|c| c.is_control() && !matches!(c, '\t' | '\n' | '\r'));
+    if s.trim().is_empty() || s.chars().count() > MAX_TEXT || control {
         return Err(ApiError::Validation {
             code: ProblemCode::InvalidDispute,
-            detail: format!("{what}: 1 to {MAX_TEXT} characters, not only spaces"),
+            detail: format!(
+                "{what}: 1 to {MAX_TEXT} characters, not only spaces, no control character \
+                 but tabs and line breaks"
+            ),
         });
     }
     Ok(())
@@ -424,8 +432,9 @@ async fn dispute(pool: &PgPool, id: Uuid) -> Result<DisputeRow, ApiError> {
         .ok_or_else(|| ApiError::NotFound("no such dispute".into()))
 }
 
-/// Admin: a dispute with its table's audit (run now, and recorded as an
-/// admin action) and the admin actions on its table.
+/// Admin: a dispute with its table's audit (kept once the game is over, see
+/// `history::kept_audit`; recorded as an admin action) and the admin actions
+/// on its table.
 #[utoipa::path(
     tag = "admin",
     params(("id" = Uuid, Path, description = "The dispute")),
@@ -444,8 +453,7 @@ pub async fn admin_dispute(
 ) -> Result<HttpResponse, ApiError> {
     user.require_admin()?;
     let d = dispute(&pool, dispute_id(&path)?).await?;
-    let log = history::load(&pool, d.table_id).await?;
-    let audit = web::block(move || history::audit(&log)).await?;
+    let audit = history::kept_audit(&pool, d.table_id, false).await?;
     let (admin, table, id) = (user.account.id, Some(d.table_id), Some(d.id));
     store::disputes::record(pool.get_ref(), admin, AdminAction::Audit, table, id).await?;
     let actions = store::disputes::actions_on(pool.get_ref(), d.table_id, ACTIONS_SHOWN)

@@ -5,6 +5,7 @@
 //! data in `.sqlx/` (regenerate with `scripts/sqlx-prepare`).
 
 pub mod accounts;
+pub mod audits;
 pub mod copy;
 pub mod disputes;
 pub mod events;

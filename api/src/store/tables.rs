@@ -5,7 +5,7 @@
 use chrono::{DateTime, Utc};
 use domain::Status;
 use serde_json::Value;
-use sqlx::PgExecutor;
+use sqlx::{PgConnection, PgExecutor};
 use uuid::Uuid;
 
 #[derive(Debug, Clone)]
@@ -225,17 +225,23 @@ pub async fn count_due(executor: impl PgExecutor<'_>) -> Result<(i64, i64), sqlx
     Ok((row.pending, row.due))
 }
 
-/// At most `limit` tables whose `due_at` has passed, the most overdue first.
-#[tracing::instrument(skip(executor))]
-pub async fn due(executor: impl PgExecutor<'_>, limit: i64) -> Result<Vec<DueTable>, sqlx::Error> {
+/// At most `limit` tables whose `due_at` has passed, the most overdue
+/// first, but those of `underway` (fired already by this process).
+#[tracing::instrument(skip(executor, underway))]
+pub async fn due(
+    executor: impl PgExecutor<'_>,
+    limit: i64,
+    underway: &[Uuid],
+) -> Result<Vec<DueTable>, sqlx::Error> {
     sqlx::query_as!(
         DueTable,
         r#"SELECT id, version, due_at AS "due_at!"
            FROM game_tables
-           WHERE due_at <= now()
+           WHERE due_at <= now() AND id <> ALL($2)
            ORDER BY due_at
            LIMIT $1"#,
         limit,
+        underway,
     )
     .fetch_all(executor)
     .await
@@ -271,4 +277,44 @@ pub async fn due_at(
             .await?
             .flatten(),
     )
+}
+
+/// Counts a bot seated at a table (`strong`: of that level).
+#[tracing::instrument(skip(conn))]
+pub async fn add_bot(conn: &mut PgConnection, id: Uuid, strong: bool) -> Result<(), sqlx::Error> {
+    sqlx::query!(
+        "UPDATE game_tables SET bots = bots + 1, strong_bots = strong_bots + $2::int WHERE id = $1",
+        id,
+        i32::from(strong),
+    )
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// The bots an account runs: how many tables with a `strong` bot, and how
+/// many bots in all, over its tables that are playing and `also` (a table
+/// it fills or starts, whatever its status). The account's row is locked
+/// until the transaction ends, so that two counts of one account take
+/// turns and cannot both take the last place.
+#[tracing::instrument(skip(conn))]
+pub async fn running_bots(
+    conn: &mut PgConnection,
+    account_id: Uuid,
+    also: Uuid,
+) -> Result<(i64, i64), sqlx::Error> {
+    sqlx::query!("SELECT id FROM accounts WHERE id = $1 FOR UPDATE", account_id)
+        .fetch_optional(&mut *conn)
+        .await?;
+    let row = sqlx::query!(
+        r#"SELECT count(*) FILTER (WHERE strong_bots > 0) AS "strong_tables!",
+                  coalesce(sum(bots), 0)::bigint AS "bots!"
+           FROM game_tables
+           WHERE created_by = $1 AND (status = 'playing' OR id = $2)"#,
+        account_id,
+        also,
+    )
+    .fetch_one(conn)
+    .await?;
+    Ok((row.strong_tables, row.bots))
 }

@@ -15,46 +15,92 @@ use super::{
     TableService, MAX_ATTEMPTS,
 };
 use crate::chain::GENESIS_PREV_HASH;
-use crate::error::ApiError;
+use crate::error::{ApiError, ProblemCode};
 use crate::metrics;
 use crate::rates::Rates;
+use crate::searches::Searched;
 use crate::store;
 use crate::store::events::{Chained, Due, StoredEvent};
 use crate::store::idempotency::StoredResponse;
 
-/// Keeps `table_players` (the accounts seated, for listings) in step with
-/// lobby events, on the appending transaction.
-async fn project_players(
-    conn: &mut PgConnection,
-    table_id: Uuid,
-    events: &[TableEvent],
-) -> Result<(), ApiError> {
-    for e in events {
-        match e {
-            TableEvent::PlayerJoined(s) => {
-                store::players::insert(conn, table_id, account_uuid(&s.account_id)?, s.seat as i32)
-                    .await?;
-            }
-            TableEvent::PlayerLeft { seat } => {
-                store::players::remove_seat(conn, table_id, *seat as i32).await?;
-            }
-            TableEvent::GameStarted { players } => {
-                store::players::clear(conn, table_id).await?;
-                // The projection lists accounts; a bot seat has none.
-                for s in players.iter().filter(|s| s.bot.is_none()) {
-                    store::players::insert(
-                        conn,
-                        table_id,
-                        account_uuid(&s.account_id)?,
-                        s.seat as i32,
-                    )
-                    .await?;
-                }
-            }
-            _ => {}
+/// The most bots one account runs at once (docs/API.md "Keeping tables
+/// moving"): tables with a `strong` bot, and bots in all, over its tables
+/// that are playing (and the one it fills or starts).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BotCaps {
+    pub strong_tables: i64,
+    pub bots: i64,
+}
+
+impl Default for BotCaps {
+    fn default() -> Self {
+        Self {
+            strong_tables: 4,
+            bots: 8,
         }
     }
-    Ok(())
+}
+
+/// What a client refused for its bots is told to wait: a game lasts minutes.
+const BOTS_RETRY_AFTER: Duration = Duration::from_secs(60);
+
+impl TableService {
+    /// Keeps the projections in step with lobby events, on the appending
+    /// transaction: `table_players` (the accounts seated, for listings) and
+    /// the bots a table seats; when the events seat a bot or start a game
+    /// with bots, the creator's bots are counted against [`BotCaps`].
+    async fn project(
+        &self,
+        conn: &mut PgConnection,
+        table_id: Uuid,
+        created_by: Uuid,
+        events: &[TableEvent],
+    ) -> Result<(), ApiError> {
+        let mut bots_running = false;
+        for e in events {
+            match e {
+                TableEvent::PlayerJoined(s) => {
+                    let account = account_uuid(&s.account_id)?;
+                    store::players::insert(conn, table_id, account, s.seat as i32).await?;
+                }
+                TableEvent::PlayerLeft { seat } => {
+                    store::players::remove_seat(conn, table_id, *seat as i32).await?;
+                }
+                TableEvent::GameStarted { players } => {
+                    store::players::clear(conn, table_id).await?;
+                    // The projection lists accounts; a bot seat has none.
+                    for s in players.iter().filter(|s| s.bot.is_none()) {
+                        let account = account_uuid(&s.account_id)?;
+                        store::players::insert(conn, table_id, account, s.seat as i32).await?;
+                    }
+                    bots_running |= players.iter().any(|s| s.bot.is_some());
+                }
+                TableEvent::BotSeated { level, .. } => {
+                    store::tables::add_bot(conn, table_id, *level == Level::Strong).await?;
+                    bots_running = true;
+                }
+                _ => {}
+            }
+        }
+        if !bots_running {
+            return Ok(());
+        }
+        let caps = self.bot_caps;
+        let (strong_tables, bots) =
+            store::tables::running_bots(conn, created_by, table_id).await?;
+        if strong_tables > caps.strong_tables || bots > caps.bots {
+            return Err(ApiError::TooManyRequests {
+                code: ProblemCode::TooManyBots,
+                detail: format!(
+                    "an account runs at most {} bots, and {} tables with a strong bot, at once \
+                     (this would make {bots} bots, {strong_tables} tables with a strong bot)",
+                    caps.bots, caps.strong_tables
+                ),
+                retry_after_secs: BOTS_RETRY_AFTER.as_secs(),
+            });
+        }
+        Ok(())
+    }
 }
 
 /// What a new table is opened with.
@@ -118,7 +164,7 @@ impl TableService {
             Some(table.status().as_str()),
         )
         .await?;
-        project_players(&mut tx, id, &events).await?;
+        self.project(&mut tx, id, creator, &events).await?;
         tx.commit().await?;
         self.announce(id, stored.len() as i64);
         let row = store::tables::get(&self.pool, id)
@@ -161,11 +207,58 @@ impl TableService {
     /// when nothing newer than the cache was heard of (a stale cache then
     /// fails the append, which reads the log and decides again); the long
     /// polls of this process are woken at once.
-    #[tracing::instrument(skip(self, command, idempotency, answer), fields(command = ?command))]
     pub async fn act<R: serde::Serialize>(
         &self,
         table_id: Uuid,
         command: &TableCommand,
+        expected_version: Option<i64>,
+        idempotency: Option<(Uuid, &Idempotency)>,
+        answer: impl Fn(&Loaded, &[StoredEvent], &[TableEvent]) -> Result<R, ApiError>,
+    ) -> Result<Acted<R>, ApiError> {
+        self.act_decided(
+            table_id,
+            command,
+            None,
+            expected_version,
+            idempotency,
+            answer,
+        )
+        .await
+    }
+
+    /// The server's move for the seat it plays on a due table at `version`
+    /// (a bot's, an away or resigned player's): decided on a copy of the
+    /// table, outside its lock and within the search budget (see
+    /// [`crate::searches`]), then appended at that version; nothing when the
+    /// table moved on meanwhile (409 `version_conflict`).
+    pub async fn play_for(&self, table_id: Uuid, version: i64, seed: u32) -> Result<(), ApiError> {
+        let table = self
+            .read(table_id, version, |l| {
+                (l.version() == version).then(|| l.table.clone())
+            })
+            .await?
+            .ok_or(ApiError::VersionConflict { expected: version })?;
+        let (command, searched) = self.searches.decide(table, seed).await?;
+        self.act_decided(
+            table_id,
+            &command,
+            Some(searched),
+            Some(version),
+            None,
+            |_, _, _| Ok(()),
+        )
+        .await?;
+        Ok(())
+    }
+
+    /// [`Self::act`] of a command, or of a move `searched` already decided
+    /// at `expected_version`.
+    #[tracing::instrument(skip(self, command, searched, idempotency, answer), fields(command = ?command))]
+    async fn act_decided<R: serde::Serialize>(
+        &self,
+        table_id: Uuid,
+        command: &TableCommand,
+        mut searched: Option<Searched>,
         expected_version: Option<i64>,
         idempotency: Option<(Uuid, &Idempotency)>,
         answer: impl Fn(&Loaded, &[StoredEvent], &[TableEvent]) -> Result<R, ApiError>,
@@ -199,30 +292,14 @@ impl TableService {
             entry.in_doubt = true;
             // The thread's generator: a CSPRNG seeded from the OS (as
             // `StdRng::from_entropy` was), without a system call per move.
-            let decided = match command {
-                // A bot's move may be a search of many milliseconds (the
-                // `strong` level): decided on a copy of the table on the
-                // blocking pool, not on the thread that serves requests.
-                TableCommand::PlayFor { .. } => {
-                    let mut table = entry.loaded.table.clone();
-                    let command = command.clone();
-                    let searched = tokio::task::spawn_blocking(move || {
-                        let reason = table.automatic().map_or("none", |(_, r)| r.as_str());
-                        let started = std::time::Instant::now();
-                        let decided = table.execute(&command, &mut rand::thread_rng());
-                        ::metrics::histogram!(metrics::BOT_DECISION, "reason" => reason)
-                            .record(started.elapsed().as_secs_f64());
-                        (table, decided)
-                    })
-                    .await;
-                    let Ok((table, decided)) = searched else {
-                        *guard = None;
-                        return Err(ApiError::internal("a bot's decision failed"));
-                    };
+            // A bot's move was decided on a copy of the table at this
+            // version (the expected one), which takes the cached one's place.
+            let decided = match searched.take() {
+                Some(Searched { table, events }) => {
                     entry.loaded.table = table;
-                    decided
+                    events
                 }
-                _ => entry.loaded.table.execute(command, &mut rand::thread_rng()),
+                None => entry.loaded.table.execute(command, &mut rand::thread_rng()),
             };
             let events = decided.map_err(|refused| {
                 entry.in_doubt = false;
@@ -274,7 +351,8 @@ impl TableService {
             let result = async {
                 let answer = answer(&entry.loaded, &stored, &events)?;
                 if let Some(mut tx) = tx {
-                    project_players(&mut tx, table_id, &events).await?;
+                    let created_by = entry.loaded.created_by;
+                    self.project(&mut tx, table_id, created_by, &events).await?;
                     if let Some((account_id, idem)) = idempotency {
                         let body = serde_json::to_value(&answer).map_err(ApiError::internal)?;
                         store::idempotency::save(

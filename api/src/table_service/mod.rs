@@ -62,7 +62,7 @@ mod cache;
 mod commands;
 mod reads;
 
-pub use commands::Opening;
+pub use commands::{BotCaps, Opening};
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex as StdMutex};
@@ -76,6 +76,7 @@ use crate::commit::log_writer::LogWriter;
 use crate::commit::notify::CommitHub;
 use crate::commit::versions::{Announcements, Announcing, Reads, VersionReads};
 use crate::error::ApiError;
+use crate::searches::SearchBudget;
 use crate::store::events::{NewEvent, StoredEvent};
 
 use cache::{Slot, CACHE_SOFT_LIMIT};
@@ -134,6 +135,10 @@ pub struct TableService {
     /// How long after the table moved the server plays an away, resigned
     /// or bot seat (`HUIT_BOT_DELAY_MS`), so that people can follow.
     bot_delay: std::time::Duration,
+    /// The budget of bot searches (see [`crate::searches`]).
+    searches: SearchBudget,
+    /// The most bots one account runs at once.
+    bot_caps: BotCaps,
 }
 
 fn not_found() -> ApiError {
@@ -210,6 +215,8 @@ impl TableService {
             hub,
             cache: Arc::default(),
             bot_delay: std::time::Duration::ZERO,
+            searches: SearchBudget::new(SearchBudget::default_threads()),
+            bot_caps: BotCaps::default(),
         }
     }
 
@@ -218,6 +225,22 @@ impl TableService {
     pub fn with_bot_delay(self, delay: std::time::Duration) -> Self {
         Self {
             bot_delay: delay,
+            ..self
+        }
+    }
+
+    /// The same service, letting one account run at most `caps` bots.
+    pub fn with_bot_caps(self, caps: BotCaps) -> Self {
+        Self {
+            bot_caps: caps,
+            ..self
+        }
+    }
+
+    /// The same service, running at most `threads` bot searches at once.
+    pub fn with_search_threads(self, threads: usize) -> Self {
+        Self {
+            searches: SearchBudget::new(threads),
             ..self
         }
     }
