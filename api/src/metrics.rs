@@ -62,7 +62,10 @@ pub fn enabled() -> bool {
 /// `unmatched`, the status a number.
 pub fn request(method: &Method, route: Option<&str>, status: u16, elapsed: Duration) {
     let route = route.unwrap_or("unmatched").to_owned();
-    let labels = [("method", method_label(method).to_owned()), ("route", route)];
+    let labels = [
+        ("method", method_label(method).to_owned()),
+        ("route", route),
+    ];
     metrics::histogram!(HTTP_DURATION, &labels).record(elapsed.as_secs_f64());
     let [method, route] = labels;
     metrics::counter!(

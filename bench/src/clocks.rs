@@ -24,7 +24,7 @@ pub struct ClockArgs {
 }
 
 /// The CPU time of a process so far (`/proc/<pid>/stat`, clock ticks).
-fn cpu_ticks(pid: u32) -> Option<u64> {
+pub(crate) fn cpu_ticks(pid: u32) -> Option<u64> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // Fields after the command name (which may hold spaces), from 3 on.
     let rest = stat.rsplit_once(')')?.1;

@@ -19,9 +19,12 @@
 //!   writer, by batch size, without HTTP in the way.
 //! - `loadgen clocks`: how late deadlines fire on T tables where nobody
 //!   moves, whether any fires twice, and the server's CPU while it waits.
+//! - `loadgen bot-flood`: people's move latency and deadline lateness,
+//!   calm and while one account floods the server with `strong` bots.
 
 mod append_cost;
 mod baseline;
+mod bot_flood;
 mod clocks;
 mod conn;
 mod history_cost;
@@ -100,6 +103,24 @@ enum Command {
         #[arg(long)]
         server_pid: Option<u32>,
     },
+    /// People's moves and deadlines, calm and under a flood of strong bots.
+    BotFlood {
+        #[arg(long, default_value = "http://127.0.0.1:8080")]
+        base_url: String,
+        #[arg(long, env = "DATABASE_URL")]
+        database_url: String,
+        /// Seconds of each phase.
+        #[arg(long, default_value_t = 20)]
+        seconds: u64,
+        #[arg(long, default_value_t = 5)]
+        turn_seconds: u64,
+        /// Bot tables the flooding account tries to open and start.
+        #[arg(long, default_value_t = 40)]
+        flood_tables: usize,
+        /// The server's process, for its CPU share.
+        #[arg(long)]
+        server_pid: Option<u32>,
+    },
     /// Write a long table to the database, then time its rebuild from the log.
     ReplaySpeed {
         #[arg(long, env = "DATABASE_URL")]
@@ -170,6 +191,25 @@ fn main() -> std::io::Result<()> {
                 database_url,
                 tables,
                 turn_seconds,
+                server_pid,
+            }))
+            .map_err(|e| std::io::Error::other(e.to_string())),
+        Command::BotFlood {
+            base_url,
+            database_url,
+            seconds,
+            turn_seconds,
+            flood_tables,
+            server_pid,
+        } => tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()?
+            .block_on(bot_flood::run(bot_flood::FloodArgs {
+                base_url,
+                database_url,
+                seconds,
+                turn_seconds,
+                flood_tables,
                 server_pid,
             }))
             .map_err(|e| std::io::Error::other(e.to_string())),

@@ -205,8 +205,18 @@ def main():
     driver = browser(390, 844, phone=True)
     try:
         wait = WebDriverWait(driver, 15)
+        # An admin is logged in in this tab; a player's link must not
+        # replace that account: its token stays with its page.
+        driver.get(BASE + "/admin")
+        wait.until(EC.presence_of_element_located((By.ID, "login")))
+        driver.find_element(By.NAME, "username").send_keys("console_admin")
+        driver.find_element(By.NAME, "password").send_keys(ADMIN_PASSWORD + Keys.ENTER)
+        wait.until(lambda d: d.execute_script("return sessionStorage.getItem('huit.token')"))
+        stored = driver.execute_script("return sessionStorage.getItem('huit.token')")
         driver.get(BASE + f"/replay/{fair}/1#token={alice}")
         wait_for_step(driver, 0)
+        kept = driver.execute_script("return sessionStorage.getItem('huit.token')")
+        assert kept == stored, "the link's token did not replace the tab's account"
         assert driver.find_elements(By.ID, "audit-verdict") == [], "no audit for players"
         driver.find_element(By.TAG_NAME, "body").send_keys(Keys.ARROW_RIGHT)
         wait_for_step(driver, 1)
@@ -217,7 +227,7 @@ def main():
         wait_for_step(driver, 2)
         driver.save_screenshot(os.path.join(SHOTS, "replay-phone.png"))
         # The letter deck (amerix): letters, stars and pétards as cards.
-        driver.get(BASE + f"/replay/{letters}/1")
+        driver.get(BASE + f"/replay/{letters}/1#token={alice}")
         wait_for_step(driver, 0)
         for step in range(1, 4):
             driver.find_element(By.TAG_NAME, "body").send_keys(Keys.ARROW_RIGHT)

@@ -372,6 +372,18 @@ async fn the_console_and_the_replay_pages_are_served_from_the_binary_without_a_t
         assert_eq!(headers["x-content-type-options"], "nosniff");
         assert!(res.text().await.unwrap().contains(holds), "{path}");
     }
+    // The interactive documentation (and every answer) is not framed nor
+    // sniffed either.
+    for path in ["/docs/", "/docs", "/openapi.json", "/v1/rulesets"] {
+        let res = client.get(app.url(path)).send().await.unwrap();
+        let headers = res.headers();
+        assert_eq!(headers["x-content-type-options"], "nosniff", "{path}");
+        let policy = headers["content-security-policy"].to_str().unwrap();
+        assert!(
+            policy.contains("frame-ancestors 'none'"),
+            "{path}: {policy}"
+        );
+    }
     // Only GET; the pages are not part of the API document.
     let res = client.post(app.url("/admin")).send().await.unwrap();
     assert_eq!(res.status(), 405);
@@ -384,4 +396,141 @@ async fn the_console_and_the_replay_pages_are_served_from_the_binary_without_a_t
         .await
         .unwrap();
     assert!(doc["paths"].get("/admin").is_none());
+}
+
+#[tokio::test]
+async fn control_characters_in_a_reason_or_a_note_are_422_and_no_text_anywhere_is_a_500() {
+    let app = spawn_app().await;
+    let cast = cast(&app).await;
+    let id = finished(&app, &cast).await;
+    let dora = &cast.tokens[0];
+    for reason in ["nul \u{0} inside", "\u{0}", "bell \u{7}"] {
+        let body = json!({"round": 1, "reason": reason});
+        assert_problem(
+            post(&app, dora, &disputes(&id), &body).await,
+            422,
+            "invalid_dispute",
+        )
+        .await;
+    }
+    // Tabs and line breaks are text.
+    let body = json!({"round": 1, "reason": "Round 1:\n\tmy 8 was counted as 8"});
+    let filed = json_of(post(&app, dora, &disputes(&id), &body).await, 201).await;
+    let resolution = format!(
+        "/v1/admin/disputes/{}/resolution",
+        filed["id"].as_str().unwrap()
+    );
+    let body = json!({"verdict": "rejected", "note": "no\u{0}"});
+    assert_problem(
+        post(&app, &cast.admin, &resolution, &body).await,
+        422,
+        "invalid_dispute",
+    )
+    .await;
+
+    // Every other text a client sends, with a NUL in it: a 4xx, never a 500.
+    let nul = "a\u{0}b";
+    let anonymous = [
+        (
+            "/v1/accounts",
+            json!({"username": nul, "password": "correct horse battery"}),
+        ),
+        (
+            "/v1/accounts",
+            json!({"username": "nulpass", "password": format!("correct horse{nul}")}),
+        ),
+        (
+            "/v1/sessions",
+            json!({"username": nul, "password": "correct horse battery"}),
+        ),
+        ("/v1/sessions", json!({"username": "dora", "password": nul})),
+    ];
+    for (path, body) in anonymous {
+        let status = app.post_json(path, &body).await.status();
+        assert!(status.as_u16() < 500, "{path} {body}: {status}");
+    }
+    let as_dora = [
+        ("/v1/tables", json!({"ruleset": nul, "seats": 2})),
+        (
+            "/v1/tables",
+            json!({"ruleset": "classique", "seats": 2, "options": {nul: 1}}),
+        ),
+        (
+            "/v1/tables",
+            json!({"ruleset": "classique", "seats": 2, "options": {"deck": nul}}),
+        ),
+        (
+            "/v1/tables",
+            json!({"ruleset": "classique", "seats": 2, "bots": [{"level": nul}]}),
+        ),
+        (
+            &format!("/v1/tables/{id}/moves") as &str,
+            json!({"move": {"type": "play", "card": nul}}),
+        ),
+        (&disputes(&id), json!({"round": 1, "reason": nul})),
+    ];
+    for (path, body) in as_dora {
+        let status = post(&app, dora, path, &body).await.status();
+        assert!(status.as_u16() < 500, "{path} {body}: {status}");
+    }
+    for path in [
+        "/v1/tables?status=%00",
+        "/v1/tables?after=%00",
+        "/v1/me/disputes?after=%00",
+        "/v1/admin/disputes?status=%00",
+    ] {
+        let status = get(&app, &cast.admin, path).await.status();
+        assert!(status.as_u16() < 500, "{path}: {status}");
+    }
+}
+
+/// When the kept audit of a table was computed, if it was.
+async fn kept_at(app: &TestApp, id: &str) -> Option<chrono::DateTime<chrono::Utc>> {
+    let id: Uuid = id.parse().unwrap();
+    sqlx::query_scalar("SELECT computed_at FROM kept_audits WHERE table_id = $1")
+        .bind(id)
+        .fetch_optional(&app.pool)
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn the_audit_of_a_finished_table_is_computed_once_and_kept_for_the_dispute_page() {
+    let app = spawn_app().await;
+    let cast = cast(&app).await;
+    let id = finished(&app, &cast).await;
+    let body = json!({"round": 1, "reason": "Check it"});
+    let filed = json_of(
+        post(&app, &cast.tokens[0], &disputes(&id), &body).await,
+        201,
+    )
+    .await;
+    let page = format!("/v1/admin/disputes/{}", filed["id"].as_str().unwrap());
+    assert_eq!(kept_at(&app, &id).await, None);
+    let first = json_of(get(&app, &cast.admin, &page).await, 200).await;
+    assert_eq!(first["audit"]["ok"], true);
+    let computed = kept_at(&app, &id).await.expect("kept");
+    // Opened again: read back, not run again.
+    let again = json_of(get(&app, &cast.admin, &page).await, 200).await;
+    assert_eq!(again["audit"], first["audit"]);
+    assert_eq!(kept_at(&app, &id).await, Some(computed));
+    // An admin's explicit audit runs it again, and keeps that one.
+    let audit = format!("/v1/admin/tables/{id}/audit");
+    let fresh = json_of(get(&app, &cast.admin, &audit).await, 200).await;
+    assert_eq!(fresh, first["audit"]);
+    assert!(kept_at(&app, &id).await > Some(computed));
+
+    // A game still running is audited each time, and nothing is kept.
+    let running = round_two_running(&app, &cast).await;
+    json_of(
+        get(
+            &app,
+            &cast.admin,
+            &format!("/v1/admin/tables/{running}/audit"),
+        )
+        .await,
+        200,
+    )
+    .await;
+    assert_eq!(kept_at(&app, &running).await, None);
 }

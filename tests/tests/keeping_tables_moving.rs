@@ -10,7 +10,9 @@ use std::time::Duration;
 use e2e::games::tamper;
 use e2e::{assert_problem, eventually, spawn_app_with, TestApp};
 use serde_json::{json, Value};
-use support::{all_events, get, json_of, play, post, post_empty, spawn_second_process, view};
+use support::{
+    all_events, delete, get, json_of, play, post, post_empty, spawn_second_process, view,
+};
 
 /// An app whose server plays at once and looks for due tables often.
 async fn app() -> TestApp {
@@ -430,10 +432,20 @@ async fn d42_bots_hold_seats_from_the_start_and_play_the_game_out() {
             json!({"seat": 2, "level": "basic"})
         ]
     );
+    // A bot's seed is hidden from the other seats like a card (it would
+    // tell the bot's choices from its hand); the log of the game shows it.
     assert!(events
         .iter()
         .filter(|e| e["type"] == "bot_moved")
-        .all(|e| e["data"]["seed"].is_u64()));
+        .all(|e| e["data"].get("seed").is_none() && e["data"].get("salt").is_none()));
+    let log = get(&app, &me, &format!("/v1/tables/{id}/log")).await;
+    let log = log.text().await.unwrap();
+    let moved: Vec<Value> = log
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|e| e["type"] == "bot_moved")
+        .collect();
+    assert!(!moved.is_empty() && moved.iter().all(|e| e["data"]["seed"].is_u64()));
     assert!(events
         .iter()
         .filter(|e| e["type"] == "bot_moved")
@@ -527,4 +539,198 @@ async fn d39_d41_the_players_commands_are_refused_out_of_their_time_and_to_outsi
     assert_eq!(v["status"], "finished");
     assert_eq!(v["result"]["reason"], "resigned");
     all_refused(a, 409, "game_over").await;
+}
+
+/// Opens a `classique` table of `seats` with `bots` (levels) for `token`;
+/// the answer as is.
+async fn open_with_bots(
+    app: &TestApp,
+    token: &str,
+    seats: usize,
+    bots: &[&str],
+) -> reqwest::Response {
+    let bots: Vec<Value> = bots.iter().map(|l| json!({"level": l})).collect();
+    let body = json!({"ruleset": "classique", "seats": seats, "bots": bots});
+    post(app, token, "/v1/tables", &body).await
+}
+
+/// The id of a table just opened.
+async fn opened(res: reqwest::Response) -> String {
+    json_of(res, 201).await["id"].as_str().unwrap().to_owned()
+}
+
+async fn start(app: &TestApp, token: &str, id: &str) -> reqwest::Response {
+    post_empty(app, token, &format!("/v1/tables/{id}/start")).await
+}
+
+#[tokio::test]
+async fn bots_alone_never_play_a_game_start_needs_a_person_and_the_last_person_resigning_ends_it() {
+    let app = app().await;
+    let me = app.player_token("walks_away").await;
+    // The creator leaves a table of strong bots: it cannot start.
+    let id = opened(open_with_bots(&app, &me, 3, &["strong", "strong"]).await).await;
+    json_of(
+        delete(&app, &me, &format!("/v1/tables/{id}/players/me")).await,
+        200,
+    )
+    .await;
+    assert_problem(start(&app, &me, &id).await, 409, "no_person_seated").await;
+    // With a person seated, it starts; once the last person resigns, the
+    // game ends (D40) instead of the server playing bots against bots.
+    let id = opened(open_with_bots(&app, &me, 3, &["basic", "basic"]).await).await;
+    json_of(start(&app, &me, &id).await, 200).await;
+    let v = json_of(
+        post_empty(&app, &me, &format!("/v1/tables/{id}/resign")).await,
+        200,
+    )
+    .await;
+    assert_eq!(v["status"], "finished");
+    assert_eq!(v["result"]["reason"], "resigned");
+}
+
+/// How many tables wait, as `token` lists them.
+async fn waiting_tables(app: &TestApp, token: &str) -> usize {
+    let listed = json_of(get(app, token, "/v1/tables?status=waiting").await, 200).await;
+    listed["tables"].as_array().unwrap().len()
+}
+
+#[tokio::test]
+async fn an_account_runs_at_most_8_bots_and_4_tables_with_a_strong_bot_429_too_many_bots() {
+    let app = app().await;
+    let me = app.player_token("bot_flood").await;
+    let before = waiting_tables(&app, &me).await;
+    // 17 strong bots at one table: refused at once, nothing opened.
+    let strong: Vec<Value> = (0..17).map(|_| json!({"level": "strong"})).collect();
+    let body = json!({"ruleset": "757", "seats": 18, "bots": strong});
+    assert_problem(
+        post(&app, &me, "/v1/tables", &body).await,
+        429,
+        "too_many_bots",
+    )
+    .await;
+    assert_eq!(waiting_tables(&app, &me).await, before, "nothing opened");
+    let basic: Vec<Value> = (0..7).map(|_| json!({"level": "basic"})).collect();
+    let body = json!({"ruleset": "classique", "seats": 8, "bots": basic});
+    // Seven bots at one running table, then two more anywhere: refused.
+    let id = opened(post(&app, &me, "/v1/tables", &body).await).await;
+    json_of(start(&app, &me, &id).await, 200).await;
+    let res = open_with_bots(&app, &me, 3, &["basic", "basic"]).await;
+    let retry = res.headers()["retry-after"].to_str().unwrap().to_owned();
+    assert!(retry.parse::<u64>().unwrap() >= 1, "{retry}");
+    assert_problem(res, 429, "too_many_bots").await;
+    // One more is fine; a second one through POST …/bots is not.
+    let id = opened(open_with_bots(&app, &me, 3, &["random"]).await).await;
+    assert_problem(
+        post(
+            &app,
+            &me,
+            &format!("/v1/tables/{id}/bots"),
+            &json!({"level": "random"}),
+        )
+        .await,
+        429,
+        "too_many_bots",
+    )
+    .await;
+
+    // Tables with a strong bot: four run, a fifth does not start.
+    let other = app.player_token("strong_flood").await;
+    let mut waiting = Vec::new();
+    for _ in 0..5 {
+        waiting.push(opened(open_with_bots(&app, &other, 2, &["strong"]).await).await);
+    }
+    for id in &waiting[..4] {
+        json_of(start(&app, &other, id).await, 200).await;
+    }
+    assert_problem(start(&app, &other, &waiting[4]).await, 429, "too_many_bots").await;
+    let v = view(&app, &other, &waiting[4]).await;
+    assert_eq!(v["status"], "waiting", "refused, still waiting");
+    // Once one of them is over, the fifth starts.
+    json_of(
+        post_empty(&app, &other, &format!("/v1/tables/{}/resign", waiting[0])).await,
+        200,
+    )
+    .await;
+    json_of(start(&app, &other, &waiting[4]).await, 200).await;
+}
+
+/// Makes the table's deadline due now (the clock's seconds are not what
+/// the test is about).
+async fn due_now(app: &TestApp, id: &str) {
+    let id: uuid::Uuid = id.parse().unwrap();
+    sqlx::query("UPDATE game_tables SET due_at = now() WHERE id = $1 AND due_at IS NOT NULL")
+        .bind(id)
+        .execute(&app.pool)
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn d41_a_player_who_never_moves_cannot_keep_abort_open_nor_one_who_resigned() {
+    let app = app().await;
+    let (id, tokens) = started(&app, 2, json!({"turn_seconds": 3600, "away_after": 10})).await;
+    let abort = format!("/v1/tables/{id}/abort");
+    // Nobody moves: each seat times out once, in turn.
+    let all = eventually(Duration::from_secs(20), || async {
+        due_now(&app, &id).await;
+        let events = all_events(&app, &tokens[0], &id).await;
+        let timed_out: std::collections::HashSet<u64> = events
+            .iter()
+            .filter(|e| e["type"] == "turn_timed_out")
+            .map(|e| e["data"]["seat"].as_u64().unwrap())
+            .collect();
+        (timed_out.len() == 2).then_some(())
+    })
+    .await;
+    assert!(all.is_some(), "both seats timed out");
+    for token in &tokens {
+        assert_problem(post_empty(&app, token, &abort).await, 409, "abort_too_late").await;
+    }
+
+    let (id, tokens) = started(&app, 3, json!(null)).await;
+    json_of(
+        post_empty(&app, &tokens[2], &format!("/v1/tables/{id}/resign")).await,
+        200,
+    )
+    .await;
+    let abort = format!("/v1/tables/{id}/abort");
+    assert_problem(
+        post_empty(&app, &tokens[2], &abort).await,
+        409,
+        "already_resigned",
+    )
+    .await;
+    json_of(post_empty(&app, &tokens[0], &abort).await, 200).await;
+}
+
+#[tokio::test]
+async fn d42_a_bots_seed_is_hidden_from_the_other_seats_while_its_round_runs() {
+    let app = app().await;
+    let me = app.player_token("reads_seeds").await;
+    let id = opened(open_with_bots(&app, &me, 2, &["random"]).await).await;
+    json_of(start(&app, &me, &id).await, 200).await;
+    let tokens = vec![me.clone()];
+    let moved = eventually(Duration::from_secs(20), || async {
+        own_move(&app, &id, &tokens).await;
+        let events = all_events(&app, &me, &id).await;
+        let moved: Vec<Value> = events
+            .into_iter()
+            .filter(|e| e["type"] == "bot_moved")
+            .collect();
+        (!moved.is_empty()).then_some(moved)
+    })
+    .await
+    .expect("the bot moved");
+    for e in &moved {
+        assert_eq!(e["data"].get("seed"), None, "{e}");
+        assert_eq!(
+            e["data"].get("salt"),
+            None,
+            "no salt: the hash tells nothing"
+        );
+        assert_eq!(e["data"]["bot"], "random@1");
+    }
+    // An admin's replay of the running round shows it.
+    let report = audit(&app, &id).await;
+    assert_eq!(report["ok"], true, "{report:#}");
 }

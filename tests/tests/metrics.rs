@@ -176,3 +176,41 @@ async fn the_server_moves_and_deadlines_are_measured() {
     );
     assert!(sum(&samples, "huit_deadline_lateness_seconds_count", &[]) >= 2.0);
 }
+
+/// How many series `/metrics` holds (every sample line).
+fn series(samples: &Samples) -> usize {
+    samples.values().map(BTreeMap::len).sum()
+}
+
+#[tokio::test]
+async fn made_up_methods_and_paths_add_no_series() {
+    let _turn = ONE_AT_A_TIME.lock().await;
+    let app = spawn_app_with(|s| s.metrics_bind = Some("127.0.0.1:0".into())).await;
+    let send = |method: String, path: String| {
+        let (client, url) = (app.client.clone(), app.url(&path));
+        async move {
+            let method = reqwest::Method::from_bytes(method.as_bytes()).unwrap();
+            client.request(method, url).send().await.unwrap().status()
+        }
+    };
+    // Once each kind: a made-up method on a route and off any route, a
+    // standard one off any route.
+    send("FOO0".into(), "/v1/tables".into()).await;
+    send("FOO0".into(), "/v1/no/such/0".into()).await;
+    send("GET".into(), "/v1/no/such/0".into()).await;
+    let before = scrape(&app).await;
+    for i in 1..200 {
+        // Methods up to thousands of characters, each new.
+        let method = format!("FOO{i}{}", "X".repeat(i * 20));
+        send(method.clone(), "/v1/tables".into()).await;
+        send(method, format!("/v1/no/such/{i}")).await;
+        send("GET".into(), format!("/v1/no/such/{i}/{}", "y".repeat(i))).await;
+    }
+    let after = scrape(&app).await;
+    assert_eq!(series(&after), series(&before), "no series added");
+    let odd = [r#"method="other""#];
+    assert!(sum(&after, "huit_http_requests_total", &odd) >= 2.0 * 200.0);
+    assert!(!after["huit_http_requests_total"]
+        .keys()
+        .any(|labels| labels.contains("FOO")));
+}

@@ -64,17 +64,23 @@ pub async fn load(pool: &PgPool, table_id: Uuid) -> Result<Log, ApiError> {
 /// not run again (a strong bot's moves are searches to replay), unless
 /// `fresh` (an admin asking for it explicitly), which runs it again and
 /// keeps the new one.
-pub async fn kept_audit(pool: &PgPool, table_id: Uuid, fresh: bool) -> Result<AuditReport, ApiError> {
-    let row = store::tables::get(pool, table_id)
-        .await?
-        .ok_or_else(|| ApiError::NotFound("no such table".into()))?;
-    let over = matches!(row.status.as_str(), "finished" | "aborted");
-    if over && !fresh {
+pub async fn kept_audit(
+    pool: &PgPool,
+    table_id: Uuid,
+    fresh: bool,
+) -> Result<AuditReport, ApiError> {
+    // Kept only for a game that was over, at the table's version then: a
+    // row at the current version is that game's audit.
+    if !fresh {
         if let Some(kept) = store::audits::kept(pool, table_id).await? {
             return serde_json::from_value(kept).map_err(ApiError::internal);
         }
     }
     let log = load(pool, table_id).await?;
+    let over = log
+        .events
+        .last()
+        .is_some_and(|e| matches!(e.kind.as_str(), "game_ended" | "game_aborted"));
     let report = actix_web::web::block(move || audit(&log)).await?;
     if over {
         let kept = serde_json::to_value(&report).map_err(ApiError::internal)?;

@@ -68,6 +68,20 @@ problem!(
     retry_after
 );
 problem!(
+    /// 429 when the creator would run more bots than an account may.
+    TooManyBots,
+    429,
+    "`too_many_bots`: an account runs at most `HUIT_MAX_BOTS` bots (8) and `HUIT_MAX_STRONG_BOT_TABLES` tables with a `strong` bot (4) at once; see `Retry-After`",
+    retry_after
+);
+problem!(
+    /// 429 on opening a table: its rate, or the bots.
+    TablesOrBots,
+    429,
+    "`too_many_requests` (over `HUIT_TABLES_PER_MINUTE`) or `too_many_bots` (an account runs at most `HUIT_MAX_BOTS` bots and `HUIT_MAX_STRONG_BOT_TABLES` tables with a `strong` bot at once); see `Retry-After`",
+    retry_after
+);
+problem!(
     /// 429 on long polls and streams.
     TooManyStreams,
     429,

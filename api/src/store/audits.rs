@@ -7,7 +7,10 @@ use uuid::Uuid;
 
 /// The audit kept for a table at its current version, if any.
 #[tracing::instrument(skip(executor))]
-pub async fn kept(executor: impl PgExecutor<'_>, table_id: Uuid) -> Result<Option<Value>, sqlx::Error> {
+pub async fn kept(
+    executor: impl PgExecutor<'_>,
+    table_id: Uuid,
+) -> Result<Option<Value>, sqlx::Error> {
     sqlx::query_scalar!(
         r#"SELECT a.report AS "report!: Value"
            FROM kept_audits a JOIN game_tables g ON g.id = a.table_id

@@ -303,9 +303,12 @@ pub async fn running_bots(
     account_id: Uuid,
     also: Uuid,
 ) -> Result<(i64, i64), sqlx::Error> {
-    sqlx::query!("SELECT id FROM accounts WHERE id = $1 FOR UPDATE", account_id)
-        .fetch_optional(&mut *conn)
-        .await?;
+    sqlx::query!(
+        "SELECT id FROM accounts WHERE id = $1 FOR UPDATE",
+        account_id
+    )
+    .fetch_optional(&mut *conn)
+    .await?;
     let row = sqlx::query!(
         r#"SELECT count(*) FILTER (WHERE strong_bots > 0) AS "strong_tables!",
                   coalesce(sum(bots), 0)::bigint AS "bots!"

@@ -86,8 +86,7 @@ impl TableService {
             return Ok(());
         }
         let caps = self.bot_caps;
-        let (strong_tables, bots) =
-            store::tables::running_bots(conn, created_by, table_id).await?;
+        let (strong_tables, bots) = store::tables::running_bots(conn, created_by, table_id).await?;
         if strong_tables > caps.strong_tables || bots > caps.bots {
             return Err(ApiError::TooManyRequests {
                 code: ProblemCode::TooManyBots,

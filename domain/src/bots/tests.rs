@@ -28,7 +28,9 @@ fn play(preset: Preset, level: Level, seed: u64, mut check: impl FnMut(&SeatView
             .expect("a seat on turn");
         let sight = game.sight(seat).expect("a running round");
         let view = &sight.view;
-        let mv = level.decide(&sight, Playouts::FULL, &mut rng).expect("a move on turn");
+        let mv = level
+            .decide(&sight, Playouts::FULL, &mut rng)
+            .expect("a move on turn");
         assert!(view.legal_moves.contains(&mv), "{mv:?} is not legal");
         check(view, &mv);
         events.clear();
@@ -184,7 +186,9 @@ fn d42_the_strong_bot_chooses_among_its_legal_moves() {
             }
             let seat = game.round().and_then(|r| r.current).unwrap();
             let sight = game.sight(seat).unwrap();
-            let mv = Level::Strong.decide(&sight, Playouts::FULL, &mut rng).unwrap();
+            let mv = Level::Strong
+                .decide(&sight, Playouts::FULL, &mut rng)
+                .unwrap();
             assert!(sight.view.legal_moves.contains(&mv), "{preset:?}: {mv:?}");
             events.clear();
             game.execute(&Command::Move { seat, mv }, &mut rng, &mut events)
@@ -220,7 +224,9 @@ fn d42_a_bots_choice_depends_only_on_the_seats_view_and_seed() {
                 assert_eq!(choose(&game), choose(&twin), "{preset:?} {level}");
             }
             let sight = game.sight(seat).unwrap();
-            let mv = Level::Basic.decide(&sight, Playouts::FULL, &mut rng).unwrap();
+            let mv = Level::Basic
+                .decide(&sight, Playouts::FULL, &mut rng)
+                .unwrap();
             events.clear();
             game.execute(&Command::Move { seat, mv }, &mut rng, &mut events)
                 .unwrap();

@@ -239,7 +239,14 @@ fn d39_timeouts_in_a_row_make_a_seat_away_until_its_player_comes_back() {
         table.decide(&by_hand, &mut rng()),
         Err(TableError::SeatAway)
     );
-    let events = run(&mut table, &mut log, TableCommand::PlayFor { seed: 7, playouts: Playouts::FULL });
+    let events = run(
+        &mut table,
+        &mut log,
+        TableCommand::PlayFor {
+            seed: 7,
+            playouts: Playouts::FULL,
+        },
+    );
     assert_eq!(
         events[0],
         TableEvent::BotMoved {
@@ -262,7 +269,13 @@ fn d39_timeouts_in_a_row_make_a_seat_away_until_its_player_comes_back() {
     until_turn_of(&mut table, &mut log, seat);
     assert_eq!(table.automatic(), None);
     assert_eq!(
-        table.decide(&TableCommand::PlayFor { seed: 1, playouts: Playouts::FULL }, &mut rng()),
+        table.decide(
+            &TableCommand::PlayFor {
+                seed: 1,
+                playouts: Playouts::FULL
+            },
+            &mut rng()
+        ),
         Err(TableError::NoAutomaticMove)
     );
     own_move(&mut table, &mut log);
@@ -281,7 +294,14 @@ fn d40_resigned_seats_are_played_by_the_server_and_ranked_last_latest_first() {
     );
     until_turn_of(&mut table, &mut log, 1);
     assert_eq!(table.automatic(), Some((1, BotReason::Resigned)));
-    let events = run(&mut table, &mut log, TableCommand::PlayFor { seed: 1, playouts: Playouts::FULL });
+    let events = run(
+        &mut table,
+        &mut log,
+        TableCommand::PlayFor {
+            seed: 1,
+            playouts: Playouts::FULL,
+        },
+    );
     assert!(matches!(
         events[0],
         TableEvent::BotMoved {
@@ -346,7 +366,10 @@ fn d41_a_turn_that_timed_out_counts_a_player_who_never_moves_cannot_keep_abort_o
     // One seat timed out: the two others have not had a turn yet.
     let first = table.must_act().unwrap();
     time_out(&mut table, &mut log);
-    assert!(!table.presence[first].moved, "a timeout is not its own move");
+    assert!(
+        !table.presence[first].moved,
+        "a timeout is not its own move"
+    );
     assert!(table.presence[first].turned);
     assert!(table.decide(&abort(PLAYERS[first]), &mut rng()).is_ok());
     // Every seat has had a turn, the last two timing out too: too late.
@@ -410,8 +433,8 @@ fn d41_a_player_who_resigned_cannot_abort() {
 
 #[test]
 fn d40_a_game_is_never_started_without_a_person_seated() {
-    let mut log = Table::create("classique", &Default::default(), 3, None, &"a".into(), "a")
-        .unwrap();
+    let mut log =
+        Table::create("classique", &Default::default(), 3, None, &"a".into(), "a").unwrap();
     let mut table = Table::from_events(&log).unwrap();
     for _ in 0..2 {
         let bot = TableCommand::SeatBot {
@@ -441,10 +464,22 @@ fn d40_a_game_is_never_started_without_a_person_seated() {
 fn d42_the_servers_move_for_a_seat_is_a_function_of_its_seed() {
     let (table, _) = resigned_seat_on_turn();
     let once = table
-        .decide(&TableCommand::PlayFor { seed: 42, playouts: Playouts::FULL }, &mut rng())
+        .decide(
+            &TableCommand::PlayFor {
+                seed: 42,
+                playouts: Playouts::FULL,
+            },
+            &mut rng(),
+        )
         .unwrap();
     let again = table
-        .decide(&TableCommand::PlayFor { seed: 42, playouts: Playouts::FULL }, &mut rng())
+        .decide(
+            &TableCommand::PlayFor {
+                seed: 42,
+                playouts: Playouts::FULL,
+            },
+            &mut rng(),
+        )
         .unwrap();
     assert_eq!(once, again);
 }
@@ -482,7 +517,14 @@ fn d38_d42_an_audit_tells_the_servers_moves_from_forged_ones() {
     // The stand-in's move for a resigned seat, and a forged one.
     let (mut table, mut log) = resigned_seat_on_turn();
     let before = table.clone();
-    let events = run(&mut table, &mut log, TableCommand::PlayFor { seed: 9, playouts: Playouts::FULL });
+    let events = run(
+        &mut table,
+        &mut log,
+        TableCommand::PlayFor {
+            seed: 9,
+            playouts: Playouts::FULL,
+        },
+    );
     assert_eq!(before.check_automatic(&events[0], &events[1..]), Ok(()));
     let other = before
         .game
@@ -560,7 +602,14 @@ fn d42_bot_seats_play_to_the_end_of_the_game_by_their_own_level() {
                 assert_eq!(reason, BotReason::Bot);
                 let before = table.clone();
                 seed += 1;
-                let events = run(&mut table, &mut log, TableCommand::PlayFor { seed, playouts: Playouts::FULL });
+                let events = run(
+                    &mut table,
+                    &mut log,
+                    TableCommand::PlayFor {
+                        seed,
+                        playouts: Playouts::FULL,
+                    },
+                );
                 let TableEvent::BotMoved { bot, .. } = &events[0] else {
                     panic!("{events:?}");
                 };
@@ -630,7 +679,14 @@ fn d40_a_seat_resigned_under_an_attack_is_answered_by_the_server() {
                 run(&mut table, &mut log, resign);
                 assert_eq!(table.automatic(), Some((seat, BotReason::Resigned)));
                 let before = table.clone();
-                let events = run(&mut table, &mut log, TableCommand::PlayFor { seed: 3, playouts: Playouts::FULL });
+                let events = run(
+                    &mut table,
+                    &mut log,
+                    TableCommand::PlayFor {
+                        seed: 3,
+                        playouts: Playouts::FULL,
+                    },
+                );
                 assert_eq!(before.check_automatic(&events[0], &events[1..]), Ok(()));
                 // Answered or taken: the attack no longer waits on that seat.
                 assert!(table.must_act() != Some(seat) || table.status() != Status::Playing);
@@ -660,7 +716,14 @@ fn d41_the_moves_of_a_bot_seat_do_not_stop_an_abort() {
     let (mut table, mut log) = started_with(&["a"], &[Level::Basic]);
     // Whatever the bot plays, the person has not moved: abort stays open.
     while table.automatic().is_some() {
-        run(&mut table, &mut log, TableCommand::PlayFor { seed: 1, playouts: Playouts::FULL });
+        run(
+            &mut table,
+            &mut log,
+            TableCommand::PlayFor {
+                seed: 1,
+                playouts: Playouts::FULL,
+            },
+        );
     }
     let abort = TableCommand::Abort {
         account_id: "a".into(),
@@ -668,7 +731,14 @@ fn d41_the_moves_of_a_bot_seat_do_not_stop_an_abort() {
     assert!(table.decide(&abort, &mut rng()).is_ok());
     own_move(&mut table, &mut log);
     while table.automatic().is_some() {
-        run(&mut table, &mut log, TableCommand::PlayFor { seed: 1, playouts: Playouts::FULL });
+        run(
+            &mut table,
+            &mut log,
+            TableCommand::PlayFor {
+                seed: 1,
+                playouts: Playouts::FULL,
+            },
+        );
     }
     if table.status() == Status::Playing {
         assert_eq!(

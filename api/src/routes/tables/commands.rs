@@ -19,7 +19,7 @@ use uuid::Uuid;
 use super::dto::{BotRequest, TableCall, TablePath, TableSummary, TableView};
 use super::headers::etag;
 use crate::error::{ApiError, Problem};
-use crate::routes::problems::{JsonBody, OnTable};
+use crate::routes::problems::{JsonBody, OnTable, TooManyBots};
 use crate::table_service::{player_id, Loaded, TableService};
 
 /// A command on the table of the path, by the caller.
@@ -121,7 +121,9 @@ table_command! {
     /// The creator starts the game: the seats are renumbered 0..n-1 in seat
     /// order and round 1 is dealt.
     post "/tables/{id}/start", start_table -> TableSummary "Started; the table's summary";
-    403 "`not_creator`", 409 "`not_enough_players`, `table_not_waiting` or `version_conflict`";
+    403 "`not_creator`",
+    409 "`no_person_seated` (bots alone never play), `not_enough_players`, `table_not_waiting` or `version_conflict`";
+    also TooManyBots;
     |account_id, _| TableCommand::Start { account_id }
 }
 
@@ -135,11 +137,13 @@ table_command! {
 }
 
 table_command! {
-    /// Abort the running game, which any player may until every player has made
-    /// a move of their own (D41): the table ends `aborted`, with no ranking.
+    /// Abort the running game, which any player who has not resigned may
+    /// until every person seated has had a turn (a turn that timed out
+    /// counts) or the first round is over (D41): the table ends `aborted`,
+    /// with no ranking.
     post "/tables/{id}/abort", abort -> TableSummary "Aborted; the table's summary";
     403 "`not_seated`",
-    409 "`abort_too_late` (every player has moved), `game_not_started`, `game_over`, `game_aborted` or `version_conflict`";
+    409 "`abort_too_late` (every person has had a turn, or the first round is over), `already_resigned`, `game_not_started`, `game_over`, `game_aborted` or `version_conflict`";
     |account_id, _| TableCommand::Abort { account_id }
 }
 
@@ -156,7 +160,7 @@ table_command! {
     /// (docs/RULES.md D42).
     post "/tables/{id}/bots", seat_bot -> TableSummary "The bot sits; the table's summary";
     403 "`not_creator`", 409 "`table_full`, `table_not_waiting` or `version_conflict`",
-    422 "`invalid_bot` (no such level) or `invalid_body`"; also JsonBody;
+    422 "`invalid_bot` (no such level) or `invalid_body`"; also JsonBody, TooManyBots;
     body bot: BotRequest;
     |account_id, _| TableCommand::SeatBot { account_id, level: bot.level()? }
 }

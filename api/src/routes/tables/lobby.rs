@@ -12,7 +12,7 @@ use super::headers::etag;
 use crate::auth::AuthUser;
 use crate::error::{ApiError, Problem};
 use crate::rates::Rates;
-use crate::routes::problems::{Authenticated, JsonBody, OnTable, TooManyRequests};
+use crate::routes::problems::{Authenticated, JsonBody, OnTable, TablesOrBots};
 use crate::table_service::{Opening, TableService};
 
 /// The preset rule sets and every knob of each (no authentication needed).
@@ -42,7 +42,8 @@ pub async fn list_rulesets() -> Result<HttpResponse, ApiError> {
 /// Open a table; the caller sits at seat 0.
 ///
 /// At most `HUIT_TABLES_PER_MINUTE` tables per account per minute (429
-/// `too_many_requests` beyond).
+/// `too_many_requests` beyond); with bots, at most so many bots per account
+/// (429 `too_many_bots`).
 #[utoipa::path(
     tag = "tables",
     request_body = NewTable,
@@ -52,7 +53,7 @@ pub async fn list_rulesets() -> Result<HttpResponse, ApiError> {
         JsonBody,
         (status = 409, description = "`table_full`: more bots than free seats", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "`invalid_rules` (unknown preset, bad option, seats out of the rules' bounds; `detail` says why), `invalid_clock` (a clock out of range), `invalid_bot` (no such bot level) or `invalid_body`", body = Problem, content_type = "application/problem+json"),
-        TooManyRequests,
+        TablesOrBots,
         Authenticated,
     )
 )]
