@@ -16,7 +16,7 @@ use serde_json::{json, Value};
 use uuid::Uuid;
 
 use crate::clocks::cpu_ticks;
-use crate::history_cost::{body, player, started_table, Player};
+use crate::history_cost::{body, player, started_table, timed_move, Player};
 use crate::load::measure::percentile;
 use crate::Error;
 
@@ -164,16 +164,7 @@ async fn play_until(
         else {
             break;
         };
-        let t0 = Instant::now();
-        let res = client
-            .post(format!("{base}/v1/tables/{id}/moves"))
-            .bearer_auth(&people[who].token)
-            .json(&json!({"move": mv, "expected_version": view["version"]}))
-            .send()
-            .await?;
-        let ms = t0.elapsed().as_secs_f64() * 1000.0;
-        body(res, "move").await?;
-        latencies.push(ms);
+        latencies.push(timed_move(client, base, &id, &people[who], &view, mv).await?);
     }
     Ok(latencies)
 }

@@ -123,19 +123,31 @@ async fn moves(
             .iter()
             .filter(|m| m["type"] != "challenge")
             .collect();
-        let mv = legal[rng.gen_range(0..legal.len())].clone();
-        let t0 = Instant::now();
-        let res = client
-            .post(format!("{base}/v1/tables/{table}/moves"))
-            .bearer_auth(&players[who].token)
-            .json(&json!({"move": mv, "expected_version": view["version"]}))
-            .send()
-            .await?;
-        let ms = t0.elapsed().as_secs_f64() * 1000.0;
-        body(res, "move").await?;
-        latencies.push(ms);
+        let mv = legal[rng.gen_range(0..legal.len())];
+        latencies.push(timed_move(client, base, table, &players[who], &view, mv).await?);
     }
     Ok(latencies)
+}
+
+/// Posts `mv` at `view`'s version as `player`: its latency in ms.
+pub(crate) async fn timed_move(
+    client: &reqwest::Client,
+    base: &str,
+    table: &str,
+    player: &Player,
+    view: &Value,
+    mv: &Value,
+) -> Result<f64, Error> {
+    let t0 = Instant::now();
+    let res = client
+        .post(format!("{base}/v1/tables/{table}/moves"))
+        .bearer_auth(&player.token)
+        .json(&json!({"move": mv, "expected_version": view["version"]}))
+        .send()
+        .await?;
+    let ms = t0.elapsed().as_secs_f64() * 1000.0;
+    body(res, "move").await?;
+    Ok(ms)
 }
 
 fn median(mut v: Vec<f64>) -> f64 {

@@ -1,12 +1,13 @@
 //! Seats one bot of level A against K−1 bots of level B and prints how often
 //! A wins a round (goes out first; in placement scoring, finishes first).
 //!
-//! `cargo run --release -p domain --example arena -- --rounds N --preset P --players K --level A --vs B [--seed S]`
+//! `cargo run --release -p domain --example arena -- --rounds N --preset P --players K --level A --vs B [--seed S] [--playouts N]`
 //!
 //! One line:
-//! `arena preset=<p> players=<k> level=<a> vs=<b> rounds=<n> win_share=<x> ci95_low=<l> ci95_high=<h> fair_share=<1/k> decide_p99_ms=<t>`
-//! with a Wilson 95% interval, and the 99th percentile of A's time per
-//! decision. A's seat changes every game, and games are played to their
+//! `arena preset=<p> players=<k> level=<a> vs=<b> rounds=<n> playouts=<n> win_share=<x> ci95_low=<l> ci95_high=<h> fair_share=<1/k> decide_p50_ms=<m> decide_p99_ms=<t>`
+//! with a Wilson 95% interval, and the median and 99th percentile of A's
+//! time per decision. `--playouts` is the search A is given when it
+//! searches (`strong`; the server gives less under pressure, at least 100). A's seat changes every game, and games are played to their
 //! end (a round that nobody wins, a blocked one, counts as not won).
 
 use std::time::Instant;
@@ -37,6 +38,9 @@ struct Args {
     /// First seed.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// The playouts A's search is given (B's: the full search).
+    #[arg(long, default_value_t = Playouts::FULL.get())]
+    playouts: u32,
 }
 
 fn main() {
@@ -47,6 +51,7 @@ fn main() {
     });
     let rules = preset.rules();
     let players = args.players.clamp(rules.players.min, rules.players.max);
+    let playouts = Playouts::new(args.playouts);
     let (mut rounds, mut won) = (0u64, 0u64);
     let mut decide_ns: Vec<u64> = Vec::new();
     let mut events: Vec<Event> = Vec::new();
@@ -67,7 +72,7 @@ fn main() {
             let sight = game.sight(seat).expect("a running round");
             let mv = if seat == seat_a {
                 let started = Instant::now();
-                let mv = args.level.decide(&sight, Playouts::FULL, &mut rng);
+                let mv = args.level.decide(&sight, playouts, &mut rng);
                 decide_ns.push(started.elapsed().as_nanos() as u64);
                 mv
             } else {
@@ -88,18 +93,23 @@ fn main() {
     let share = won as f64 / rounds as f64;
     let (low, high) = wilson(won, rounds);
     decide_ns.sort_unstable();
-    let p99 = decide_ns
-        .get((decide_ns.len() as f64 * 0.99) as usize)
-        .or(decide_ns.last())
-        .copied()
-        .unwrap_or(0);
+    let at = |q: f64| {
+        decide_ns
+            .get((decide_ns.len() as f64 * q) as usize)
+            .or(decide_ns.last())
+            .copied()
+            .unwrap_or(0) as f64
+            / 1e6
+    };
     println!(
-        "arena preset={} players={players} level={} vs={} rounds={rounds} win_share={share:.4} ci95_low={low:.4} ci95_high={high:.4} fair_share={:.4} decide_p99_ms={:.4}",
+        "arena preset={} players={players} level={} vs={} rounds={rounds} playouts={} win_share={share:.4} ci95_low={low:.4} ci95_high={high:.4} fair_share={:.4} decide_p50_ms={:.4} decide_p99_ms={:.4}",
         preset.id(),
         args.level,
         args.vs,
+        playouts.get(),
         1.0 / players as f64,
-        p99 as f64 / 1e6,
+        at(0.5),
+        at(0.99),
     );
 }
 

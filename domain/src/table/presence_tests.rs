@@ -125,6 +125,16 @@ fn until_turn_of(table: &mut Table, log: &mut Vec<TableEvent>, seat: Seat) {
     panic!("seat {seat} never got the turn");
 }
 
+/// D41: `abort` is too late, if the game still runs.
+fn too_late_if_running(table: &Table, abort: &TableCommand) {
+    if table.status() == Status::Playing {
+        assert_eq!(
+            table.decide(abort, &mut rng()),
+            Err(TableError::AbortTooLate)
+        );
+    }
+}
+
 fn time_out(table: &mut Table, log: &mut Vec<TableEvent>) -> Vec<TableEvent> {
     let deadline = "2025-01-31T18:04:35.000000Z".to_owned();
     run(table, log, TableCommand::TimeOut { deadline })
@@ -406,12 +416,7 @@ fn d41_abort_closes_once_the_first_round_is_over() {
             .unwrap();
         table.presence[1].turned = false;
     }
-    if table.status() == Status::Playing {
-        assert_eq!(
-            table.decide(&abort, &mut rng()),
-            Err(TableError::AbortTooLate)
-        );
-    }
+    too_late_if_running(&table, &abort);
 }
 
 #[test]
@@ -740,12 +745,7 @@ fn d41_the_moves_of_a_bot_seat_do_not_stop_an_abort() {
             },
         );
     }
-    if table.status() == Status::Playing {
-        assert_eq!(
-            table.decide(&abort, &mut rng()),
-            Err(TableError::AbortTooLate)
-        );
-    }
+    too_late_if_running(&table, &abort);
 }
 
 #[test]
