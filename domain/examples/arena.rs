@@ -7,7 +7,7 @@
 //! `arena preset=<p> players=<k> level=<a> vs=<b> rounds=<n> playouts=<n> win_share=<x> ci95_low=<l> ci95_high=<h> fair_share=<1/k> decide_p50_ms=<m> decide_p99_ms=<t>`
 //! with a Wilson 95% interval, and the median and 99th percentile of A's
 //! time per decision. `--playouts` is the search A is given when it
-//! searches (`strong`; the server gives less under pressure, at least 100). A's seat changes every game, and games are played to their
+//! searches (`strong`; the server gives less under pressure, at least 500). A's seat changes every game, and games are played to their
 //! end (a round that nobody wins, a blocked one, counts as not won).
 
 use std::time::Instant;

@@ -80,7 +80,7 @@ fn play_table(preset: Preset, seed: u64) -> usize {
         let command = if table.automatic().is_some() {
             TableCommand::PlayFor {
                 seed: rng.gen(),
-                playouts: Playouts::new(rng.gen_range(0..=400)),
+                playouts: Playouts::new(rng.gen_range(0..=1000)),
             }
         } else if rng.gen_bool(0.01) {
             // Someone resigns, aborts or comes back, when they may.

@@ -25,8 +25,9 @@ pub struct Playouts(u32);
 impl Playouts {
     /// The level's own search: what it plays when nothing presses.
     pub const FULL: Playouts = Playouts(2000);
-    /// The least search the server ever gives (still well above `basic`).
-    pub const LEAST: Playouts = Playouts(100);
+    /// The least search the server ever gives: below it `strong` no longer
+    /// beats `basic` (D42; BENCHMARKS.md, "Thirteenth pass").
+    pub const LEAST: Playouts = Playouts(500);
 
     /// `n` playouts, brought within [`Playouts::LEAST`]..=[`Playouts::FULL`].
     pub fn new(n: u32) -> Playouts {
