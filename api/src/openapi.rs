@@ -47,7 +47,7 @@ impl Modify for BearerAuth {
 }
 
 /// What the collected document needs besides the routes' own: bearer
-/// security by default ([`secure_by_default`]) and the move union with its
+/// security by default (`secure_by_default`) and the move union with its
 /// discriminator (`domain::schema::move_components`, in place of the derived
 /// `Move`).
 pub fn finish(openapi: &mut utoipa::openapi::OpenApi) {

@@ -1,10 +1,10 @@
 //! Bots (docs/RULES.md D42): pure functions of what one seat's player has
-//! seen (its [`SeatView`], legal moves included) and a seeded random source,
+//! seen (its [`SeatView`](crate::view::SeatView), legal moves included) and a seeded random source,
 //! never of the hidden cards. Each level must beat the one below it
 //! (`examples/arena.rs` measures it).
 //!
 //! - [`Level::Random`]: uniform over the legal moves.
-//! - [`Level::Basic`]: a fixed heuristic, a decent casual player ([`basic`]).
+//! - [`Level::Basic`]: a fixed heuristic, a decent casual player (the `basic` module).
 //! - [`Level::Strong`]: a search over the games the seat cannot tell apart
 //!   ([`strong`], [`Sight`]).
 
