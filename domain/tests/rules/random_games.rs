@@ -10,12 +10,10 @@
 //! (card count) is checked after every move; views, redaction, every listed
 //! move and random unlisted moves after one move in eight.
 
-mod support;
-
+use crate::support::*;
 use domain::{Card, Command, Event, Game, Move, Preset, Rules, Seat, Seen, Status, TableEvent};
 use rand::Rng;
 use serde_json::json;
-use support::*;
 
 fn games_per_config() -> u64 {
     std::env::var("HUIT_GAMES")

@@ -1,6 +1,5 @@
 //! Shared helpers for the engine's tests: building games from hand-made
 //! deals, and playing seeded random games.
-#![allow(dead_code)]
 
 use std::collections::BTreeMap;
 

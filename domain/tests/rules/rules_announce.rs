@@ -2,10 +2,8 @@
 //! and the challenge ("Contre-carte !", "étoile !"), with the penalty of
 //! every preset (§3.4).
 
-mod support;
-
+use crate::support::*;
 use domain::{DrawReason, Event, Move, RuleError, SkipReason};
-use support::*;
 
 fn challenge(seat: usize) -> Move {
     Move::Challenge { seat }

@@ -17,10 +17,8 @@
 //! Regenerate after an intended rule change (and say why in the commit):
 //! `HUIT_BLESS=1 cargo test -p domain --test perft`
 
-mod support;
-
+use crate::support::*;
 use domain::{Command, Game, Move};
-use support::*;
 
 /// `preset seats seed depth` of every fixture line.
 const CONFIGS: &[(&str, usize, u64, usize)] = &[

@@ -2,11 +2,9 @@
 //! impossible combinations (`RulesError`), options of the wrong type or of
 //! another preset, and the override of any §3 knob by its name.
 
-mod support;
-
+use crate::support::*;
 use domain::{Game, Preset, RulesError};
 use serde_json::{json, Value};
-use support::*;
 
 fn knobs(rules: domain::Rules) -> Value {
     serde_json::to_value(rules).unwrap()

@@ -2,10 +2,8 @@
 //! on vowels, the étoile (wild_letter), the pétard (firecracker, D20, D30),
 //! X (reverse, two players: plays again) and the points.
 
-mod support;
-
+use crate::support::*;
 use domain::{Direction, DrawReason, Event, RuleError, SkipReason, Target};
-use support::*;
 
 fn letters(hand0: &str, starter: &str) -> domain::Game {
     game(

@@ -2,13 +2,11 @@
 //! unannounced can be challenged by a player who is not on turn; the
 //! challenge makes the target draw the penalty and closes the window.
 
-mod support;
-
+use crate::support::{json_of, play, started_table, view};
 use e2e::{assert_problem, spawn_app};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde_json::{json, Value};
-use support::{json_of, play, started_table, view};
 
 fn seat(v: &Value) -> usize {
     v.as_u64().expect("a seat") as usize

@@ -3,12 +3,10 @@
 //! seat and dealer rotation (D22, D23), the legal card (§2.4), recycling the
 //! stock (§2.5, D24), the draw rules (D2, D15, D27, S2 draw_ends_turn).
 
-mod support;
-
+use crate::support::*;
 use domain::{
     Card, Command, Direction, DrawReason, Event, Game, Move, Pending, RuleError, SkipReason, Target,
 };
-use support::*;
 
 fn round_started(events: &[Event]) -> &domain::RoundStarted {
     events

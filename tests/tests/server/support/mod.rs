@@ -1,5 +1,7 @@
-//! Helpers of the table tests (tables, games, concurrency).
-#![allow(dead_code)]
+//! Helpers of the tests: requests, tables and games over HTTP, and real
+//! server processes ([`process`]).
+
+pub mod process;
 
 use std::time::Duration;
 
@@ -181,5 +183,44 @@ pub async fn spawn_second_process(app: &TestApp) -> TestApp {
         database: app.database.clone(),
         hub,
         metrics: None,
+    }
+}
+
+/// An app served by `huit serve` in a child process of its own (with `env`
+/// added), on a fresh database, with `/metrics` on a port of its own: for
+/// what is one per process, the metrics recorder. Kept alive by `_server`
+/// and `_scratch`.
+#[derive(Debug)]
+pub struct ProcessApp {
+    pub app: TestApp,
+    _server: process::Server,
+    _scratch: process::Scratch,
+}
+
+pub async fn spawn_process_app(name: &str, env: &[(&str, &str)]) -> ProcessApp {
+    let scratch = process::Scratch::new(name);
+    let (database, _, pool) = e2e::fresh_database().await;
+    let mut url = reqwest::Url::parse(&cluster_url()).expect("DATABASE_URL is a URL");
+    url.set_path(&database);
+    // A free port for the metrics listener (the server's own comes from its log).
+    let metrics_port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let bind = format!("127.0.0.1:{metrics_port}");
+    let mut env = env.to_vec();
+    env.push(("HUIT_METRICS_BIND", &bind));
+    let server = process::Server::start(&scratch, name, url.as_str(), &env).await;
+    ProcessApp {
+        app: TestApp {
+            address: server.address.clone(),
+            client: e2e::Client::new(e2e::http_client(Duration::from_secs(30))),
+            pool,
+            database,
+            hub: api::commit::notify::CommitHub::new(),
+            metrics: Some(format!("http://{bind}/metrics")),
+        },
+        _server: server,
+        _scratch: scratch,
     }
 }

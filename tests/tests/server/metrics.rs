@@ -2,18 +2,22 @@
 //! README's table): requests, moves and the rest grow with what the server
 //! does, in the Prometheus text format, on a listener of their own.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use e2e::{eventually, spawn_app_with, TestApp};
+use crate::support::{get, play, spawn_process_app, started_table, view, ProcessApp};
+use e2e::{eventually, TestApp};
 use serde_json::json;
-use support::{get, play, started_table, view};
 
-/// The recorder is one per process: the tests of this file take turns, so
-/// that each sees only its own requests and moves counted.
-static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+/// An app whose metrics are its own: the recorder is one per process, and
+/// the other tests of this binary run in this one.
+async fn metered(name: &str, env: &[(&str, &str)]) -> ProcessApp {
+    let mut env = env.to_vec();
+    env.push(("HUIT_DB_MAX_CONNECTIONS", "5"));
+    spawn_process_app(name, &env).await
+}
 
 /// A metric's samples: the labels (sorted `k="v"` pairs) of each, and its
 /// value.
@@ -62,17 +66,17 @@ fn sum(samples: &Samples, name: &str, with: &[&str]) -> f64 {
 
 #[tokio::test]
 async fn requests_moves_and_the_rest_make_their_metrics_grow() {
-    let _turn = ONE_AT_A_TIME.lock().await;
-    let app = spawn_app_with(|s| s.metrics_bind = Some("127.0.0.1:0".into())).await;
-    let (id, tokens) = started_table(&app, "classique", json!({}), 2).await;
-    let before = scrape(&app).await;
+    let process = metered("metrics-grow", &[]).await;
+    let app = &process.app;
+    let (id, tokens) = started_table(app, "classique", json!({}), 2).await;
+    let before = scrape(app).await;
     let moves_route = r#"route="/v1/tables/{id}/moves""#;
     let mut moved = 0.0;
     for _ in 0..6 {
-        let v = view(&app, &tokens[0], &id).await;
+        let v = view(app, &tokens[0], &id).await;
         let seat = v["current_seat"].as_u64().unwrap() as usize;
-        let mv = view(&app, &tokens[seat], &id).await["legal_moves"][0].clone();
-        let res = play(&app, &tokens[seat], &id, &mv, None).await;
+        let mv = view(app, &tokens[seat], &id).await["legal_moves"][0].clone();
+        let res = play(app, &tokens[seat], &id, &mv, None).await;
         assert_eq!(res.status(), 200);
         moved += 1.0;
     }
@@ -89,7 +93,7 @@ async fn requests_moves_and_the_rest_make_their_metrics_grow() {
         })
     };
     let after = eventually(Duration::from_secs(5), || async {
-        let after = scrape(&app).await;
+        let after = scrape(app).await;
         (sum(&after, "huit_watches_open", &[]) >= 1.0).then_some(after)
     })
     .await
@@ -108,8 +112,8 @@ async fn requests_moves_and_the_rest_make_their_metrics_grow() {
     assert!(grew("huit_events_appended_total", &[]) >= moved);
     assert!(grew("huit_log_writer_batch_size_count", &[]) >= 1.0);
     // A route that is not one is counted under one label, not its path.
-    get(&app, &tokens[0], "/v1/no/such/thing").await;
-    let later = scrape(&app).await;
+    get(app, &tokens[0], "/v1/no/such/thing").await;
+    let later = scrape(app).await;
     assert!(
         sum(
             &later,
@@ -130,33 +134,32 @@ async fn requests_moves_and_the_rest_make_their_metrics_grow() {
 
 #[tokio::test]
 async fn the_server_moves_and_deadlines_are_measured() {
-    let _turn = ONE_AT_A_TIME.lock().await;
-    let app = spawn_app_with(|s| {
-        s.metrics_bind = Some("127.0.0.1:0".into());
-        s.bot_delay_ms = 0;
-        s.due_poll_ms = 20;
-    })
+    let process = metered(
+        "metrics-bots",
+        &[("HUIT_BOT_DELAY_MS", "0"), ("HUIT_DUE_POLL_MS", "20")],
+    )
     .await;
+    let app = &process.app;
     let me = app.player_token("metered").await;
     let body = json!({
         "ruleset": "classique", "seats": 2, "options": {"rounds": 1},
         "bots": [{"level": "strong"}]
     });
-    let table = support::json_of(support::post(&app, &me, "/v1/tables", &body).await, 201).await;
+    let table = support::json_of(support::post(app, &me, "/v1/tables", &body).await, 201).await;
     let id = table["id"].as_str().unwrap().to_owned();
     support::json_of(
-        support::post_empty(&app, &me, &format!("/v1/tables/{id}/start")).await,
+        support::post_empty(app, &me, &format!("/v1/tables/{id}/start")).await,
         200,
     )
     .await;
     let tokens = [me.clone()];
     let samples = eventually(Duration::from_secs(60), || async {
-        let v = view(&app, &me, &id).await;
+        let v = view(app, &me, &id).await;
         if v["current_seat"] == 0 {
             let mv = v["legal_moves"][0].clone();
-            play(&app, &tokens[0], &id, &mv, None).await;
+            play(app, &tokens[0], &id, &mv, None).await;
         }
-        let samples = scrape(&app).await;
+        let samples = scrape(app).await;
         (sum(
             &samples,
             "huit_bot_decision_seconds_count",
@@ -184,8 +187,8 @@ fn series(samples: &Samples) -> usize {
 
 #[tokio::test]
 async fn made_up_methods_and_paths_add_no_series() {
-    let _turn = ONE_AT_A_TIME.lock().await;
-    let app = spawn_app_with(|s| s.metrics_bind = Some("127.0.0.1:0".into())).await;
+    let process = metered("metrics-odd", &[]).await;
+    let app = &process.app;
     let send = |method: String, path: String| {
         let (client, url) = (app.client.clone(), app.url(&path));
         async move {
@@ -198,7 +201,7 @@ async fn made_up_methods_and_paths_add_no_series() {
     send("FOO0".into(), "/v1/tables".into()).await;
     send("FOO0".into(), "/v1/no/such/0".into()).await;
     send("GET".into(), "/v1/no/such/0".into()).await;
-    let before = scrape(&app).await;
+    let before = scrape(app).await;
     for i in 1..200 {
         // Methods up to thousands of characters, each new.
         let method = format!("FOO{i}{}", "X".repeat(i * 20));
@@ -206,7 +209,7 @@ async fn made_up_methods_and_paths_add_no_series() {
         send(method, format!("/v1/no/such/{i}")).await;
         send("GET".into(), format!("/v1/no/such/{i}/{}", "y".repeat(i))).await;
     }
-    let after = scrape(&app).await;
+    let after = scrape(app).await;
     assert_eq!(series(&after), series(&before), "no series added");
     let odd = [r#"method="other""#];
     assert!(sum(&after, "huit_http_requests_total", &odd) >= 2.0 * 200.0);

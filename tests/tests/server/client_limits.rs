@@ -4,13 +4,11 @@
 //! two ways, lock-outs by anyone, 500s for client input, idempotent moves
 //! answered as conflicts).
 
-mod support;
-
 use std::time::Duration;
 
+use crate::support::{json_of, spawn_second_process, started_table, view};
 use e2e::{assert_problem, eventually, spawn_app, spawn_app_with, TestApp};
 use serde_json::{json, Value};
-use support::{json_of, spawn_second_process, started_table, view};
 
 fn stream(app: &TestApp, token: &str, path: &str) -> e2e::checked::RequestBuilder {
     app.client.get(app.url(path)).bearer_auth(token)

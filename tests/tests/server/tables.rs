@@ -1,16 +1,14 @@
 //! Tables over HTTP: rule sets, opening, listing, the lobby, views, moves,
 //! idempotency and the event feed, with their error answers.
 
-mod support;
-
 use std::time::{Duration, Instant};
 
-use e2e::{assert_problem, spawn_app};
-use serde_json::{json, Value};
-use support::{
+use crate::support::{
     all_events, create_table, delete, get, json_of, play, post, post_empty, started_table, view,
     view_poll,
 };
+use e2e::{assert_problem, spawn_app};
+use serde_json::{json, Value};
 
 #[tokio::test]
 async fn rulesets_list_the_five_presets_without_authentication() {

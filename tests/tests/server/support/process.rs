@@ -7,7 +7,6 @@
 //! `scripts/test` the folders are inside the script's temporary folder
 //! (`HUIT_TEST_TMPDIR`), whose clean-up also kills what a killed test
 //! process left behind (the `*.pid` files and `cluster` folders).
-#![allow(dead_code)]
 
 use std::fs::{self, File};
 use std::path::{Path, PathBuf};
@@ -175,10 +174,6 @@ impl Server {
 
     pub fn url(&self, path: &str) -> String {
         format!("{}{}", self.address, path)
-    }
-
-    pub fn pid(&self) -> u32 {
-        self.child.id()
     }
 
     /// `kill -9`, and reaps it.

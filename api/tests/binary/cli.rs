@@ -1,8 +1,6 @@
 //! `huit admin create` against a real database (from DATABASE_URL, as
 //! scripts/test provides).
 
-mod support;
-
 use std::io::Write;
 use std::process::{Command, Stdio};
 
@@ -28,7 +26,7 @@ fn admin_create(url: &str, username: &str, stdin: &str) -> std::process::Output 
 
 #[tokio::test]
 async fn admin_create_makes_an_admin_once() {
-    let db_options = support::scratch_database().await;
+    let db_options = crate::support::scratch_database().await;
     let url = db_options.to_url_lossy().to_string();
 
     let out = admin_create(&url, "boss", "correct horse battery\n");

@@ -1,14 +1,14 @@
 //! Concurrent writers on one table, in one process and across two server
 //! processes sharing one database.
 
-mod support;
+use crate::support;
 
 use std::time::{Duration, Instant};
 
+use crate::support::{all_events, get, json_of, play, post_empty, started_table, view, view_poll};
 use api::chain::verify_chain;
 use e2e::{spawn_app, TestApp};
 use serde_json::{json, Value};
-use support::{all_events, get, json_of, play, post_empty, started_table, view, view_poll};
 
 /// The stored log of a table: seqs 1..=n, no gap, no duplicate, chained.
 async fn assert_log_whole(app: &TestApp, id: &str) -> usize {

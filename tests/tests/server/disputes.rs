@@ -2,12 +2,10 @@
 //! admin console, metrics"), over HTTP, on games generated in-process with
 //! the engine and stored with the event store.
 
-mod support;
-
+use crate::support::{get, json_of, post};
 use e2e::games::{self, PlayedGame};
 use e2e::{assert_problem, spawn_app, Cast, TestApp};
 use serde_json::{json, Value};
-use support::{get, json_of, post};
 use uuid::Uuid;
 
 async fn cast(app: &TestApp) -> Cast {

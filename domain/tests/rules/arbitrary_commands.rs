@@ -2,11 +2,9 @@
 //! engine panic: each is accepted or refused with a reason, and a refused
 //! one changes nothing. Checked with proptest over every preset.
 
-mod support;
-
+use crate::support::rng;
 use domain::{Card, Command, Game, Letter, Move, Preset, Status, Suit};
 use proptest::prelude::*;
-use support::rng;
 
 fn any_card() -> impl Strategy<Value = Card> {
     prop_oneof![

@@ -10,18 +10,16 @@
 //! rng (as in production), so games differ from run to run; the choices are
 //! seeded.
 
-mod support;
-
 use std::collections::BTreeMap;
 use std::time::Instant;
 
+use crate::support::{all_events, get, json_of, play, started_table, view};
 use api::chain::verify_chain;
 use api::store::events::StoredEvent;
 use e2e::{hash_of, spawn_app};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde_json::{json, Value};
-use support::{all_events, get, json_of, play, started_table, view};
 
 /// Most moves a test game may take before the test gives up.
 const MAX_MOVES: usize = 4000;

@@ -3,12 +3,10 @@
 //! redacted draw could be brute-forced in 54 tries; `turn_started` showed
 //! the card just drawn to everyone).
 
-mod support;
-
+use crate::support::{all_events, json_of, play, started_table, view};
 use api::store::events::StoredEvent;
 use e2e::{frames, hash_of, read_until, spawn_app, TestApp};
 use serde_json::{json, Value};
-use support::{all_events, json_of, play, started_table, view};
 
 /// Every card code of a 54-card French deck.
 fn french_codes() -> Vec<String> {

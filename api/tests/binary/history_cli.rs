@@ -1,11 +1,6 @@
 //! `huit replay` and `huit audit` against a real database (DATABASE_URL's
 //! cluster, as scripts/test provides), on logs generated in-process.
 
-#[path = "../../tests/src/games.rs"]
-#[allow(dead_code)]
-mod games;
-mod support;
-
 use std::process::{Command, Output};
 
 use sqlx::postgres::PgPoolOptions;
@@ -14,7 +9,7 @@ use uuid::Uuid;
 
 /// A fresh migrated database: its URL and a pool on it.
 async fn database() -> (String, PgPool) {
-    let db = support::scratch_database().await;
+    let db = crate::support::scratch_database().await;
     let pool = PgPoolOptions::new()
         .max_connections(2)
         .connect_with(db.clone())
@@ -38,8 +33,8 @@ async fn stored_game(pool: &PgPool, seed: u64) -> Uuid {
         .unwrap();
         players.push((a.id, name.to_owned()));
     }
-    let game = games::play_game("moderne", serde_json::json!({"rounds": 2}), &players, seed);
-    games::store_table(pool, players[0].0, &game.batches).await
+    let game = crate::games::play_game("moderne", serde_json::json!({"rounds": 2}), &players, seed);
+    crate::games::store_table(pool, players[0].0, &game.batches).await
 }
 
 fn huit(url: &str, args: &[&str]) -> Output {
@@ -93,25 +88,25 @@ async fn huit_audit_passes_on_a_clean_log_and_exits_non_zero_on_every_kind_of_ta
     assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
     assert!(stdout(&out).contains("audit: OK"));
 
-    games::tamper::allow_changes(&pool).await;
+    crate::games::tamper::allow_changes(&pool).await;
     // Each kind of direct change, on its own copy of a game, and the seq the
     // audit must name.
     let mut cases: Vec<(&str, Uuid, i64)> = Vec::new();
     let t = stored_game_again(&pool, 3).await;
-    games::tamper::edit_data(&pool, t, 14, "seat", serde_json::json!(0)).await;
+    crate::games::tamper::edit_data(&pool, t, 14, "seat", serde_json::json!(0)).await;
     cases.push(("edited", t, 14));
     let t = stored_game_again(&pool, 4).await;
-    games::tamper::swap(&pool, t, 9, 10).await;
+    crate::games::tamper::swap(&pool, t, 9, 10).await;
     cases.push(("swapped", t, 9));
     let t = stored_game_again(&pool, 5).await;
-    games::tamper::delete(&pool, t, 11).await;
+    crate::games::tamper::delete(&pool, t, 11).await;
     cases.push(("deleted", t, 11));
     let t = stored_game_again(&pool, 6).await;
-    games::tamper::insert_copy_after(&pool, t, 12).await;
+    crate::games::tamper::insert_copy_after(&pool, t, 12).await;
     cases.push(("inserted", t, 13));
     let t = stored_game_again(&pool, 7).await;
-    let seq = games::tamper::seq_of(&pool, t, "round_ended", 0).await;
-    games::tamper::edit_data(
+    let seq = crate::games::tamper::seq_of(&pool, t, "round_ended", 0).await;
+    crate::games::tamper::edit_data(
         &pool,
         t,
         seq,
@@ -119,7 +114,7 @@ async fn huit_audit_passes_on_a_clean_log_and_exits_non_zero_on_every_kind_of_ta
         serde_json::json!({"0": 1, "1": 2, "2": 3}),
     )
     .await;
-    games::tamper::rechain(&pool, t, seq).await;
+    crate::games::tamper::rechain(&pool, t, seq).await;
     cases.push(("score", t, seq));
 
     for (kind, table, seq) in cases {
@@ -150,6 +145,6 @@ async fn stored_game_again(pool: &PgPool, seed: u64) -> Uuid {
         .unwrap();
         players.push((a.id, name));
     }
-    let game = games::play_game("moderne", serde_json::json!({"rounds": 2}), &players, seed);
-    games::store_table(pool, players[0].0, &game.batches).await
+    let game = crate::games::play_game("moderne", serde_json::json!({"rounds": 2}), &players, seed);
+    crate::games::store_table(pool, players[0].0, &game.batches).await
 }

@@ -3,16 +3,14 @@
 //! coming back (D39), resigning (D40), aborting (D41), the server's moves
 //! recorded as such (D42), and deadlines fired once by any process.
 
-mod support;
-
 use std::time::Duration;
 
+use crate::support::{
+    all_events, delete, get, json_of, play, post, post_empty, spawn_second_process, view,
+};
 use e2e::games::tamper;
 use e2e::{assert_problem, eventually, spawn_app_with, TestApp};
 use serde_json::{json, Value};
-use support::{
-    all_events, delete, get, json_of, play, post, post_empty, spawn_second_process, view,
-};
 
 /// An app whose server plays at once and looks for due tables often.
 async fn app() -> TestApp {

@@ -12,23 +12,21 @@
 //! the table's version, and every acknowledged move's events at their seqs
 //! with their hashes.
 
-#[path = "support/process.rs"]
-mod process;
-mod support;
+use crate::support;
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::support::process::{Cluster, Scratch, Server};
+use crate::support::{json_of, started_table, view};
 use e2e::{eventually, fresh_database, TestApp};
-use process::{Cluster, Scratch, Server};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde_json::{json, Value};
 use sqlx::postgres::PgPoolOptions;
 use sqlx::PgPool;
-use support::{json_of, started_table, view};
 use uuid::Uuid;
 
 /// A table under load: its id and its players' tokens.
@@ -447,7 +445,7 @@ async fn a_server_killed_under_load_keeps_every_acknowledged_move_and_no_half_mo
 
     // `huit audit` agrees.
     for t in &tables {
-        let out = std::process::Command::new(process::huit_bin())
+        let out = std::process::Command::new(crate::support::process::huit_bin())
             .args(["audit", &t.id])
             .env("DATABASE_URL", &url)
             .output()

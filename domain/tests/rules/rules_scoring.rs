@@ -1,14 +1,12 @@
 //! docs/RULES.md §3.5 (card points of every preset, `by_effect`), §3.6 (scoring
 //! and end of game), D16, D17, D21, D31, D32.
 
-mod support;
-
 use std::collections::BTreeMap;
 
+use crate::support::*;
 use domain::rules::End;
 use domain::{DrawReason, EndReason, Event, GameEnded, Move, Placing, RoundEnded, SkipReason};
 use serde_json::json;
-use support::*;
 
 fn points_of(rules: domain::Rules, table: &[(&str, i32)]) {
     let g = domain::Game::new(rules, 2).unwrap();

@@ -4,13 +4,10 @@
 //! descriptors), other users' requests keep answering, and the places of
 //! streams the client closes are free again within seconds.
 
-#[path = "support/process.rs"]
-mod process;
-
 use std::time::Duration;
 
+use crate::support::process::{Scratch, Server};
 use e2e::{eventually, fresh_database};
-use process::{Scratch, Server};
 use serde_json::{json, Value};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

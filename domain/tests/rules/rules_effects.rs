@@ -7,11 +7,9 @@
 //! first, the first player is the seat after the dealer. Effects of the
 //! letter deck (wild_letter, firecracker) are in `rules_letters.rs`.
 
-mod support;
-
+use crate::support::*;
 use domain::{Direction, DrawReason, Event, Game, Pending, RuleError, SkipReason};
 use serde_json::json;
-use support::*;
 
 fn illegal(e: RuleError) {
     assert!(matches!(e, RuleError::Illegal { .. }), "{e:?}");

@@ -8,12 +8,10 @@
 //!
 //! `HUIT_TABLES` sets the number of tables per preset (default 40).
 
-mod support;
-
+use crate::support::rng;
 use domain::bots::{Level, Playouts};
 use domain::{Clock, Preset, Status, Table, TableCommand, TableEvent};
 use rand::Rng;
-use support::rng;
 
 fn tables_per_preset() -> u64 {
     std::env::var("HUIT_TABLES")
