@@ -18,8 +18,20 @@ use utoipa::ToSchema;
 pub const PROBLEM_JSON: &str = "application/problem+json";
 
 /// Every `code` a problem may carry: clients switch on these.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Serialize,
+    ToSchema,
+    strum::IntoStaticStr,
+    strum::EnumString,
+    strum::EnumIter,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 #[schema(example = "version_conflict")]
 pub enum ProblemCode {
     MalformedJson,
@@ -85,69 +97,10 @@ pub enum ProblemCode {
 }
 
 impl ProblemCode {
+    /// The code as sent: the variant's name in snake_case, the same rule
+    /// serde's `rename_all` applies (one list of names, the enum's).
     pub fn as_str(self) -> &'static str {
-        match self {
-            Self::MalformedJson => "malformed_json",
-            Self::InvalidBody => "invalid_body",
-            Self::InvalidQuery => "invalid_query",
-            Self::UnsupportedMediaType => "unsupported_media_type",
-            Self::PayloadTooLarge => "payload_too_large",
-            Self::Unauthorized => "unauthorized",
-            Self::InvalidCredentials => "invalid_credentials",
-            Self::Forbidden => "forbidden",
-            Self::NotFound => "not_found",
-            Self::MethodNotAllowed => "method_not_allowed",
-            Self::UsernameTaken => "username_taken",
-            Self::VersionConflict => "version_conflict",
-            Self::IdempotencyKeyReused => "idempotency_key_reused",
-            Self::ServiceUnavailable => "service_unavailable",
-            Self::InternalError => "internal_error",
-            Self::TooManyStreams => "too_many_streams",
-            Self::StepOutOfRange => "step_out_of_range",
-            Self::IdempotencyKeyInUse => "idempotency_key_in_use",
-            Self::CorsRefused => "cors_refused",
-            Self::TooManyRequests => "too_many_requests",
-            Self::InvalidHeader => "invalid_header",
-            Self::InvalidMove => "invalid_move",
-            Self::NotAPlayer => "not_a_player",
-            Self::RoundRunning => "round_running",
-            Self::GameRunning => "game_running",
-            Self::InvalidLastEventId => "invalid_last_event_id",
-            Self::InvalidUsername => "invalid_username",
-            Self::InvalidPassword => "invalid_password",
-            Self::TableFull => "table_full",
-            Self::AlreadySeated => "already_seated",
-            Self::NotSeated => "not_seated",
-            Self::NotCreator => "not_creator",
-            Self::NotEnoughPlayers => "not_enough_players",
-            Self::TableNotWaiting => "table_not_waiting",
-            Self::NotAway => "not_away",
-            Self::SeatAway => "seat_away",
-            Self::AlreadyResigned => "already_resigned",
-            Self::AbortTooLate => "abort_too_late",
-            Self::GameAborted => "game_aborted",
-            Self::InvalidClock => "invalid_clock",
-            Self::InvalidBot => "invalid_bot",
-            Self::NoAutomaticMove => "no_automatic_move",
-            Self::InvalidRules => "invalid_rules",
-            Self::GameNotStarted => "game_not_started",
-            Self::GameAlreadyStarted => "game_already_started",
-            Self::GameOver => "game_over",
-            Self::NoSuchSeat => "no_such_seat",
-            Self::NotYourTurn => "not_your_turn",
-            Self::CardNotInHand => "card_not_in_hand",
-            Self::IllegalMove => "illegal_move",
-            Self::BadChoice => "bad_choice",
-            Self::BadAnnounce => "bad_announce",
-            Self::CannotDraw => "cannot_draw",
-            Self::CannotPass => "cannot_pass",
-            Self::CannotChallenge => "cannot_challenge",
-            Self::BadDeck => "bad_deck",
-            Self::InvalidDispute => "invalid_dispute",
-            Self::AlreadyResolved => "already_resolved",
-            Self::NoPersonSeated => "no_person_seated",
-            Self::TooManyBots => "too_many_bots",
-        }
+        self.into()
     }
 }
 
@@ -428,52 +381,49 @@ impl From<sqlx::Error> for ApiError {
 
 /// A refusal of the engine as an answer: state conflicts are 409, callers
 /// who may not do this 403, bad rules and illegal moves 422. Every refusal
-/// is placed here by name, so a new one cannot go unanswered.
+/// is placed here by name, so a new one cannot go unanswered; its code is
+/// the engine's own ([`TableError::code`]), which must be one of
+/// [`ProblemCode`]'s (a test goes through them all).
 impl From<TableError> for ApiError {
     fn from(err: TableError) -> Self {
-        use ProblemCode as C;
         use StatusCode as S;
-        let (status, code) = match &err {
-            TableError::Full => (S::CONFLICT, C::TableFull),
-            TableError::AlreadySeated => (S::CONFLICT, C::AlreadySeated),
-            TableError::NotWaiting => (S::CONFLICT, C::TableNotWaiting),
-            TableError::NotEnoughPlayers { .. } => (S::CONFLICT, C::NotEnoughPlayers),
-            TableError::NotSeated => (S::FORBIDDEN, C::NotSeated),
-            TableError::NotCreator => (S::FORBIDDEN, C::NotCreator),
-            TableError::NotAway => (S::CONFLICT, C::NotAway),
-            TableError::SeatAway => (S::CONFLICT, C::SeatAway),
-            TableError::AlreadyResigned => (S::CONFLICT, C::AlreadyResigned),
-            TableError::AbortTooLate => (S::CONFLICT, C::AbortTooLate),
-            TableError::NoPersonSeated => (S::CONFLICT, C::NoPersonSeated),
-            TableError::Aborted => (S::CONFLICT, C::GameAborted),
-            TableError::InvalidClock(_) => (S::UNPROCESSABLE_ENTITY, C::InvalidClock),
-            TableError::NoAutomaticMove => (S::CONFLICT, C::NoAutomaticMove),
-            TableError::Rules(_) => (S::UNPROCESSABLE_ENTITY, C::InvalidRules),
+        let status = match &err {
+            TableError::Full
+            | TableError::AlreadySeated
+            | TableError::NotWaiting
+            | TableError::NotEnoughPlayers { .. }
+            | TableError::NotAway
+            | TableError::SeatAway
+            | TableError::AlreadyResigned
+            | TableError::AbortTooLate
+            | TableError::NoPersonSeated
+            | TableError::Aborted
+            | TableError::NoAutomaticMove => S::CONFLICT,
+            TableError::NotSeated | TableError::NotCreator => S::FORBIDDEN,
+            TableError::InvalidClock(_) | TableError::Rules(_) => S::UNPROCESSABLE_ENTITY,
             TableError::Rule(rule) => match rule {
-                RuleError::GameOver => (S::CONFLICT, C::GameOver),
-                RuleError::NotStarted => (S::CONFLICT, C::GameNotStarted),
-                RuleError::AlreadyStarted => (S::CONFLICT, C::GameAlreadyStarted),
-                RuleError::NoSuchSeat(_) => (S::UNPROCESSABLE_ENTITY, C::NoSuchSeat),
-                RuleError::NotYourTurn { .. } => (S::UNPROCESSABLE_ENTITY, C::NotYourTurn),
-                RuleError::NotInHand(_) => (S::UNPROCESSABLE_ENTITY, C::CardNotInHand),
-                RuleError::Illegal { .. } => (S::UNPROCESSABLE_ENTITY, C::IllegalMove),
-                RuleError::BadChoice { .. } => (S::UNPROCESSABLE_ENTITY, C::BadChoice),
-                RuleError::BadAnnounce(_) => (S::UNPROCESSABLE_ENTITY, C::BadAnnounce),
-                RuleError::CannotDraw(_) => (S::UNPROCESSABLE_ENTITY, C::CannotDraw),
-                RuleError::CannotPass(_) => (S::UNPROCESSABLE_ENTITY, C::CannotPass),
-                RuleError::CannotChallenge { .. } => (S::UNPROCESSABLE_ENTITY, C::CannotChallenge),
-                RuleError::BadDeck(_) => (S::UNPROCESSABLE_ENTITY, C::BadDeck),
+                RuleError::GameOver | RuleError::NotStarted | RuleError::AlreadyStarted => {
+                    S::CONFLICT
+                }
+                RuleError::NoSuchSeat(_)
+                | RuleError::NotYourTurn { .. }
+                | RuleError::NotInHand(_)
+                | RuleError::Illegal { .. }
+                | RuleError::BadChoice { .. }
+                | RuleError::BadAnnounce(_)
+                | RuleError::CannotDraw(_)
+                | RuleError::CannotPass(_)
+                | RuleError::CannotChallenge { .. }
+                | RuleError::BadDeck(_) => S::UNPROCESSABLE_ENTITY,
             },
         };
-        debug_assert_eq!(
-            code.as_str(),
-            err.code(),
-            "the engine's code and the API's agree"
-        );
-        ApiError::Problem {
-            status,
-            code,
-            detail: err.to_string(),
+        match err.code().parse::<ProblemCode>() {
+            Ok(code) => ApiError::Problem {
+                status,
+                code,
+                detail: err.to_string(),
+            },
+            Err(_) => ApiError::internal(format!("the engine's code {:?} is no problem code", err.code())),
         }
     }
 }
@@ -523,6 +473,16 @@ mod tests {
         assert_eq!(err.status_code(), StatusCode::SERVICE_UNAVAILABLE);
     }
 
+    /// A code is sent under the name serde gives it, and reads back.
+    #[test]
+    fn every_code_is_sent_as_its_serde_name() {
+        use strum::IntoEnumIterator;
+        for code in ProblemCode::iter() {
+            assert_eq!(serde_json::to_value(code).unwrap(), code.as_str());
+            assert_eq!(code.as_str().parse::<ProblemCode>(), Ok(code));
+        }
+    }
+
     /// Every refusal of the engine, one of each kind, keeps its code when
     /// answered (the engine names it, the document lists it).
     #[test]
@@ -538,6 +498,11 @@ mod tests {
             TableError::NoPersonSeated,
             TableError::AbortTooLate,
             TableError::AlreadyResigned,
+            TableError::NotAway,
+            TableError::SeatAway,
+            TableError::Aborted,
+            TableError::InvalidClock("x".into()),
+            TableError::NoAutomaticMove,
             TableError::Rules(RulesError::Invalid("x".into())),
             TableError::Rule(RuleError::NotStarted),
             TableError::Rule(RuleError::AlreadyStarted),
@@ -561,7 +526,9 @@ mod tests {
         ];
         for err in refusals {
             let engine = err.code();
-            assert_eq!(ApiError::from(err).code().as_str(), engine);
+            let answered = ApiError::from(err);
+            assert_eq!(answered.code().as_str(), engine);
+            assert!(answered.status_code().is_client_error(), "{engine}");
         }
     }
 }
