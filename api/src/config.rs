@@ -139,36 +139,17 @@ pub struct Settings {
 }
 
 impl Settings {
-    /// Settings with every default and the given database URL (tests, tools).
+    /// Settings with every default and the given database URL (tests, tools):
+    /// the defaults of the attributes above, the one place they are written,
+    /// and nothing from the environment.
     pub fn with_database_url(database_url: impl Into<String>) -> Self {
-        Self {
-            database_url: DatabaseUrl(database_url.into()),
-            bind: "127.0.0.1:8080".into(),
-            token_ttl_secs: 30 * 24 * 3600,
-            body_limit_bytes: 16 * 1024,
-            db_max_connections: 10,
-            db_acquire_timeout_secs: 3,
-            workers: None,
-            login_max_failures: 5,
-            login_max_failures_per_address: 50,
-            login_max_failures_per_username: 100,
-            max_streams_per_account: 16,
-            max_streams_per_address: 256,
-            max_streams: 0,
-            sign_ups_per_minute: 20,
-            log_ins_per_minute: 30,
-            tables_per_minute: 30,
-            login_window_secs: 300,
-            cors_origins: Vec::new(),
-            trust_proxy: false,
-            sse_keepalive_ms: 15_000,
-            bot_delay_ms: 500,
-            due_poll_ms: 250,
-            bot_search_threads: 0,
-            max_strong_bot_tables: 4,
-            max_bots: 8,
-            metrics_bind: None,
-        }
+        use clap::{Args, FromArgMatches};
+        let url: String = database_url.into();
+        let command = Self::augment_args(clap::Command::new("huit")).mut_args(|a| a.env(None));
+        let matches = command
+            .try_get_matches_from(["huit", "--database-url", url.as_str()])
+            .expect("every setting has a default");
+        Self::from_arg_matches(&matches).expect("the defaults parse")
     }
 
     pub fn token_ttl(&self) -> Duration {
@@ -208,5 +189,22 @@ impl From<String> for DatabaseUrl {
 impl fmt::Debug for DatabaseUrl {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("\"<redacted>\"")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The defaults are the attributes' (the README's table says the same).
+    #[test]
+    fn the_defaults_are_the_attributes() {
+        let s = Settings::with_database_url("postgres://u@127.0.0.1:5432/huit");
+        assert_eq!(s.database_url.as_str(), "postgres://u@127.0.0.1:5432/huit");
+        assert_eq!(s.bind, "127.0.0.1:8080");
+        assert_eq!((s.bot_delay_ms, s.due_poll_ms), (500, 250));
+        assert_eq!((s.max_bots, s.max_strong_bot_tables), (8, 4));
+        assert_eq!(s.workers, None);
+        assert!(s.cors_origins.is_empty() && s.metrics_bind.is_none());
     }
 }

@@ -423,7 +423,10 @@ impl From<TableError> for ApiError {
                 code,
                 detail: err.to_string(),
             },
-            Err(_) => ApiError::internal(format!("the engine's code {:?} is no problem code", err.code())),
+            Err(_) => ApiError::internal(format!(
+                "the engine's code {:?} is no problem code",
+                err.code()
+            )),
         }
     }
 }
