@@ -207,4 +207,25 @@ mod tests {
         assert_eq!(s.workers, None);
         assert!(s.cors_origins.is_empty() && s.metrics_bind.is_none());
     }
+
+    /// `.env.example` lists every variable a setting reads (an optional one
+    /// commented out, `# NAME=value`).
+    #[test]
+    fn the_example_environment_lists_every_setting() {
+        use clap::Args;
+        let example = include_str!("../../.env.example");
+        let listed: Vec<&str> = example
+            .lines()
+            .filter_map(|l| {
+                l.split_once('=')
+                    .map(|(k, _)| k.trim_start_matches("# ").trim())
+            })
+            .collect();
+        let command = Settings::augment_args(clap::Command::new("huit"));
+        for arg in command.get_arguments() {
+            let Some(var) = arg.get_env() else { continue };
+            let var = var.to_str().unwrap();
+            assert!(listed.contains(&var), "{var} is missing from .env.example");
+        }
+    }
 }
