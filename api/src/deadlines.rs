@@ -4,7 +4,7 @@
 //!
 //! When it is due lives in PostgreSQL (`game_tables.due_at`), set by the
 //! statement that appends the events that make it so (see
-//! `table_service::commands::due`), not in a process's memory. Every server
+//! `domain::Table::due_after`), not in a process's memory. Every server
 //! process looks for due tables every `HUIT_DUE_POLL_MS` and fires each one
 //! with an ordinary append at the version that made it due: should a move
 //! come first, or another process fire it first, the append meets another

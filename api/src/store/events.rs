@@ -17,6 +17,8 @@ use utoipa::openapi::{Ref, RefOr};
 use utoipa::{PartialSchema, ToSchema};
 use uuid::Uuid;
 
+pub use domain::Due;
+
 use crate::chain::{self, ChainedEvent, GENESIS_PREV_HASH};
 use crate::commit::notify::CHANNEL;
 use crate::error::ApiError;
@@ -272,18 +274,6 @@ pub async fn append_one(
         Ok(_) => Err(not_appended(&mut *conn, chained.table_id, chained.expected_version).await),
         Err(e) => Err(append_error(e, chained.expected_version)),
     }
-}
-
-/// When the server must next act on a table by itself (`game_tables.due_at`,
-/// see `crate::deadlines`), as the events being appended leave it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Due {
-    /// As it was (the events changed neither whose turn it is nor how).
-    Keep,
-    /// Nothing is due.
-    Clear,
-    /// This long after the events' time.
-    After(std::time::Duration),
 }
 
 /// A table's new events chained to its log, stamped and hashed, ready for

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use domain::bots::Level;
-use domain::{Clock, Event, Seat, Table, TableCommand, TableEvent};
+use domain::{Clock, Table, TableCommand, TableEvent};
 use serde_json::{Map, Value};
 use sqlx::PgConnection;
 use uuid::Uuid;
@@ -20,7 +20,7 @@ use crate::metrics;
 use crate::rates::Rates;
 use crate::searches::Searched;
 use crate::store;
-use crate::store::events::{Chained, Due, StoredEvent};
+use crate::store::events::{Chained, StoredEvent};
 use crate::store::idempotency::StoredResponse;
 
 /// The most bots one account runs at once (docs/API.md "Keeping tables
@@ -286,7 +286,7 @@ impl TableService {
             // game, its past rounds included; should the events not be
             // stored, the table is read again from the log.
             let before = entry.loaded.table.status();
-            let turn_before = turn(&entry.loaded.table);
+            let turn_before = entry.loaded.table.turn();
             // In doubt from before `execute`: a panic inside leaves it so.
             entry.in_doubt = true;
             // The thread's generator: a CSPRNG seeded from the OS (as
@@ -306,7 +306,10 @@ impl TableService {
             })?;
             let after = entry.loaded.table.status();
             let status = (after != before).then(|| after.as_str());
-            let due = due(&entry.loaded.table, turn_before, &events, self.bot_delay);
+            let due = entry
+                .loaded
+                .table
+                .due_after(turn_before, &events, self.bot_delay);
             // Plain moves without a key are one statement, committed on its
             // own, by the log writer with the moves of other tables; the
             // lobby's seats and the idempotent answers go with the events in
@@ -405,35 +408,4 @@ fn count_appended(command: &TableCommand, events: usize) {
         _ => return,
     };
     ::metrics::counter!(metrics::MOVES, "by" => by).increment(1);
-}
-
-/// Who must act on a table and whether the server plays for them: what, when
-/// it changes, sets a new `due_at`.
-fn turn(table: &Table) -> (Option<Seat>, bool) {
-    (table.must_act(), table.automatic().is_some())
-}
-
-/// What the events leave due on `table` (docs/RULES.md D37-D42): the move
-/// of an away, resigned or bot seat `bot_delay` after them; a new turn's
-/// deadline when the table has a clock (the deadline of a turn that goes on,
-/// say after another seat's challenge, stays); else nothing.
-fn due(
-    table: &Table,
-    before: (Option<Seat>, bool),
-    events: &[TableEvent],
-    bot_delay: Duration,
-) -> Due {
-    let now = turn(table);
-    let new_turn = now != before
-        || events
-            .iter()
-            .any(|e| matches!(e, TableEvent::Game(Event::TurnStarted { .. })));
-    match (now, table.clock) {
-        ((Some(_), true), _) => Due::After(bot_delay),
-        ((Some(_), false), Some(clock)) if new_turn => {
-            Due::After(Duration::from_secs(u64::from(clock.turn_seconds)))
-        }
-        ((Some(_), false), Some(_)) => Due::Keep,
-        _ => Due::Clear,
-    }
 }

@@ -10,7 +10,7 @@ mod presence;
 
 pub use events::{TableCreated, TableEvent};
 pub use log::{apply, apply_guarded, Fold, FoldError, ReadError};
-pub use presence::{ranking_after_resignations, BotReason, Clock, Presence, STAND_IN};
+pub use presence::{ranking_after_resignations, BotReason, Clock, Due, Presence, Turn, STAND_IN};
 
 use crate::bots::{Level, Playouts};
 use crate::engine::{Command, RuleError};

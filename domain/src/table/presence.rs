@@ -10,6 +10,7 @@
 //! counts for D41 and resets D39's count of timeouts.
 
 use std::ops::RangeInclusive;
+use std::time::Duration;
 
 use rand::Rng;
 use rand_chacha::rand_core::SeedableRng;
@@ -91,6 +92,27 @@ impl BotReason {
     }
 }
 
+/// When the server must next act on a table by itself (a turn's deadline,
+/// D37; the move of a bot, away or resigned seat, D39-D42), as the events
+/// just decided leave it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Due {
+    /// As it was (the events changed neither whose turn it is nor how).
+    Keep,
+    /// Nothing is due.
+    Clear,
+    /// This long after the events' time.
+    After(Duration),
+}
+
+/// Who must act on a table and whether the server plays for them: what,
+/// when it changes, makes something new due ([`Table::due_after`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Turn {
+    seat: Option<Seat>,
+    automatic: bool,
+}
+
 /// What the table knows of one seat's player during a game.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Presence {
@@ -109,6 +131,51 @@ pub struct Presence {
 pub const STAND_IN: Level = Level::Basic;
 
 impl Table {
+    /// Who must act now, and whether the server plays for them.
+    pub fn turn(&self) -> Turn {
+        Turn {
+            seat: self.must_act(),
+            automatic: self.automatic().is_some(),
+        }
+    }
+
+    /// What `events` (just applied to this table, which was at `before`)
+    /// leave due: the move of a bot, away or resigned seat `bot_delay`
+    /// after them (D39-D42); a new turn's deadline when the table has a
+    /// clock (D37; the deadline of a turn that goes on, say after another
+    /// seat's challenge, stays, D36); else nothing.
+    pub fn due_after(&self, before: Turn, events: &[TableEvent], bot_delay: Duration) -> Due {
+        let now = self.turn();
+        let new_turn = now != before
+            || events
+                .iter()
+                .any(|e| matches!(e, TableEvent::Game(Event::TurnStarted { .. })));
+        match (now, self.clock) {
+            (
+                Turn {
+                    seat: Some(_),
+                    automatic: true,
+                },
+                _,
+            ) => Due::After(bot_delay),
+            (
+                Turn {
+                    seat: Some(_),
+                    automatic: false,
+                },
+                Some(clock),
+            ) if new_turn => Due::After(Duration::from_secs(u64::from(clock.turn_seconds))),
+            (
+                Turn {
+                    seat: Some(_),
+                    automatic: false,
+                },
+                Some(_),
+            ) => Due::Keep,
+            (Turn { seat: Some(_), .. }, None) | (Turn { seat: None, .. }, _) => Due::Clear,
+        }
+    }
+
     /// The seat whose turn it is while the game runs: the one with a
     /// deadline when the table has a clock (D37).
     pub fn must_act(&self) -> Option<Seat> {

@@ -823,3 +823,41 @@ fn d42_a_bots_seed_is_hidden_from_the_other_seats_like_a_card() {
     }
     assert_eq!(moved.seen_by(Some(1)), Seen::Whole);
 }
+
+#[test]
+fn d37_d42_what_a_command_leaves_due() {
+    use std::time::Duration;
+    let delay = Duration::from_millis(500);
+    // D37: a new turn on a table with a clock: its seconds from now.
+    let (mut table, mut log) = started(clock(2));
+    let before = table.turn();
+    own_move(&mut table, &mut log);
+    let events = &log[log.len() - 1..];
+    assert_eq!(
+        table.due_after(before, events, delay),
+        Due::After(Duration::from_secs(30))
+    );
+    // Nothing changed whose turn it is (another seat's act within the turn,
+    // a challenge, D36): the deadline stays.
+    assert_eq!(table.due_after(table.turn(), &[], delay), Due::Keep);
+    // No clock: nothing is due while people play.
+    let (mut free, mut log) = started(None);
+    let before = free.turn();
+    own_move(&mut free, &mut log);
+    assert_eq!(free.due_after(before, &[], delay), Due::Clear);
+    // D39-D42: a seat the server plays comes on turn: its move, after the
+    // delay, clock or not.
+    let (mut table, mut log) = resigned_seat_on_turn();
+    assert_eq!(
+        table.due_after(Turn::default(), &[], delay),
+        Due::After(delay)
+    );
+    // The game over: nothing.
+    let resign = TableCommand::Resign {
+        account_id: "a".into(),
+    };
+    let before = table.turn();
+    let events = run(&mut table, &mut log, resign);
+    assert_eq!(table.status(), Status::Finished);
+    assert_eq!(table.due_after(before, &events, delay), Due::Clear);
+}
