@@ -169,8 +169,8 @@ pub enum ApiError {
     /// 503 `service_unavailable`: the database does not answer.
     #[error("the service is temporarily unavailable")]
     ServiceUnavailable(#[source] Option<sqlx::Error>),
-    /// Any other client error with its own status and code (phase 2: rule
-    /// errors such as 422 `illegal_move`, 409 `table_full`, ...).
+    /// Any other client error with its own status and code (the engine's
+    /// refusals: 422 `illegal_move`, 409 `table_full`, ...).
     #[error("{detail}")]
     Problem {
         status: StatusCode,
@@ -188,7 +188,6 @@ impl ApiError {
         Self::Internal(err.into())
     }
 
-    /// The stable machine code of this error.
     /// 429 `too_many_requests`: `detail`, and `Retry-After` the wait
     /// rounded up to whole seconds (at least one).
     pub fn too_many_requests(detail: impl Into<String>, wait: std::time::Duration) -> Self {
@@ -199,6 +198,7 @@ impl ApiError {
         }
     }
 
+    /// The stable machine code of this error.
     pub fn code(&self) -> ProblemCode {
         match self {
             Self::MalformedJson(_) => ProblemCode::MalformedJson,

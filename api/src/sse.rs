@@ -13,7 +13,7 @@ use uuid::Uuid;
 
 use crate::store;
 use crate::store::events::PAGE;
-use crate::table_service::{Loaded, TableService};
+use crate::table_service::{CachedTable, TableService};
 use crate::watchers::Watch;
 
 /// The whole log of a table as NDJSON, one public event per line, read from
@@ -189,7 +189,7 @@ impl<F> std::fmt::Debug for ViewStream<F> {
 /// fails.
 pub fn table_views<F>(s: ViewStream<F>) -> impl Stream<Item = Result<Bytes, sqlx::Error>> + 'static
 where
-    F: Fn(&Loaded) -> Bytes + 'static,
+    F: Fn(&CachedTable) -> Bytes + 'static,
 {
     let first = Bytes::from(format!(": views of table {}\nretry: 2000\n\n", s.table_id));
     stream::unfold((s, Some(first)), |(mut s, first)| async move {

@@ -9,7 +9,7 @@
 
 use std::time::Instant;
 
-use api::store::events::{self, Chained, NewEvent};
+use api::store::events::{self, ChainedAppend, NewEvent};
 use api::store::held::Held;
 use api::store::{self, accounts::Role};
 use rand::Rng;
@@ -80,11 +80,11 @@ pub async fn run(
         let started = Instant::now();
         let mut next = 0;
         for _ in 0..statements {
-            let batch: Vec<Chained> = (0..size)
+            let batch: Vec<ChainedAppend> = (0..size)
                 .map(|_| {
                     let (id, version, prev_hash) = &mut heads[next % tables];
                     next += 1;
-                    let chained = Chained::new(*id, *version, prev_hash, a_move(next), None);
+                    let chained = ChainedAppend::new(*id, *version, prev_hash, a_move(next), None);
                     *version = chained.new_version();
                     *prev_hash = chained.events.last().expect("two events").hash.clone();
                     chained
@@ -106,8 +106,8 @@ pub async fn run(
 }
 
 /// One statement; every table of it must have moved.
-async fn append(conn: &mut PgConnection, batch: &[Chained]) -> Result<(), Error> {
-    let refs: Vec<&Chained> = batch.iter().collect();
+async fn append(conn: &mut PgConnection, batch: &[ChainedAppend]) -> Result<(), Error> {
+    let refs: Vec<&ChainedAppend> = batch.iter().collect();
     let done = events::append_batch(conn, &refs).await?;
     if done.iter().any(|d| *d != events::Appended::Stored) {
         return Err("a table of the batch was not at its version".into());

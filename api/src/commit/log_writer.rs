@@ -8,7 +8,7 @@
 //! once, by itself; under load, the moves of many tables share a statement
 //! and a commit, which is what PostgreSQL spends most of its time per move
 //! on (parsing, planning, constraint setup, commit, round trips). A move is
-//! answered only once its statement has committed, as before.
+//! answered only once its statement has committed.
 //!
 //! A batch is of distinct tables (a second move of a table waits for the
 //! next batch; the table's lock in [`crate::table_service`] makes that rare). A
@@ -24,7 +24,7 @@ use sqlx::PgPool;
 use crate::commit::batcher::{Batcher, Waiting, Work};
 use crate::error::ApiError;
 use crate::store;
-use crate::store::events::{Appended, Chained, StoredEvent};
+use crate::store::events::{Appended, ChainedAppend, StoredEvent};
 use crate::store::held::{self, Held};
 
 /// How many statements of one process may append at once. One: the moves
@@ -54,7 +54,7 @@ struct Appends {
 }
 
 impl Work for Appends {
-    type Item = Chained;
+    type Item = ChainedAppend;
     type Answer = Answer;
     const TASKS: usize = WRITERS;
 
@@ -73,9 +73,9 @@ impl Work for Appends {
     }
 
     /// One statement for the batch; its answers in the batch's order.
-    async fn serve(&self, batch: Vec<Chained>) -> Vec<Answer> {
+    async fn serve(&self, batch: Vec<ChainedAppend>) -> Vec<Answer> {
         metrics::histogram!(crate::metrics::BATCH_SIZE).record(batch.len() as f64);
-        let batch = match <[Chained; 1]>::try_from(batch) {
+        let batch = match <[ChainedAppend; 1]>::try_from(batch) {
             Ok([chained]) => return vec![self.store_alone(chained).await],
             Err(batch) => batch,
         };
@@ -83,7 +83,7 @@ impl Work for Appends {
             Ok(conn) => conn,
             Err(e) => return failed(e, batch.len()),
         };
-        let refs: Vec<&Chained> = batch.iter().collect();
+        let refs: Vec<&ChainedAppend> = batch.iter().collect();
         let done = store::events::append_batch(&mut conn, &refs).await;
         drop(refs);
         let mut answers = Vec::with_capacity(batch.len());
@@ -134,7 +134,7 @@ impl LogWriter {
     /// Appends a table's chained events (with the moves of other tables
     /// waiting meanwhile): the events as stored once committed, or why not
     /// ([`store::events::append_one`]'s answers).
-    pub async fn append(&self, chained: Chained) -> Answer {
+    pub async fn append(&self, chained: ChainedAppend) -> Answer {
         if chained.events.is_empty() {
             return Ok(Vec::new());
         }
@@ -146,7 +146,7 @@ impl LogWriter {
 }
 
 impl Appends {
-    async fn store_alone(&self, chained: Chained) -> Answer {
+    async fn store_alone(&self, chained: ChainedAppend) -> Answer {
         let mut conn = self.held.take().await?;
         let stored = store::events::append_one(&mut conn, chained).await;
         // A conflict or a refusal leaves the connection sound; a lost one

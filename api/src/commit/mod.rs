@@ -9,7 +9,7 @@
 //!     go into ONE statement (store::events::append_batch) on a held
 //!     connection (store::held); lobby events and idempotent answers take
 //!     a transaction of their own instead
-//!   → announce (versions::Announcing): the new versions of the tables
+//!   → announce (versions::Announcer): the new versions of the tables
 //!     committed meanwhile, in one NOTIFY 'table_events' of its own
 //!   → CommitHub (notify): each process's LISTEN connection hears it, notes
 //!     the version (so its cache knows whether to read the log) and wakes

@@ -23,7 +23,7 @@ use crate::store::held::Held;
 /// Reads of stored versions; cheap to clone.
 pub type VersionReads = Batcher<Reads>;
 /// Announcements of new versions; cheap to clone.
-pub type Announcements = Batcher<Announcing>;
+pub type Announcements = Batcher<Announcer>;
 
 /// How many version reads of one process may be in flight at once.
 const READERS: usize = 2;
@@ -81,23 +81,23 @@ pub async fn stored_version(reads: &VersionReads, table_id: Uuid) -> Result<Opti
         .unwrap_or_else(|| Err(ApiError::internal("the version reader stopped")))
 }
 
-/// Announcing new versions: (table, version committed).
+/// Announces new versions: (table, version committed), every process told.
 #[derive(Debug)]
-pub struct Announcing {
+pub struct Announcer {
     held: Held,
 }
 
-impl Announcing {
+impl Announcer {
     /// Announcements on a connection of their own to the database of
     /// `pool`.
     pub fn batcher(pool: &PgPool) -> Announcements {
-        Batcher::new(Announcing {
+        Batcher::new(Announcer {
             held: Held::new(pool),
         })
     }
 }
 
-impl Work for Announcing {
+impl Work for Announcer {
     type Item = (Uuid, i64);
     type Answer = ();
     const TASKS: usize = 1;

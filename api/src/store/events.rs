@@ -252,7 +252,7 @@ pub async fn append_chained(
     if let Some(answer) = answered_without_query(expected_version, events) {
         return answer;
     }
-    let chained = Chained::new(
+    let chained = ChainedAppend::new(
         table_id,
         expected_version,
         prev_hash,
@@ -267,7 +267,7 @@ pub async fn append_chained(
 /// at the expected version or another writer took the seq first).
 pub async fn append_one(
     conn: &mut PgConnection,
-    chained: Chained,
+    chained: ChainedAppend,
 ) -> Result<Vec<StoredEvent>, ApiError> {
     match append_batch(&mut *conn, &[&chained]).await {
         Ok(done) if done == [Appended::Stored] => Ok(chained.events),
@@ -279,7 +279,7 @@ pub async fn append_one(
 /// A table's new events chained to its log, stamped and hashed, ready for
 /// [`append_batch`].
 #[derive(Debug, Clone)]
-pub struct Chained {
+pub struct ChainedAppend {
     pub table_id: Uuid,
     /// The seq of the table's last event (0: none), the events follow it.
     pub expected_version: i64,
@@ -290,7 +290,7 @@ pub struct Chained {
     pub due: Due,
 }
 
-impl Chained {
+impl ChainedAppend {
     /// `events` after event `expected_version`, whose hash is `prev_hash`
     /// ([`GENESIS_PREV_HASH`] for 0), all stamped now.
     pub fn new(
@@ -387,10 +387,10 @@ pub enum Appended {
 #[tracing::instrument(skip_all, fields(tables = batch.len()))]
 pub async fn append_batch(
     conn: &mut PgConnection,
-    batch: &[&Chained],
+    batch: &[&ChainedAppend],
 ) -> Result<Vec<Appended>, sqlx::Error> {
     debug_assert!(batch.iter().all(|c| !c.events.is_empty()));
-    let mut order: Vec<&Chained> = batch.to_vec();
+    let mut order: Vec<&ChainedAppend> = batch.to_vec();
     order.sort_by_key(|c| c.table_id);
     let (mut ids, mut expected, mut versions, mut statuses) = (
         Vec::with_capacity(order.len()),

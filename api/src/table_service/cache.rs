@@ -10,7 +10,7 @@ use futures_util::TryStreamExt;
 use tokio::sync::Mutex;
 use uuid::Uuid;
 
-use super::{corrupt, corrupt_event, not_found, parse_event, Loaded, TableService};
+use super::{corrupt, corrupt_event, not_found, parse_event, CachedTable, TableService};
 use crate::error::ApiError;
 use crate::store;
 use crate::store::copy::CopyRows;
@@ -40,7 +40,7 @@ pub(super) struct Recent {
 /// A cached table and what this process knows of the end of its log.
 #[derive(Debug)]
 pub(super) struct Entry {
-    pub(super) loaded: Loaded,
+    pub(super) loaded: CachedTable,
     /// The hash of the event at the table's version, when known (the chain
     /// head the next append links to).
     pub(super) head_hash: Option<String>,
@@ -60,7 +60,7 @@ pub(super) struct Entry {
 
 impl Entry {
     /// A table just folded from its log, or just created.
-    pub(super) fn new(loaded: Loaded) -> Self {
+    pub(super) fn new(loaded: CachedTable) -> Self {
         Self {
             loaded,
             head_hash: None,
@@ -183,7 +183,7 @@ impl TableService {
         let folded = folder.await.map_err(ApiError::internal)?;
         read?;
         let table = folded?.ok_or_else(not_found)?;
-        Ok(Entry::new(Loaded {
+        Ok(Entry::new(CachedTable {
             table,
             created_by: row.created_by,
             created_at: row.created_at,

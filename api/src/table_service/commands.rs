@@ -11,7 +11,7 @@ use uuid::Uuid;
 
 use super::cache::Entry;
 use super::{
-    account_uuid, corrupt, new_events, not_found, player_id, Acted, Idempotency, Loaded,
+    account_uuid, corrupt, new_events, not_found, player_id, Acted, CachedTable, Idempotency,
     TableService, MAX_ATTEMPTS,
 };
 use crate::chain::GENESIS_PREV_HASH;
@@ -20,7 +20,7 @@ use crate::metrics;
 use crate::rates::Rates;
 use crate::searches::Searched;
 use crate::store;
-use crate::store::events::{Chained, StoredEvent};
+use crate::store::events::{ChainedAppend, StoredEvent};
 use crate::store::idempotency::StoredResponse;
 
 /// The most bots one account runs at once (docs/API.md "Keeping tables
@@ -125,7 +125,7 @@ impl TableService {
         creator: Uuid,
         username: &str,
         opening: Opening<'_>,
-    ) -> Result<(Uuid, Loaded), ApiError> {
+    ) -> Result<(Uuid, CachedTable), ApiError> {
         let Opening {
             ruleset,
             options,
@@ -169,7 +169,7 @@ impl TableService {
         let row = store::tables::get(&self.pool, id)
             .await?
             .ok_or_else(not_found)?;
-        let loaded = Loaded {
+        let loaded = CachedTable {
             table,
             created_by: row.created_by,
             created_at: row.created_at,
@@ -212,7 +212,7 @@ impl TableService {
         command: &TableCommand,
         expected_version: Option<i64>,
         idempotency: Option<(Uuid, &Idempotency)>,
-        answer: impl Fn(&Loaded, &[StoredEvent], &[TableEvent]) -> Result<R, ApiError>,
+        answer: impl Fn(&CachedTable, &[StoredEvent], &[TableEvent]) -> Result<R, ApiError>,
     ) -> Result<Acted<R>, ApiError> {
         self.act_decided(
             table_id,
@@ -260,7 +260,7 @@ impl TableService {
         mut searched: Option<Searched>,
         expected_version: Option<i64>,
         idempotency: Option<(Uuid, &Idempotency)>,
-        answer: impl Fn(&Loaded, &[StoredEvent], &[TableEvent]) -> Result<R, ApiError>,
+        answer: impl Fn(&CachedTable, &[StoredEvent], &[TableEvent]) -> Result<R, ApiError>,
     ) -> Result<Acted<R>, ApiError> {
         let slot = self.slot(table_id);
         let mut guard = slot.lock().await;
@@ -322,7 +322,8 @@ impl TableService {
             let appended = async {
                 let prev = prev_hash.ok_or(ApiError::VersionConflict { expected: version })?;
                 let new = new_events(&events);
-                let chained = Chained::new(table_id, version, &prev, new, status).with_due(due);
+                let chained =
+                    ChainedAppend::new(table_id, version, &prev, new, status).with_due(due);
                 due_at = chained.due_at();
                 if idempotency.is_none() && !lobby {
                     return self.writer.append(chained).await;

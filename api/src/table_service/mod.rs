@@ -45,7 +45,7 @@
 //! `Idempotency-Key` is written by the [`LogWriter`]: a statement committed
 //! by itself, shared with the plain moves of other tables queued meanwhile;
 //! lobby events (seats to project) and idempotent answers go
-//! with it in one transaction ([`crate::store::events::append_chained`]). The
+//! with it in one transaction ([`crate::store::events::append_one`]). The
 //! command is decided on the cached table, which takes its events at once
 //! (`Table::execute`: no copy of the game; the status to project depends on
 //! them) and is dropped, to be read again from the log, when they are not
@@ -57,6 +57,11 @@
 //! stale), the append fails with a conflict and nothing is written; without
 //! a client version the log is read and the command decided again (a few
 //! times), with one the client gets 409. A refused command appends nothing.
+//!
+//! The server's move for a seat ([`TableService::play_for`]) is decided
+//! first, on a copy of the table outside its lock and within the search
+//! budget ([`crate::searches`]), then appended the same way at the version
+//! it was decided on.
 
 mod cache;
 mod commands;
@@ -74,7 +79,7 @@ use uuid::Uuid;
 
 use crate::commit::log_writer::LogWriter;
 use crate::commit::notify::CommitHub;
-use crate::commit::versions::{Announcements, Announcing, Reads, VersionReads};
+use crate::commit::versions::{Announcements, Announcer, Reads, VersionReads};
 use crate::error::ApiError;
 use crate::searches::SearchBudget;
 use crate::store::events::{NewEvent, StoredEvent};
@@ -87,7 +92,7 @@ pub const MAX_ATTEMPTS: usize = 5;
 
 /// A table as this process knows it.
 #[derive(Debug, Clone)]
-pub struct Loaded {
+pub struct CachedTable {
     pub table: Table,
     pub created_by: Uuid,
     pub created_at: DateTime<Utc>,
@@ -96,7 +101,7 @@ pub struct Loaded {
     pub due_at: Option<DateTime<Utc>>,
 }
 
-impl Loaded {
+impl CachedTable {
     pub fn version(&self) -> i64 {
         self.table.version as i64
     }
@@ -210,7 +215,7 @@ impl TableService {
         Self {
             writer: LogWriter::new(&pool),
             versions: Reads::batcher(&pool),
-            announcements: Announcing::batcher(&pool),
+            announcements: Announcer::batcher(&pool),
             pool,
             hub,
             cache: Arc::default(),

@@ -9,7 +9,7 @@ use domain::Status;
 use tokio::time::Instant;
 use uuid::Uuid;
 
-use super::{redact, redact_parsed, Loaded, TableService};
+use super::{redact, redact_parsed, CachedTable, TableService};
 use crate::commit::versions;
 use crate::error::ApiError;
 use crate::store;
@@ -41,7 +41,7 @@ impl TableService {
         &self,
         table_id: Uuid,
         min_version: i64,
-        f: impl FnOnce(&Loaded) -> R,
+        f: impl FnOnce(&CachedTable) -> R,
     ) -> Result<R, ApiError> {
         // A read is never older than the last commit, whichever process made
         // it (a client moving through one process and reading through
@@ -69,8 +69,8 @@ impl TableService {
         table_id: Uuid,
         seen: i64,
         deadline: Instant,
-        unchanged: impl Fn(&Loaded) -> bool,
-        f: impl FnOnce(&Loaded) -> R,
+        unchanged: impl Fn(&CachedTable) -> bool,
+        f: impl FnOnce(&CachedTable) -> R,
     ) -> Result<Option<R>, ApiError> {
         // Subscribe before reading, so a commit in between is not missed.
         let mut rx = self.hub.subscribe(table_id);

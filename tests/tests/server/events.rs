@@ -8,7 +8,7 @@ use api::commit::log_writer::LogWriter;
 use api::commit::notify::CommitHub;
 use api::commit::versions::{self, Reads};
 use api::error::ApiError;
-use api::store::events::{self, Appended, Chained, NewEvent};
+use api::store::events::{self, Appended, ChainedAppend, NewEvent};
 use api::store::{self, accounts::Role};
 use e2e::fresh_database;
 use futures_util::future::join_all;
@@ -292,12 +292,12 @@ async fn one_statement_appends_the_events_of_several_tables_and_leaves_a_stale_o
         .await
         .unwrap();
     let statuses = [Some("finished"), None, None];
-    let chained: Vec<Chained> = tables
+    let chained: Vec<ChainedAppend> = tables
         .iter()
         .zip(statuses)
-        .map(|(t, status)| Chained::new(*t, 0, GENESIS_PREV_HASH, batch(&["a", "b"]), status))
+        .map(|(t, status)| ChainedAppend::new(*t, 0, GENESIS_PREV_HASH, batch(&["a", "b"]), status))
         .collect();
-    let refs: Vec<&Chained> = chained.iter().collect();
+    let refs: Vec<&ChainedAppend> = chained.iter().collect();
     let done = events::append_batch(&mut conn, &refs).await.unwrap();
     assert_eq!(
         done,
@@ -336,11 +336,11 @@ async fn a_batch_that_postgresql_refuses_writes_nothing_of_any_table() {
     let (_, _, pool) = fresh_database().await;
     let (fine, trapped) = (new_table(&pool).await, new_table(&pool).await);
     plant_seq_1(&pool, trapped).await;
-    let chained: Vec<Chained> = [fine, trapped]
+    let chained: Vec<ChainedAppend> = [fine, trapped]
         .iter()
-        .map(|t| Chained::new(*t, 0, GENESIS_PREV_HASH, batch(&["a"]), None))
+        .map(|t| ChainedAppend::new(*t, 0, GENESIS_PREV_HASH, batch(&["a"]), None))
         .collect();
-    let refs: Vec<&Chained> = chained.iter().collect();
+    let refs: Vec<&ChainedAppend> = chained.iter().collect();
     let mut conn = pool.acquire().await.unwrap();
     let err = events::append_batch(&mut conn, &refs).await.unwrap_err();
     let db = err.as_database_error().expect("refused by PostgreSQL");
@@ -366,7 +366,7 @@ async fn the_log_writer_appends_moves_of_many_tables_together_and_answers_each()
     }
     // Moves of ten tables at once: one statement for all.
     let appends = tables.iter().map(|t| {
-        let chained = Chained::new(*t, 0, GENESIS_PREV_HASH, batch(&["a", "b"]), None);
+        let chained = ChainedAppend::new(*t, 0, GENESIS_PREV_HASH, batch(&["a", "b"]), None);
         writer.append(chained)
     });
     for (table, answer) in tables.iter().zip(join_all(appends).await) {
@@ -384,19 +384,19 @@ async fn the_log_writer_appends_moves_of_many_tables_together_and_answers_each()
     // conflict, the others are stored.
     let (stale, trapped) = (new_table(&pool).await, new_table(&pool).await);
     plant_seq_1(&pool, trapped).await;
-    let mut moves: Vec<Chained> = Vec::new();
+    let mut moves: Vec<ChainedAppend> = Vec::new();
     for t in &tables {
         let log = events::read_after(&pool, *t, 0, 10).await.unwrap();
-        moves.push(Chained::new(*t, 2, &log[1].hash, batch(&["c"]), None));
+        moves.push(ChainedAppend::new(*t, 2, &log[1].hash, batch(&["c"]), None));
     }
-    moves.push(Chained::new(
+    moves.push(ChainedAppend::new(
         stale,
         5,
         &"cd".repeat(32),
         batch(&["c"]),
         None,
     ));
-    moves.push(Chained::new(
+    moves.push(ChainedAppend::new(
         trapped,
         0,
         GENESIS_PREV_HASH,
@@ -443,7 +443,7 @@ async fn a_move_is_written_while_the_worker_that_asked_for_it_computes() {
             .build()
             .unwrap();
         runtime.block_on(async {
-            let chained = Chained::new(table, 0, GENESIS_PREV_HASH, batch(&["a"]), None);
+            let chained = ChainedAppend::new(table, 0, GENESIS_PREV_HASH, batch(&["a"]), None);
             let append = asking.append(chained);
             tokio::pin!(append);
             // Queued (and a writer started) on the first poll.
@@ -584,7 +584,7 @@ async fn version_reads_asked_together_answer_each_table() {
     let reads = Reads::batcher(&pool);
     let (fresh, moved) = (new_table(&pool).await, new_table(&pool).await);
     LogWriter::new(&pool)
-        .append(Chained::new(
+        .append(ChainedAppend::new(
             moved,
             0,
             GENESIS_PREV_HASH,

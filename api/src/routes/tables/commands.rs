@@ -20,7 +20,7 @@ use super::dto::{BotRequest, TableCall, TablePath, TableSummary, TableView};
 use super::headers::etag;
 use crate::error::{ApiError, Problem};
 use crate::routes::problems::{JsonBody, OnTable, TooManyBots};
-use crate::table_service::{player_id, Loaded, TableService};
+use crate::table_service::{player_id, CachedTable, TableService};
 
 /// A command on the table of the path, by the caller.
 pub type CommandCall = TableCall<TableService>;
@@ -29,18 +29,18 @@ pub type CommandCall = TableCall<TableService>;
 /// caller's view (commands on a running game), and the version it shows,
 /// for the ETag.
 pub(super) trait Answer: serde::Serialize {
-    fn after(table_id: Uuid, loaded: &Loaded, account_id: Uuid) -> (i64, Self);
+    fn after(table_id: Uuid, loaded: &CachedTable, account_id: Uuid) -> (i64, Self);
 }
 
 impl Answer for TableSummary {
-    fn after(table_id: Uuid, loaded: &Loaded, _: Uuid) -> (i64, Self) {
+    fn after(table_id: Uuid, loaded: &CachedTable, _: Uuid) -> (i64, Self) {
         let summary = TableSummary::of(table_id, loaded);
         (summary.table.version, summary)
     }
 }
 
 impl Answer for TableView {
-    fn after(table_id: Uuid, loaded: &Loaded, account_id: Uuid) -> (i64, Self) {
+    fn after(table_id: Uuid, loaded: &CachedTable, account_id: Uuid) -> (i64, Self) {
         (
             loaded.version(),
             TableView::of(table_id, loaded, account_id),

@@ -19,7 +19,7 @@ use crate::auth::AuthUser;
 use crate::error::{ApiError, ProblemCode};
 use crate::store::events::StoredEvent;
 use crate::store::tables::{ListedTable, SeatRow};
-use crate::table_service::{redact_parsed, Loaded};
+use crate::table_service::{redact_parsed, CachedTable};
 use crate::telemetry;
 
 /// The `{id}` of a table's routes. Extracting it names the table in the
@@ -280,7 +280,7 @@ pub struct ClockDto {
 
 impl ClockDto {
     /// The table's clock with its deadline, if it has a clock.
-    pub fn of(l: &Loaded) -> Option<Self> {
+    pub fn of(l: &CachedTable) -> Option<Self> {
         let clock = l.table.clock?;
         let running = l.table.must_act().is_some() && l.table.automatic().is_none();
         Some(Self {
@@ -292,7 +292,7 @@ impl ClockDto {
 }
 
 impl TableSummary {
-    pub fn of(id: Uuid, l: &Loaded) -> Self {
+    pub fn of(id: Uuid, l: &CachedTable) -> Self {
         let t = &l.table;
         let game = t.game.as_ref();
         let view = game.map(|g| g.view(None));
@@ -537,7 +537,7 @@ impl TableView {
     /// `account_id`'s view: the engine's seat view (a spectator's when not
     /// seated; before the first deal, the lobby's, nothing dealt), with the
     /// table's id, version and status, and who sits at each seat.
-    pub fn of(id: Uuid, l: &Loaded, account_id: Uuid) -> Self {
+    pub fn of(id: Uuid, l: &CachedTable, account_id: Uuid) -> Self {
         let t = &l.table;
         let seat = l.seat_of(account_id);
         let view = match t.game.as_ref() {
@@ -628,7 +628,7 @@ impl MoveAnswer {
     /// it appended (stored, and parsed) as that account may see them.
     pub fn of(
         id: Uuid,
-        l: &Loaded,
+        l: &CachedTable,
         account_id: Uuid,
         stored: &[StoredEvent],
         events: &[TableEvent],

@@ -23,7 +23,7 @@ use crate::routes::history::{event_stream, last_event_id, SseEvent};
 use crate::routes::problems::{JsonBodyRefused, OnTable, WatchingTable};
 use crate::sse;
 use crate::store::idempotency::request_hash;
-use crate::table_service::{player_id, Idempotency, Loaded, TableService};
+use crate::table_service::{player_id, CachedTable, Idempotency, TableService};
 
 /// Longest long poll, in seconds.
 pub const MAX_WAIT_SECS: u64 = 30;
@@ -75,8 +75,8 @@ pub async fn get_view(
     let wait = wait_secs(query.wait)?;
     // A version the caller has seen: the view is not older.
     let seen = if_none_match.seen();
-    let view_of = |l: &Loaded| (l.version(), TableView::of(id, l, account_id));
-    let unchanged = |l: &Loaded| if_none_match.has(l.version());
+    let view_of = |l: &CachedTable| (l.version(), TableView::of(id, l, account_id));
+    let unchanged = |l: &CachedTable| if_none_match.has(l.version());
     let changed = match long_poll_deadline(wait) {
         Some(deadline) if if_none_match.is_present() => {
             let watch = call.open()?;
@@ -145,7 +145,7 @@ pub async fn stream_view(
         tables: call.tables.get_ref().clone(),
         table_id: id,
         seen,
-        frame: move |l: &Loaded| sse::frame(l.version(), &TableView::of(id, l, account_id)),
+        frame: move |l: &CachedTable| sse::frame(l.version(), &TableView::of(id, l, account_id)),
         keepalive: settings.sse_keepalive(),
     });
     Ok(event_stream(sse::until_ended(body, watch)))
