@@ -15,9 +15,8 @@ use uuid::Uuid;
 use crate::auth::AuthUser;
 use crate::error::{ApiError, Problem, ProblemCode};
 use crate::history::{self, AuditReport, Parsed};
-use crate::routes::history::Reader;
 use crate::routes::problems::{Authenticated, JsonBody, OnTable};
-use crate::routes::tables::dto::{cursor_after, page_limit, ListQuery, TablePath};
+use crate::routes::tables::dto::{cursor_after, page_limit, ListQuery, TableCall, TablePath};
 use crate::store;
 use crate::store::disputes::{AdminAction, DisputeRow, NewDispute};
 
@@ -293,7 +292,7 @@ fn round_running(detail: String) -> ApiError {
 )]
 #[post("/tables/{id}/disputes")]
 pub async fn file_dispute(
-    reader: Reader,
+    reader: TableCall<PgPool>,
     body: web::Json<NewDisputeDto>,
 ) -> Result<HttpResponse, ApiError> {
     let (round, reason) = body.into_inner().checked()?;

@@ -36,10 +36,6 @@ use crate::store::accounts::Role;
 use crate::store::disputes::AdminAction;
 use crate::store::events::StoredEvent;
 
-/// What the history routes need: the caller, the database and the table
-/// of the path.
-pub type Reader = TableCall<PgPool>;
-
 impl TableCall<PgPool> {
     fn is_admin(&self) -> bool {
         self.user.account.role == Role::Admin
@@ -76,7 +72,7 @@ fn not_a_player() -> ApiError {
     )
 )]
 #[get("/tables/{id}/rounds")]
-pub async fn list_rounds(reader: Reader) -> Result<HttpResponse, ApiError> {
+pub async fn list_rounds(reader: TableCall<PgPool>) -> Result<HttpResponse, ApiError> {
     let parsed = reader.parsed().await?;
     Ok(HttpResponse::Ok().json(history::rounds(&parsed)))
 }
@@ -115,7 +111,7 @@ pub struct RoundPath {
 )]
 #[get("/tables/{id}/rounds/{n}/replay")]
 pub async fn replay_round(
-    reader: Reader,
+    reader: TableCall<PgPool>,
     round: web::Path<RoundPath>,
     query: web::Query<ReplayQuery>,
 ) -> Result<HttpResponse, ApiError> {
@@ -152,7 +148,7 @@ pub async fn replay_round(
     )
 )]
 #[get("/tables/{id}/log")]
-pub async fn export_log(reader: Reader) -> Result<HttpResponse, ApiError> {
+pub async fn export_log(reader: TableCall<PgPool>) -> Result<HttpResponse, ApiError> {
     let (table_id, pool) = (reader.table_id, reader.state.get_ref());
     store::events::current_version(pool, table_id)
         .await?
@@ -324,7 +320,7 @@ where
     )
 )]
 #[get("/admin/tables/{id}/audit")]
-pub async fn audit_table(reader: Reader) -> Result<HttpResponse, ApiError> {
+pub async fn audit_table(reader: TableCall<PgPool>) -> Result<HttpResponse, ApiError> {
     reader.user.require_admin()?;
     let report = history::kept_audit(&reader.state, reader.table_id, true).await?;
     reader.record(AdminAction::Audit).await?;

@@ -22,9 +22,6 @@ use crate::error::{ApiError, Problem};
 use crate::routes::problems::{JsonBody, OnTable, TooManyBots};
 use crate::table_service::{player_id, CachedTable, TableService};
 
-/// A command on the table of the path, by the caller.
-pub type CommandCall = TableCall<TableService>;
-
 /// What a command answers with: the table's summary (lobby commands) or the
 /// caller's view (commands on a running game), and the version it shows,
 /// for the ETag.
@@ -48,7 +45,7 @@ impl Answer for TableView {
     }
 }
 
-impl CommandCall {
+impl TableCall<TableService> {
     /// Runs `command` (given the caller's id and name) and answers with `A`
     /// after it, with its ETag.
     pub(super) async fn answer<A: Answer>(
@@ -95,7 +92,7 @@ macro_rules! table_command {
         )]
         #[$method($path)]
         pub async fn $name(
-            call: CommandCall,
+            call: TableCall<TableService>,
             $($bind: web::Json<$body>,)?
         ) -> Result<HttpResponse, ApiError> {
             call.answer::<$answer>(|$account, $username| Ok($command)).await
