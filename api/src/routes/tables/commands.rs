@@ -4,9 +4,9 @@
 //! away seat). The server's side of D37-D42 (timeouts, the moves it makes
 //! for a seat) is [`crate::deadlines`].
 //!
-//! Each route is the same thing with other words: run one `TableCommand`
-//! for the caller, answer with the table's summary or the caller's view.
-//! `table_command!` writes that once, with the route's document.
+//! Each handler runs one `TableCommand` for the caller and answers with
+//! the table's summary or the caller's view, through
+//! `TableCall::answer`; each is a plain function, found by its name.
 
 // The unit structs that actix and utoipa write for each route have no
 // `Debug`; written from a local macro, the lint sees them as ours.
@@ -65,99 +65,146 @@ impl TableCall<TableService> {
     }
 }
 
-/// A command route: its `#[utoipa::path]` (200 with `$answer`, the problems
-/// listed, those named after `also`, and those of any table route) and its
-/// handler, which reads the JSON body named after `body`, if any, and runs
-/// the command (which may refuse with `?`).
-macro_rules! table_command {
-    (
-        $(#[$doc:meta])*
-        $method:ident $path:literal, $name:ident -> $answer:ident $ok:literal;
-        $($status:literal $why:literal),+; $(also $($also:ident),+;)?
-        $(body $bind:ident: $body:ty;)?
-        |$account:pat_param, $username:pat_param| $command:expr
-    ) => {
-        $(#[$doc])*
-        #[utoipa::path(
-            tag = "tables",
-            params(TablePath),
-            $(request_body = $body,)?
-            responses(
-                (status = 200, description = $ok, body = $answer),
-                $((status = $status, description = $why, body = Problem,
-                    content_type = "application/problem+json"),)+
-                $($($also,)+)?
-                OnTable,
-            )
-        )]
-        #[$method($path)]
-        pub async fn $name(
-            call: TableCall<TableService>,
-            $($bind: web::Json<$body>,)?
-        ) -> Result<HttpResponse, ApiError> {
-            call.answer::<$answer>(|$account, $username| Ok($command)).await
-        }
-    };
+/// Join a table that has not started: take the next free seat.
+#[utoipa::path(
+    tag = "tables",
+    params(TablePath),
+    responses(
+        (status = 200, description = "Seated; the table's summary", body = TableSummary),
+        (status = 409, description = "`table_full`, `already_seated`, `table_not_waiting`, or `version_conflict` when other writers kept winning", body = Problem, content_type = "application/problem+json"),
+        OnTable,
+    )
+)]
+#[post("/tables/{id}/players")]
+pub async fn join_table(call: TableCall<TableService>) -> Result<HttpResponse, ApiError> {
+    call.answer::<TableSummary>(|account_id, username| {
+        Ok(TableCommand::Join {
+            account_id,
+            username: username.to_owned(),
+        })
+    })
+    .await
 }
 
-table_command! {
-    /// Join a table that has not started: take the next free seat.
-    post "/tables/{id}/players", join_table -> TableSummary "Seated; the table's summary";
-    409 "`table_full`, `already_seated`, `table_not_waiting`, or `version_conflict` when other writers kept winning";
-    |account_id, username| TableCommand::Join { account_id, username: username.to_owned() }
+/// Leave a table that has not started.
+#[utoipa::path(
+    tag = "tables",
+    params(TablePath),
+    responses(
+        (status = 200, description = "The seat is free; the table's summary", body = TableSummary),
+        (status = 403, description = "`not_seated`", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "`table_not_waiting` (the game has started) or `version_conflict`", body = Problem, content_type = "application/problem+json"),
+        OnTable,
+    )
+)]
+#[delete("/tables/{id}/players/me")]
+pub async fn leave_table(call: TableCall<TableService>) -> Result<HttpResponse, ApiError> {
+    call.answer::<TableSummary>(|account_id, _| Ok(TableCommand::Leave { account_id }))
+        .await
 }
 
-table_command! {
-    /// Leave a table that has not started.
-    delete "/tables/{id}/players/me", leave_table -> TableSummary "The seat is free; the table's summary";
-    403 "`not_seated`", 409 "`table_not_waiting` (the game has started) or `version_conflict`";
-    |account_id, _| TableCommand::Leave { account_id }
+/// The creator starts the game: the seats are renumbered 0..n-1 in seat
+/// order and round 1 is dealt.
+#[utoipa::path(
+    tag = "tables",
+    params(TablePath),
+    responses(
+        (status = 200, description = "Started; the table's summary", body = TableSummary),
+        (status = 403, description = "`not_creator`", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "`no_person_seated` (bots alone never play), `not_enough_players`, `table_not_waiting` or `version_conflict`", body = Problem, content_type = "application/problem+json"),
+        TooManyBots,
+        OnTable,
+    )
+)]
+#[post("/tables/{id}/start")]
+pub async fn start_table(call: TableCall<TableService>) -> Result<HttpResponse, ApiError> {
+    call.answer::<TableSummary>(|account_id, _| Ok(TableCommand::Start { account_id }))
+        .await
 }
 
-table_command! {
-    /// The creator starts the game: the seats are renumbered 0..n-1 in seat
-    /// order and round 1 is dealt.
-    post "/tables/{id}/start", start_table -> TableSummary "Started; the table's summary";
-    403 "`not_creator`",
-    409 "`no_person_seated` (bots alone never play), `not_enough_players`, `table_not_waiting` or `version_conflict`";
-    also TooManyBots;
-    |account_id, _| TableCommand::Start { account_id }
+/// Resign the running game: a bot plays your seat to its end (D40), which
+/// comes at once when fewer than two players are left unresigned. Your view
+/// after it.
+#[utoipa::path(
+    tag = "tables",
+    params(TablePath),
+    responses(
+        (status = 200, description = "Resigned; the caller's view", body = TableView),
+        (status = 403, description = "`not_seated`", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "`already_resigned`, `game_not_started`, `game_over`, `game_aborted` or `version_conflict`", body = Problem, content_type = "application/problem+json"),
+        OnTable,
+    )
+)]
+#[post("/tables/{id}/resign")]
+pub async fn resign(call: TableCall<TableService>) -> Result<HttpResponse, ApiError> {
+    call.answer::<TableView>(|account_id, _| Ok(TableCommand::Resign { account_id }))
+        .await
 }
 
-table_command! {
-    /// Resign the running game: a bot plays your seat to its end (D40), which
-    /// comes at once when fewer than two players are left unresigned. Your view
-    /// after it.
-    post "/tables/{id}/resign", resign -> TableView "Resigned; the caller's view";
-    403 "`not_seated`", 409 "`already_resigned`, `game_not_started`, `game_over`, `game_aborted` or `version_conflict`";
-    |account_id, _| TableCommand::Resign { account_id }
+/// Abort the running game, which any player who has not resigned may
+/// until every person seated has had a turn (a turn that timed out
+/// counts) or the first round is over (D41): the table ends `aborted`,
+/// with no ranking.
+#[utoipa::path(
+    tag = "tables",
+    params(TablePath),
+    responses(
+        (status = 200, description = "Aborted; the table's summary", body = TableSummary),
+        (status = 403, description = "`not_seated`", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "`abort_too_late` (every person has had a turn, or the first round is over), `already_resigned`, `game_not_started`, `game_over`, `game_aborted` or `version_conflict`", body = Problem, content_type = "application/problem+json"),
+        OnTable,
+    )
+)]
+#[post("/tables/{id}/abort")]
+pub async fn abort(call: TableCall<TableService>) -> Result<HttpResponse, ApiError> {
+    call.answer::<TableSummary>(|account_id, _| Ok(TableCommand::Abort { account_id }))
+        .await
 }
 
-table_command! {
-    /// Abort the running game, which any player who has not resigned may
-    /// until every person seated has had a turn (a turn that timed out
-    /// counts) or the first round is over (D41): the table ends `aborted`,
-    /// with no ranking.
-    post "/tables/{id}/abort", abort -> TableSummary "Aborted; the table's summary";
-    403 "`not_seated`",
-    409 "`abort_too_late` (every person has had a turn, or the first round is over), `already_resigned`, `game_not_started`, `game_over`, `game_aborted` or `version_conflict`";
-    |account_id, _| TableCommand::Abort { account_id }
+/// Take your seat back after it was marked away (D39): your own moves
+/// again, instead of the server's. Your view after it.
+#[utoipa::path(
+    tag = "tables",
+    params(TablePath),
+    responses(
+        (status = 200, description = "Back; the caller's view", body = TableView),
+        (status = 403, description = "`not_seated`", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "`not_away`, `already_resigned`, `game_not_started`, `game_over`, `game_aborted` or `version_conflict`", body = Problem, content_type = "application/problem+json"),
+        OnTable,
+    )
+)]
+#[post("/tables/{id}/seats/me/back")]
+pub async fn come_back(call: TableCall<TableService>) -> Result<HttpResponse, ApiError> {
+    call.answer::<TableView>(|account_id, _| Ok(TableCommand::Back { account_id }))
+        .await
 }
 
-table_command! {
-    /// Take your seat back after it was marked away (D39): your own moves
-    /// again, instead of the server's. Your view after it.
-    post "/tables/{id}/seats/me/back", come_back -> TableView "Back; the caller's view";
-    403 "`not_seated`", 409 "`not_away`, `already_resigned`, `game_not_started`, `game_over`, `game_aborted` or `version_conflict`";
-    |account_id, _| TableCommand::Back { account_id }
-}
-
-table_command! {
-    /// The creator seats a bot at the next free seat while the table waits
-    /// (docs/RULES.md D42).
-    post "/tables/{id}/bots", seat_bot -> TableSummary "The bot sits; the table's summary";
-    403 "`not_creator`", 409 "`table_full`, `table_not_waiting` or `version_conflict`",
-    422 "`invalid_bot` (no such level) or `invalid_body`"; also JsonBody, TooManyBots;
-    body bot: BotRequest;
-    |account_id, _| TableCommand::SeatBot { account_id, level: bot.level()? }
+/// The creator seats a bot at the next free seat while the table waits
+/// (docs/RULES.md D42).
+#[utoipa::path(
+    tag = "tables",
+    params(TablePath),
+    request_body = BotRequest,
+    responses(
+        (status = 200, description = "The bot sits; the table's summary", body = TableSummary),
+        (status = 403, description = "`not_creator`", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "`table_full`, `table_not_waiting` or `version_conflict`", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "`invalid_bot` (no such level) or `invalid_body`", body = Problem, content_type = "application/problem+json"),
+        JsonBody,
+        TooManyBots,
+        OnTable,
+    )
+)]
+#[post("/tables/{id}/bots")]
+pub async fn seat_bot(
+    call: TableCall<TableService>,
+    bot: web::Json<BotRequest>,
+) -> Result<HttpResponse, ApiError> {
+    call.answer::<TableSummary>(|account_id, _| {
+        Ok(TableCommand::SeatBot {
+            account_id,
+            level: bot.level()?,
+        })
+    })
+    .await
 }
