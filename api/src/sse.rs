@@ -1,9 +1,14 @@
 //! Streams for the HTTP side of the history: the NDJSON export of a log,
-//! read page by page, and the server-sent events and views of a table.
+//! read page by page, and the server-sent events and views of a table, with
+//! what their routes share: the `text/event-stream` answer, its event's
+//! schema and the `Last-Event-ID` it resumes after.
 
 use std::collections::VecDeque;
 use std::time::Duration;
 
+use actix_web::http::header::{self, ContentType, HeaderValue};
+use actix_web::http::StatusCode;
+use actix_web::{HttpRequest, HttpResponse};
 use bytes::Bytes;
 use futures_util::stream::{self, Stream, StreamExt};
 use sqlx::PgPool;
@@ -11,6 +16,10 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 use uuid::Uuid;
 
+use serde::Serialize;
+use utoipa::ToSchema;
+
+use crate::error::{ApiError, ProblemCode};
 use crate::store;
 use crate::store::events::PAGE;
 use crate::table_service::{CachedTable, TableService};
@@ -240,4 +249,55 @@ where
             None => Some((Ok(Bytes::from_static(b": keep-alive\n\n")), (s, None))),
         }
     })
+}
+
+/// One event of `text/event-stream`, as its fields are read by a client
+/// (what OpenAPI 3.2 calls the stream's `itemSchema`; before 3.2 the schema
+/// of an event stream describes one event).
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(example = json!({"id": "3", "data": "{\"seq\":3,\"type\":\"player_joined\",\"v\":1,\"at\":\"2025-01-31T18:04:05.123456Z\",\"data\":{},\"prev_hash\":\"…\",\"hash\":\"…\"}"}))]
+pub struct SseEvent {
+    /// The event's seq (resume with `Last-Event-ID`).
+    pub id: Option<String>,
+    /// The event type; absent: `message`.
+    pub event: Option<String>,
+    /// The public event as JSON: `{seq, type, v, at, data, prev_hash, hash}`.
+    pub data: String,
+    /// The reconnection delay, in milliseconds (sent once, first).
+    pub retry: Option<u64>,
+}
+
+/// A stream's `Last-Event-ID` (a number ≥ 0, `what` it names), if sent.
+pub fn last_event_id(req: &HttpRequest, what: &str) -> Result<Option<i64>, ApiError> {
+    req.headers()
+        .get("last-event-id")
+        .map(|v| {
+            v.to_str()
+                .ok()
+                .and_then(|s| s.trim().parse::<i64>().ok())
+                .filter(|n| *n >= 0)
+                .ok_or(ApiError::Problem {
+                    status: StatusCode::BAD_REQUEST,
+                    code: ProblemCode::InvalidLastEventId,
+                    detail: format!("Last-Event-ID must be {what}"),
+                })
+        })
+        .transpose()
+}
+
+/// A `text/event-stream` answer, not to be cached nor buffered by proxies.
+pub fn event_stream<S>(body: S) -> HttpResponse
+where
+    S: futures_util::Stream<Item = Result<bytes::Bytes, sqlx::Error>> + 'static,
+{
+    HttpResponse::Ok()
+        .insert_header(ContentType(
+            "text/event-stream".parse().expect("a valid media type"),
+        ))
+        .insert_header((header::CACHE_CONTROL, HeaderValue::from_static("no-cache")))
+        .insert_header((
+            header::HeaderName::from_static("x-accel-buffering"),
+            HeaderValue::from_static("no"),
+        ))
+        .streaming(body)
 }

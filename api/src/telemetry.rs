@@ -152,7 +152,7 @@ mod tests {
     #[actix_web::test]
     async fn a_line_logged_while_serving_a_table_route_names_the_table() {
         let id = "6f1c2a5e-2b7d-4c1e-9a53-0d4f8b2e7c11";
-        let handler = |_: crate::routes::tables::dto::TablePath| async {
+        let handler = |_: crate::routes::shared::TablePath| async {
             tracing::info!("serving");
             HttpResponse::Ok().finish()
         };

@@ -3,49 +3,18 @@ use std::fmt;
 use std::net::IpAddr;
 
 use actix_web::{post, web, HttpResponse};
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use sqlx::PgPool;
 use utoipa::ToSchema;
-use uuid::Uuid;
 
 use crate::auth::ClientAddress;
 use crate::error::{ApiError, Problem, ProblemCode};
 use crate::password;
 use crate::rates::Rates;
 use crate::routes::problems::{JsonBody, ServiceUnavailable, TooManyRequests};
+use crate::routes::shared::{AccountDto, Username};
 use crate::store;
 use crate::store::accounts::{Account, Role};
-
-/// A username: 3 to 32 of `A-Z a-z 0-9 _ -`, unique whatever its case.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Username(String);
-
-impl Username {
-    pub fn parse(raw: &str) -> Result<Self, ApiError> {
-        let ok = (3..=32).contains(&raw.len())
-            && raw
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
-        if ok {
-            Ok(Self(raw.to_owned()))
-        } else {
-            Err(ApiError::Validation {
-                code: ProblemCode::InvalidUsername,
-                detail: "a username has 3 to 32 characters among A-Z, a-z, 0-9, _ and -".into(),
-            })
-        }
-    }
-
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-
-    /// The one normal form of a username, for storage, look-up and
-    /// throttling: ASCII lowercase (a username is ASCII).
-    pub fn key(&self) -> String {
-        self.0.to_ascii_lowercase()
-    }
-}
 
 /// A new password: 8 to 256 characters. Never printed.
 #[derive(Clone)]
@@ -101,29 +70,6 @@ impl fmt::Debug for NewAccount {
             .field("username", &self.username)
             .field("password", &"<redacted>")
             .finish()
-    }
-}
-
-/// An account as shown to clients.
-#[derive(Debug, Serialize, ToSchema)]
-#[schema(example = json!({
-    "id": "0b5c9e04-5f5e-4a43-9f1e-0c2b8d1c7a10",
-    "username": "alice",
-    "role": "player"
-}))]
-pub struct AccountDto {
-    pub id: Uuid,
-    pub username: String,
-    pub role: Role,
-}
-
-impl From<Account> for AccountDto {
-    fn from(a: Account) -> Self {
-        Self {
-            id: a.id,
-            username: a.username,
-            role: a.role,
-        }
     }
 }
 

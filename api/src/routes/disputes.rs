@@ -16,7 +16,7 @@ use crate::auth::AuthUser;
 use crate::error::{ApiError, Problem, ProblemCode};
 use crate::history::{self, AuditReport, Parsed};
 use crate::routes::problems::{Authenticated, JsonBody, OnTable};
-use crate::routes::tables::dto::{cursor_after, page_limit, ListQuery, TableCall, TablePath};
+use crate::routes::shared::{cursor_after, page_limit, ListQuery, TableCall, TablePath};
 use crate::store;
 use crate::store::disputes::{AdminAction, DisputeRow, NewDispute};
 

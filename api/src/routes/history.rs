@@ -15,22 +15,21 @@
 //! What an admin reads that a player could not yet (a running round's
 //! replay, a log, an audit) is recorded as an admin action.
 
-use actix_web::http::header::{self, ContentType, HeaderValue};
 use actix_web::http::StatusCode;
 use actix_web::{get, web, HttpRequest, HttpResponse};
 use domain::table::TableEvent;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use sqlx::PgPool;
-use utoipa::{IntoParams, ToSchema};
+use utoipa::IntoParams;
 use uuid::Uuid;
 
 use crate::config::Settings;
 use crate::error::{ApiError, Problem, ProblemCode};
 use crate::history::{self, AuditReport, Parsed, ReplayDto, RoundsDto};
 use crate::routes::problems::{Authenticated, OnTable, WatchingTable};
-use crate::routes::tables::dto::{TableCall, TablePath};
-use crate::routes::tables::watching::Watching;
+use crate::routes::shared::{TableCall, TablePath, Watching};
 use crate::sse;
+use crate::sse::{event_stream, last_event_id, SseEvent};
 use crate::store;
 use crate::store::accounts::Role;
 use crate::store::disputes::AdminAction;
@@ -197,22 +196,6 @@ async fn seat_in_game(
     }
 }
 
-/// One event of `text/event-stream`, as its fields are read by a client
-/// (what OpenAPI 3.2 calls the stream's `itemSchema`; before 3.2 the schema
-/// of an event stream describes one event).
-#[derive(Debug, Serialize, ToSchema)]
-#[schema(example = json!({"id": "3", "data": "{\"seq\":3,\"type\":\"player_joined\",\"v\":1,\"at\":\"2025-01-31T18:04:05.123456Z\",\"data\":{},\"prev_hash\":\"…\",\"hash\":\"…\"}"}))]
-pub struct SseEvent {
-    /// The event's seq (resume with `Last-Event-ID`).
-    pub id: Option<String>,
-    /// The event type; absent: `message`.
-    pub event: Option<String>,
-    /// The public event as JSON: `{seq, type, v, at, data, prev_hash, hash}`.
-    pub data: String,
-    /// The reconnection delay, in milliseconds (sent once, first).
-    pub retry: Option<u64>,
-}
-
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct StreamQuery {
@@ -270,41 +253,6 @@ pub async fn stream_events(
         keepalive: settings.sse_keepalive(),
     });
     Ok(event_stream(sse::until_ended(body, watch)))
-}
-
-/// A stream's `Last-Event-ID` (a number ≥ 0, `what` it names), if sent.
-pub fn last_event_id(req: &HttpRequest, what: &str) -> Result<Option<i64>, ApiError> {
-    req.headers()
-        .get("last-event-id")
-        .map(|v| {
-            v.to_str()
-                .ok()
-                .and_then(|s| s.trim().parse::<i64>().ok())
-                .filter(|n| *n >= 0)
-                .ok_or(ApiError::Problem {
-                    status: StatusCode::BAD_REQUEST,
-                    code: ProblemCode::InvalidLastEventId,
-                    detail: format!("Last-Event-ID must be {what}"),
-                })
-        })
-        .transpose()
-}
-
-/// A `text/event-stream` answer, not to be cached nor buffered by proxies.
-pub fn event_stream<S>(body: S) -> HttpResponse
-where
-    S: futures_util::Stream<Item = Result<bytes::Bytes, sqlx::Error>> + 'static,
-{
-    HttpResponse::Ok()
-        .insert_header(ContentType(
-            "text/event-stream".parse().expect("a valid media type"),
-        ))
-        .insert_header((header::CACHE_CONTROL, HeaderValue::from_static("no-cache")))
-        .insert_header((
-            header::HeaderName::from_static("x-accel-buffering"),
-            HeaderValue::from_static("no"),
-        ))
-        .streaming(body)
 }
 
 /// Admin: recompute every round from the log, compare with the recorded

@@ -1,9 +1,9 @@
 use actix_web::{get, HttpResponse};
 
-use super::accounts::AccountDto;
 use crate::auth::AuthUser;
 use crate::error::ApiError;
 use crate::routes::problems::Authenticated;
+use crate::routes::shared::AccountDto;
 
 /// The caller's account.
 #[utoipa::path(

@@ -16,6 +16,7 @@ pub mod integer;
 pub mod me;
 pub mod problems;
 pub mod sessions;
+pub mod shared;
 pub mod tables;
 
 /// Every documented route. A request's path is tried against the routes

@@ -7,13 +7,13 @@ use serde::{Deserialize, Serialize};
 use sqlx::PgPool;
 use utoipa::ToSchema;
 
-use super::accounts::{AccountDto, Username};
 use crate::auth::{self, AuthUser, ClientAddress};
 use crate::config::Settings;
 use crate::error::{ApiError, Problem};
 use crate::password;
 use crate::rates::Rates;
 use crate::routes::problems::{Authenticated, JsonBody, ServiceUnavailable, TooManyRequests};
+use crate::routes::shared::{AccountDto, Username};
 use crate::store;
 use crate::store::accounts::Account;
 use crate::throttle::LoginThrottle;

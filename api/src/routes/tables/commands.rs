@@ -16,10 +16,11 @@ use actix_web::{delete, post, web, HttpResponse};
 use domain::{PlayerId, TableCommand};
 use uuid::Uuid;
 
-use super::dto::{BotRequest, TableCall, TablePath, TableSummary, TableView};
+use super::dto::{BotRequest, TableSummary, TableView};
 use super::headers::etag;
 use crate::error::{ApiError, Problem};
 use crate::routes::problems::{JsonBody, OnTable, TooManyBots};
+use crate::routes::shared::{TableCall, TablePath};
 use crate::table_service::{player_id, CachedTable, TableService};
 
 /// What a command answers with: the table's summary (lobby commands) or the

@@ -1,79 +1,20 @@
 //! The documents of the table routes: what a client sends and gets.
 
-use std::future::{ready, Ready};
-
-use actix_web::dev::Payload;
-use actix_web::{web, FromRequest, HttpRequest};
 use chrono::{DateTime, Utc};
 use domain::bots::Level;
 use domain::rules::TableOptions;
 use domain::{Clock, GameEnded, Move, PlayerId, PlayerView, Rules, SeatView, Status, TableEvent};
-use futures_util::future::LocalBoxFuture;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
 use super::headers::IfMatch;
-use crate::auth::AuthUser;
 use crate::error::{ApiError, ProblemCode};
+use crate::routes::shared::cursor_after;
 use crate::store::events::StoredEvent;
 use crate::store::tables::{ListedTable, SeatRow};
 use crate::table_service::{redact_parsed, CachedTable};
-use crate::telemetry;
-
-/// The `{id}` of a table's routes. Extracting it names the table in the
-/// request's span; a malformed id names no resource (404).
-#[derive(Debug, IntoParams)]
-#[into_params(names("id"), parameter_in = Path)]
-pub struct TablePath(
-    /// The table
-    pub Uuid,
-);
-
-impl FromRequest for TablePath {
-    type Error = ApiError;
-    type Future = Ready<Result<Self, ApiError>>;
-
-    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
-        let id = req.match_info().get("id").unwrap_or_default();
-        ready(match Uuid::parse_str(id) {
-            Ok(id) => {
-                telemetry::record_table(id);
-                Ok(Self(id))
-            }
-            Err(e) => Err(ApiError::NotFound(format!(
-                "no resource at this path (table id: {e})"
-            ))),
-        })
-    }
-}
-
-/// The caller on the table of the path, with what the route works with
-/// (`S`): the table service for the commands, the pool for the history.
-#[derive(Debug)]
-pub struct TableCall<S: ?Sized + 'static> {
-    pub state: web::Data<S>,
-    pub user: AuthUser,
-    pub table_id: Uuid,
-}
-
-impl<S: ?Sized + 'static> FromRequest for TableCall<S> {
-    type Error = actix_web::Error;
-    type Future = LocalBoxFuture<'static, Result<Self, actix_web::Error>>;
-
-    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
-        let parts = <(web::Data<S>, AuthUser, TablePath)>::from_request(req, payload);
-        Box::pin(async move {
-            let (state, user, path) = parts.await?;
-            Ok(Self {
-                state,
-                user,
-                table_id: path.0,
-            })
-        })
-    }
-}
 
 /// The rules of `classique`, for the examples.
 fn classique_rules() -> Value {
@@ -419,55 +360,6 @@ impl TablePage {
                 .collect(),
             next,
         }
-    }
-}
-
-/// Filters and cursor of `GET /v1/tables`.
-#[derive(Debug, Deserialize, IntoParams)]
-#[into_params(parameter_in = Query)]
-pub struct ListQuery {
-    /// Only tables with this status: `waiting`, `playing` or `finished`.
-    #[param(value_type = Option<Status>)]
-    pub status: Option<Status>,
-    /// Only tables where the caller sits.
-    pub mine: Option<bool>,
-    /// The `next` of the previous page.
-    #[param(pattern = r"^-?[0-9]{1,16}\.[0-9a-fA-F]{32}$")]
-    pub after: Option<String>,
-    /// 1 to 100 (default 20).
-    #[param(minimum = 1, maximum = 100)]
-    pub limit: Option<i64>,
-}
-
-/// The `next` of a page whose last row was created `at` with `id`: its
-/// creation (µs) and id, read back by [`ListQuery::cursor`].
-pub fn cursor_after(at: DateTime<Utc>, id: Uuid) -> String {
-    format!("{}.{}", at.timestamp_micros(), id.simple())
-}
-
-/// A page's `limit`: 1 to 100, 20 when not given.
-pub fn page_limit(limit: Option<i64>) -> Result<i64, ApiError> {
-    match limit.unwrap_or(20) {
-        limit @ 1..=100 => Ok(limit),
-        _ => Err(ApiError::InvalidQuery("limit: from 1 to 100".into())),
-    }
-}
-
-impl ListQuery {
-    /// The `after` of a page: the `next` of the one before (see
-    /// [`cursor_after`]).
-    pub fn cursor(raw: &str) -> Result<(DateTime<Utc>, Uuid), ApiError> {
-        let bad = || ApiError::InvalidQuery(format!("after: not a cursor of this list: {raw:?}"));
-        let (micros, id) = raw.split_once('.').ok_or_else(bad)?;
-        // Within PostgreSQL's timestamptz range (4713 BC to 294276 AD), so
-        // that no cursor becomes a database error.
-        let at = micros
-            .parse::<i64>()
-            .ok()
-            .and_then(DateTime::from_timestamp_micros)
-            .filter(|at| (-4712..=294_275).contains(&chrono::Datelike::year(at)))
-            .ok_or_else(bad)?;
-        Ok((at, id.parse().map_err(|_| bad())?))
     }
 }
 

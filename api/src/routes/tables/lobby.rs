@@ -5,14 +5,13 @@ use actix_web::http::header;
 use actix_web::{get, post, web, HttpResponse};
 use domain::Preset;
 
-use super::dto::{
-    page_limit, BotRequest, ListQuery, NewTable, RulesetDto, TablePage, TablePath, TableSummary,
-};
+use super::dto::{BotRequest, NewTable, RulesetDto, TablePage, TableSummary};
 use super::headers::etag;
 use crate::auth::AuthUser;
 use crate::error::{ApiError, Problem};
 use crate::rates::Rates;
 use crate::routes::problems::{Authenticated, JsonBody, OnTable, TablesOrBots};
+use crate::routes::shared::{page_limit, ListQuery, TablePath};
 use crate::table_service::{Opening, TableService};
 
 /// The preset rule sets and every knob of each (no authentication needed).

@@ -10,4 +10,3 @@ pub mod dto;
 pub mod headers;
 pub mod lobby;
 pub mod play;
-pub mod watching;

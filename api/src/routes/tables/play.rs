@@ -10,18 +10,17 @@ use domain::{Move, TableCommand};
 use serde_json::Value;
 use uuid::Uuid;
 
-use super::dto::{
-    EventPage, EventsQuery, MoveAnswer, MoveRequest, TablePath, TableView, ViewQuery,
-};
+use super::dto::{EventPage, EventsQuery, MoveAnswer, MoveRequest, TableView, ViewQuery};
 use super::headers::{etag, IdempotencyKey, IfMatch, IfNoneMatch};
-use super::watching::Watching;
 use crate::auth::CachedAuthUser;
 use crate::chain::canonical_json;
 use crate::config::Settings;
 use crate::error::{ApiError, Problem, ProblemCode};
-use crate::routes::history::{event_stream, last_event_id, SseEvent};
 use crate::routes::problems::{JsonBodyRefused, OnTable, WatchingTable};
+use crate::routes::shared::TablePath;
+use crate::routes::shared::Watching;
 use crate::sse;
+use crate::sse::{event_stream, last_event_id, SseEvent};
 use crate::store::idempotency::request_hash;
 use crate::table_service::{player_id, CachedTable, Idempotency, TableService};
 

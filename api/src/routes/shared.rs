@@ -1,0 +1,227 @@
+//! What several route modules share, so that no route module imports
+//! another: the table of the path and its caller ([`TablePath`],
+//! [`TableCall`]), a place among the caller's long polls and streams
+//! ([`Watching`], whose refusals are
+//! [`crate::routes::problems::WatchingTable`]'s), paging ([`ListQuery`],
+//! [`cursor_after`], [`page_limit`]), a username ([`Username`]) and an
+//! account as answered ([`AccountDto`]).
+
+use std::future::{ready, Ready};
+
+use actix_web::dev::Payload;
+use actix_web::{web, FromRequest, HttpRequest};
+use chrono::{DateTime, Utc};
+use domain::Status;
+use futures_util::future::LocalBoxFuture;
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+use uuid::Uuid;
+
+use crate::auth::{AuthUser, CachedAuthUser};
+use crate::error::{ApiError, ProblemCode};
+use crate::store::accounts::{Account, Role};
+use crate::table_service::TableService;
+use crate::telemetry;
+use crate::watchers::{Watch, WatchSlot};
+
+/// The `{id}` of a table's routes. Extracting it names the table in the
+/// request's span; a malformed id names no resource (404).
+#[derive(Debug, IntoParams)]
+#[into_params(names("id"), parameter_in = Path)]
+pub struct TablePath(
+    /// The table
+    pub Uuid,
+);
+
+impl FromRequest for TablePath {
+    type Error = ApiError;
+    type Future = Ready<Result<Self, ApiError>>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        let id = req.match_info().get("id").unwrap_or_default();
+        ready(match Uuid::parse_str(id) {
+            Ok(id) => {
+                telemetry::record_table(id);
+                Ok(Self(id))
+            }
+            Err(e) => Err(ApiError::NotFound(format!(
+                "no resource at this path (table id: {e})"
+            ))),
+        })
+    }
+}
+
+/// The caller on the table of the path, with what the route works with
+/// (`S`): the table service for the commands, the pool for the history.
+#[derive(Debug)]
+pub struct TableCall<S: ?Sized + 'static> {
+    pub state: web::Data<S>,
+    pub user: AuthUser,
+    pub table_id: Uuid,
+}
+
+impl<S: ?Sized + 'static> FromRequest for TableCall<S> {
+    type Error = actix_web::Error;
+    type Future = LocalBoxFuture<'static, Result<Self, actix_web::Error>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let parts = <(web::Data<S>, AuthUser, TablePath)>::from_request(req, payload);
+        Box::pin(async move {
+            let (state, user, path) = parts.await?;
+            Ok(Self {
+                state,
+                user,
+                table_id: path.0,
+            })
+        })
+    }
+}
+
+/// The caller following the table of the path.
+#[derive(Debug)]
+pub struct Watching {
+    pub tables: web::Data<TableService>,
+    pub user: CachedAuthUser,
+    pub table_id: Uuid,
+    slot: WatchSlot,
+}
+
+impl Watching {
+    /// The caller's account.
+    pub fn account_id(&self) -> Uuid {
+        self.user.account.id
+    }
+
+    /// A place for a long poll or a stream (429 `too_many_streams` past the
+    /// caller's limits, 503 when the process is full); it is given back
+    /// when the [`Watch`] is dropped.
+    pub fn open(&self) -> Result<Watch, ApiError> {
+        self.slot.open(&self.user)
+    }
+}
+
+impl FromRequest for Watching {
+    type Error = actix_web::Error;
+    type Future = LocalBoxFuture<'static, Result<Self, actix_web::Error>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let parts = <(
+            web::Data<TableService>,
+            CachedAuthUser,
+            TablePath,
+            WatchSlot,
+        )>::from_request(req, payload);
+        Box::pin(async move {
+            let (tables, user, table, slot) = parts.await?;
+            Ok(Self {
+                tables,
+                user,
+                table_id: table.0,
+                slot,
+            })
+        })
+    }
+}
+
+/// Filters and cursor of `GET /v1/tables`.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ListQuery {
+    /// Only tables with this status: `waiting`, `playing` or `finished`.
+    #[param(value_type = Option<Status>)]
+    pub status: Option<Status>,
+    /// Only tables where the caller sits.
+    pub mine: Option<bool>,
+    /// The `next` of the previous page.
+    #[param(pattern = r"^-?[0-9]{1,16}\.[0-9a-fA-F]{32}$")]
+    pub after: Option<String>,
+    /// 1 to 100 (default 20).
+    #[param(minimum = 1, maximum = 100)]
+    pub limit: Option<i64>,
+}
+
+/// The `next` of a page whose last row was created `at` with `id`: its
+/// creation (µs) and id, read back by [`ListQuery::cursor`].
+pub fn cursor_after(at: DateTime<Utc>, id: Uuid) -> String {
+    format!("{}.{}", at.timestamp_micros(), id.simple())
+}
+
+/// A page's `limit`: 1 to 100, 20 when not given.
+pub fn page_limit(limit: Option<i64>) -> Result<i64, ApiError> {
+    match limit.unwrap_or(20) {
+        limit @ 1..=100 => Ok(limit),
+        _ => Err(ApiError::InvalidQuery("limit: from 1 to 100".into())),
+    }
+}
+
+impl ListQuery {
+    /// The `after` of a page: the `next` of the one before (see
+    /// [`cursor_after`]).
+    pub fn cursor(raw: &str) -> Result<(DateTime<Utc>, Uuid), ApiError> {
+        let bad = || ApiError::InvalidQuery(format!("after: not a cursor of this list: {raw:?}"));
+        let (micros, id) = raw.split_once('.').ok_or_else(bad)?;
+        // Within PostgreSQL's timestamptz range (4713 BC to 294276 AD), so
+        // that no cursor becomes a database error.
+        let at = micros
+            .parse::<i64>()
+            .ok()
+            .and_then(DateTime::from_timestamp_micros)
+            .filter(|at| (-4712..=294_275).contains(&chrono::Datelike::year(at)))
+            .ok_or_else(bad)?;
+        Ok((at, id.parse().map_err(|_| bad())?))
+    }
+}
+
+/// A username: 3 to 32 of `A-Z a-z 0-9 _ -`, unique whatever its case.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Username(String);
+
+impl Username {
+    pub fn parse(raw: &str) -> Result<Self, ApiError> {
+        let ok = (3..=32).contains(&raw.len())
+            && raw
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+        if ok {
+            Ok(Self(raw.to_owned()))
+        } else {
+            Err(ApiError::Validation {
+                code: ProblemCode::InvalidUsername,
+                detail: "a username has 3 to 32 characters among A-Z, a-z, 0-9, _ and -".into(),
+            })
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The one normal form of a username, for storage, look-up and
+    /// throttling: ASCII lowercase (a username is ASCII).
+    pub fn key(&self) -> String {
+        self.0.to_ascii_lowercase()
+    }
+}
+
+/// An account as shown to clients.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(example = json!({
+    "id": "0b5c9e04-5f5e-4a43-9f1e-0c2b8d1c7a10",
+    "username": "alice",
+    "role": "player"
+}))]
+pub struct AccountDto {
+    pub id: Uuid,
+    pub username: String,
+    pub role: Role,
+}
+
+impl From<Account> for AccountDto {
+    fn from(a: Account) -> Self {
+        Self {
+            id: a.id,
+            username: a.username,
+            role: a.role,
+        }
+    }
+}
