@@ -69,139 +69,12 @@ impl Preset {
 
     /// The preset with every option at its default.
     pub fn rules(self) -> Rules {
-        use Effect::*;
-        let effects = |pairs: &[(&str, Effect)]| {
-            pairs
-                .iter()
-                .map(|(k, e)| (k.to_string(), *e))
-                .collect::<BTreeMap<_, _>>()
-        };
         match self {
-            Preset::Classique => Rules {
-                deck: DeckKind::French52,
-                decks: Decks::PerPlayers(5),
-                players: Players { min: 2, max: 10 },
-                deal: Deal::Fixed(7),
-                starter: Starter::RedrawSpecial,
-                draw: DrawRule::DrawThenMayPlay,
-                voluntary_draw: false,
-                effects: effects(&[
-                    ("8", WildSuit),
-                    ("2", DrawSkip(2)),
-                    ("A", AttackChain(2)),
-                    ("J", Reverse),
-                ]),
-                wild_not_on: vec!["2".into()],
-                stacking: Stacking::None,
-                joker_counter: false,
-                special_finish: true,
-                two_player_reverse: TwoPlayerReverse::None,
-                announce: announce("Carte !", 2, false),
-                points: french_points(&[("8", 50), ("JK", 50), ("A", 25), ("J", 25), ("2", 25)]),
-                scoring: Scoring::HandPoints { finisher_bonus: 0 },
-                end: End::LowestWinsAt(500),
-                rounds: None,
-            },
-            Preset::Moderne => Rules {
-                deck: DeckKind::French54,
-                decks: Decks::Fixed(1),
-                players: Players { min: 2, max: 5 },
-                deal: Deal::Fixed(7),
-                starter: Starter::RedrawSpecial,
-                draw: DrawRule::DrawThenMayPlay,
-                voluntary_draw: false,
-                effects: effects(&[
-                    ("8", WildSuit),
-                    ("JK", DrawSkip(4)),
-                    ("2", DrawSkip(2)),
-                    ("J", Skip),
-                    ("A", Reverse),
-                ]),
-                wild_not_on: vec![],
-                stacking: Stacking::None,
-                joker_counter: false,
-                special_finish: true,
-                two_player_reverse: TwoPlayerReverse::Skip,
-                announce: announce("Carte !", 2, false),
-                points: french_points(&[("8", 50), ("JK", 50), ("J", 20), ("A", 20), ("2", 20)]),
-                scoring: Scoring::HandPoints { finisher_bonus: 0 },
-                end: End::LowestWinsAt(500),
-                rounds: None,
-            },
-            Preset::Base => Rules {
-                deck: DeckKind::French52,
-                decks: Decks::Fixed(1),
-                players: Players { min: 2, max: 8 },
-                deal: Deal::ByPlayers(vec![(2, 10), (3, 8), (4, 6)]),
-                starter: Starter::RedrawSpecial,
-                draw: DrawRule::DrawEndsTurn,
-                voluntary_draw: false,
-                effects: BTreeMap::new(),
-                wild_not_on: vec![],
-                stacking: Stacking::None,
-                joker_counter: false,
-                special_finish: true,
-                two_player_reverse: TwoPlayerReverse::None,
-                announce: announce("Carte !", 2, false),
-                points: Points::ByEffect,
-                scoring: Scoring::HandPoints { finisher_bonus: 0 },
-                end: End::LowestWinsAbove(100),
-                rounds: None,
-            },
-            Preset::Amerix => Rules {
-                deck: DeckKind::Letters100,
-                decks: Decks::Fixed(1),
-                players: Players { min: 2, max: 8 },
-                deal: Deal::Fixed(7),
-                starter: Starter::Letters,
-                draw: DrawRule::DrawThenMayPlay,
-                voluntary_draw: false,
-                effects: effects(&[
-                    ("STAR", WildLetter),
-                    ("BANG", Firecracker(2)),
-                    ("X", Reverse),
-                ]),
-                wild_not_on: vec![],
-                stacking: Stacking::None,
-                joker_counter: false,
-                special_finish: true,
-                two_player_reverse: TwoPlayerReverse::Skip,
-                announce: announce("Toutilix !", 2, true),
-                points: letter_points(),
-                scoring: Scoring::HandPoints { finisher_bonus: 0 },
-                end: End::LowestWinsAt(300),
-                rounds: None,
-            },
-            Preset::Sept757 => Rules {
-                deck: DeckKind::French54,
-                decks: Decks::PerPlayers(6),
-                players: Players { min: 2, max: 18 },
-                deal: Deal::Fixed(5),
-                starter: Starter::ApplyEffect,
-                draw: DrawRule::DrawThenMayPlay,
-                voluntary_draw: true,
-                effects: effects(&[
-                    ("2", DrawSkip(2)),
-                    ("6", PassAcross),
-                    ("8", WildSuit),
-                    ("10", Reverse),
-                    ("Q", MayReplay),
-                    ("A", Freeze),
-                    ("JK", Substitute),
-                ]),
-                wild_not_on: vec![],
-                stacking: Stacking::None,
-                joker_counter: false,
-                special_finish: true,
-                two_player_reverse: TwoPlayerReverse::None,
-                announce: announce("CARTE", 1, false),
-                points: french_points(&[("JK", 150), ("8", 32), ("A", 11)]),
-                scoring: Scoring::HandPoints {
-                    finisher_bonus: -10,
-                },
-                end: End::ReacherLosesAt(151),
-                rounds: None,
-            },
+            Preset::Classique => classique(),
+            Preset::Moderne => moderne(),
+            Preset::Base => base(),
+            Preset::Amerix => amerix(),
+            Preset::Sept757 => sept_757(),
         }
     }
 
@@ -429,4 +302,158 @@ fn letter_points() -> Points {
     t.insert("STAR".into(), 10);
     t.insert("BANG".into(), 10);
     Points::Table(t)
+}
+
+/// Rank (or letter) → effect, as the rules hold them.
+fn effects(pairs: &[(&str, Effect)]) -> BTreeMap<String, Effect> {
+    pairs.iter().map(|(k, e)| (k.to_string(), *e)).collect()
+}
+
+/// `Classique`'s rules, every option at its default.
+fn classique() -> Rules {
+    use Effect::*;
+    Rules {
+        deck: DeckKind::French52,
+        decks: Decks::PerPlayers(5),
+        players: Players { min: 2, max: 10 },
+        deal: Deal::Fixed(7),
+        starter: Starter::RedrawSpecial,
+        draw: DrawRule::DrawThenMayPlay,
+        voluntary_draw: false,
+        effects: effects(&[
+            ("8", WildSuit),
+            ("2", DrawSkip(2)),
+            ("A", AttackChain(2)),
+            ("J", Reverse),
+        ]),
+        wild_not_on: vec!["2".into()],
+        stacking: Stacking::None,
+        joker_counter: false,
+        special_finish: true,
+        two_player_reverse: TwoPlayerReverse::None,
+        announce: announce("Carte !", 2, false),
+        points: french_points(&[("8", 50), ("JK", 50), ("A", 25), ("J", 25), ("2", 25)]),
+        scoring: Scoring::HandPoints { finisher_bonus: 0 },
+        end: End::LowestWinsAt(500),
+        rounds: None,
+    }
+}
+
+/// `Moderne`'s rules, every option at its default.
+fn moderne() -> Rules {
+    use Effect::*;
+    Rules {
+        deck: DeckKind::French54,
+        decks: Decks::Fixed(1),
+        players: Players { min: 2, max: 5 },
+        deal: Deal::Fixed(7),
+        starter: Starter::RedrawSpecial,
+        draw: DrawRule::DrawThenMayPlay,
+        voluntary_draw: false,
+        effects: effects(&[
+            ("8", WildSuit),
+            ("JK", DrawSkip(4)),
+            ("2", DrawSkip(2)),
+            ("J", Skip),
+            ("A", Reverse),
+        ]),
+        wild_not_on: vec![],
+        stacking: Stacking::None,
+        joker_counter: false,
+        special_finish: true,
+        two_player_reverse: TwoPlayerReverse::Skip,
+        announce: announce("Carte !", 2, false),
+        points: french_points(&[("8", 50), ("JK", 50), ("J", 20), ("A", 20), ("2", 20)]),
+        scoring: Scoring::HandPoints { finisher_bonus: 0 },
+        end: End::LowestWinsAt(500),
+        rounds: None,
+    }
+}
+
+/// `Base`'s rules, every option at its default.
+fn base() -> Rules {
+    Rules {
+        deck: DeckKind::French52,
+        decks: Decks::Fixed(1),
+        players: Players { min: 2, max: 8 },
+        deal: Deal::ByPlayers(vec![(2, 10), (3, 8), (4, 6)]),
+        starter: Starter::RedrawSpecial,
+        draw: DrawRule::DrawEndsTurn,
+        voluntary_draw: false,
+        effects: BTreeMap::new(),
+        wild_not_on: vec![],
+        stacking: Stacking::None,
+        joker_counter: false,
+        special_finish: true,
+        two_player_reverse: TwoPlayerReverse::None,
+        announce: announce("Carte !", 2, false),
+        points: Points::ByEffect,
+        scoring: Scoring::HandPoints { finisher_bonus: 0 },
+        end: End::LowestWinsAbove(100),
+        rounds: None,
+    }
+}
+
+/// `Amerix`'s rules, every option at its default.
+fn amerix() -> Rules {
+    use Effect::*;
+    Rules {
+        deck: DeckKind::Letters100,
+        decks: Decks::Fixed(1),
+        players: Players { min: 2, max: 8 },
+        deal: Deal::Fixed(7),
+        starter: Starter::Letters,
+        draw: DrawRule::DrawThenMayPlay,
+        voluntary_draw: false,
+        effects: effects(&[
+            ("STAR", WildLetter),
+            ("BANG", Firecracker(2)),
+            ("X", Reverse),
+        ]),
+        wild_not_on: vec![],
+        stacking: Stacking::None,
+        joker_counter: false,
+        special_finish: true,
+        two_player_reverse: TwoPlayerReverse::Skip,
+        announce: announce("Toutilix !", 2, true),
+        points: letter_points(),
+        scoring: Scoring::HandPoints { finisher_bonus: 0 },
+        end: End::LowestWinsAt(300),
+        rounds: None,
+    }
+}
+
+/// `757`'s rules, every option at its default.
+fn sept_757() -> Rules {
+    use Effect::*;
+    Rules {
+        deck: DeckKind::French54,
+        decks: Decks::PerPlayers(6),
+        players: Players { min: 2, max: 18 },
+        deal: Deal::Fixed(5),
+        starter: Starter::ApplyEffect,
+        draw: DrawRule::DrawThenMayPlay,
+        voluntary_draw: true,
+        effects: effects(&[
+            ("2", DrawSkip(2)),
+            ("6", PassAcross),
+            ("8", WildSuit),
+            ("10", Reverse),
+            ("Q", MayReplay),
+            ("A", Freeze),
+            ("JK", Substitute),
+        ]),
+        wild_not_on: vec![],
+        stacking: Stacking::None,
+        joker_counter: false,
+        special_finish: true,
+        two_player_reverse: TwoPlayerReverse::None,
+        announce: announce("CARTE", 1, false),
+        points: french_points(&[("JK", 150), ("8", 32), ("A", 11)]),
+        scoring: Scoring::HandPoints {
+            finisher_bonus: -10,
+        },
+        end: End::ReacherLosesAt(151),
+        rounds: None,
+    }
 }

@@ -376,25 +376,7 @@ impl Table {
             TableCommand::Join {
                 account_id,
                 username,
-            } => {
-                if !waiting {
-                    return Err(TableError::NotWaiting);
-                }
-                if self.seat_of(account_id).is_some() {
-                    return Err(TableError::AlreadySeated);
-                }
-                let seat = self
-                    .players
-                    .iter()
-                    .position(Option::is_none)
-                    .ok_or(TableError::Full)?;
-                Ok(vec![TableEvent::PlayerJoined(Seated {
-                    seat,
-                    account_id: account_id.clone(),
-                    username: username.clone(),
-                    bot: None,
-                })])
-            }
+            } => self.join(account_id, username),
             TableCommand::Leave { account_id } => {
                 if !waiting {
                     return Err(TableError::NotWaiting);
@@ -402,35 +384,7 @@ impl Table {
                 let seat = self.seat_of(account_id).ok_or(TableError::NotSeated)?;
                 Ok(vec![TableEvent::PlayerLeft { seat }])
             }
-            TableCommand::Start { account_id } => {
-                if *account_id != self.creator {
-                    return Err(TableError::NotCreator);
-                }
-                if !waiting {
-                    return Err(TableError::NotWaiting);
-                }
-                let players: Vec<Seated> = self
-                    .seated()
-                    .enumerate()
-                    .map(|(seat, p)| Seated { seat, ..p.clone() })
-                    .collect();
-                if players.iter().all(|p| p.bot.is_some()) {
-                    return Err(TableError::NoPersonSeated);
-                }
-                let need = self.rules.players.min;
-                if players.len() < need {
-                    return Err(TableError::NotEnoughPlayers {
-                        have: players.len(),
-                        need,
-                    });
-                }
-                let mut game = Game::new(self.rules.clone(), players.len())?;
-                let mut events = vec![TableEvent::GameStarted { players }];
-                let mut out = Vec::new();
-                game.execute(&Command::Start, rng, &mut out)?;
-                events.extend(out.into_iter().map(TableEvent::Game));
-                Ok(events)
-            }
+            TableCommand::Start { account_id } => self.start(account_id, rng),
             TableCommand::Move { account_id, mv } => {
                 let game = self.running()?;
                 let seat = self.seat_of(account_id).ok_or(TableError::NotSeated)?;
@@ -464,23 +418,80 @@ impl Table {
                 self.abort(seat)
             }
             TableCommand::SeatBot { account_id, level } => {
-                if *account_id != self.creator {
-                    return Err(TableError::NotCreator);
-                }
-                if !waiting {
-                    return Err(TableError::NotWaiting);
-                }
-                let seat = self
-                    .players
-                    .iter()
-                    .position(Option::is_none)
-                    .ok_or(TableError::Full)?;
+                self.by_creator_while_waiting(account_id)?;
+                let seat = self.free_seat()?;
                 Ok(vec![TableEvent::BotSeated {
                     seat,
                     level: *level,
                 }])
             }
         }
+    }
+
+    /// The first free seat.
+    fn free_seat(&self) -> Result<Seat, TableError> {
+        self.players
+            .iter()
+            .position(Option::is_none)
+            .ok_or(TableError::Full)
+    }
+
+    /// What only the creator may do, and only while the table waits.
+    fn by_creator_while_waiting(&self, account_id: &PlayerId) -> Result<(), TableError> {
+        if *account_id != self.creator {
+            return Err(TableError::NotCreator);
+        }
+        if self.game.is_some() {
+            return Err(TableError::NotWaiting);
+        }
+        Ok(())
+    }
+
+    /// A person takes the next free seat of a waiting table.
+    fn join(&self, account_id: &PlayerId, username: &str) -> Result<Vec<TableEvent>, TableError> {
+        if self.game.is_some() {
+            return Err(TableError::NotWaiting);
+        }
+        if self.seat_of(account_id).is_some() {
+            return Err(TableError::AlreadySeated);
+        }
+        Ok(vec![TableEvent::PlayerJoined(Seated {
+            seat: self.free_seat()?,
+            account_id: account_id.clone(),
+            username: username.to_owned(),
+            bot: None,
+        })])
+    }
+
+    /// The creator starts the game: the seats renumbered in order, never
+    /// bots alone (D40), and round 1 dealt.
+    fn start<R: Rng + ?Sized>(
+        &self,
+        account_id: &PlayerId,
+        rng: &mut R,
+    ) -> Result<Vec<TableEvent>, TableError> {
+        self.by_creator_while_waiting(account_id)?;
+        let players: Vec<Seated> = self
+            .seated()
+            .enumerate()
+            .map(|(seat, p)| Seated { seat, ..p.clone() })
+            .collect();
+        if players.iter().all(|p| p.bot.is_some()) {
+            return Err(TableError::NoPersonSeated);
+        }
+        let need = self.rules.players.min;
+        if players.len() < need {
+            return Err(TableError::NotEnoughPlayers {
+                have: players.len(),
+                need,
+            });
+        }
+        let mut game = Game::new(self.rules.clone(), players.len())?;
+        let mut events = vec![TableEvent::GameStarted { players }];
+        let mut out = Vec::new();
+        game.execute(&Command::Start, rng, &mut out)?;
+        events.extend(out.into_iter().map(TableEvent::Game));
+        Ok(events)
     }
 
     /// `decide` then `evolve` in place, without copying the game for a move.
