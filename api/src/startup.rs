@@ -5,10 +5,12 @@ use std::str::FromStr;
 use std::time::{Duration, Instant};
 
 use actix_cors::Cors;
-use actix_web::dev::{Server, Service};
+use actix_web::body::MessageBody;
+use actix_web::dev::Server;
+use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::header::{self, HeaderName, HeaderValue};
 use actix_web::http::{Method, StatusCode};
-use actix_web::middleware::{Condition, DefaultHeaders};
+use actix_web::middleware::{from_fn, Condition, DefaultHeaders, Next};
 use actix_web::{web, App, HttpMessage, HttpResponse, HttpServer, ResponseError};
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::{Connection, PgPool};
@@ -98,41 +100,14 @@ impl Application {
         let port = listener.local_addr()?.port();
         let (hub, listener_task) = CommitHub::start(pool.clone()).await;
 
-        let throttle = web::Data::new(LoginThrottle::new(LoginLimits {
-            per_pair: settings.login_max_failures,
-            per_address: settings.login_max_failures_per_address,
-            per_username: settings.login_max_failures_per_username,
-            window: settings.login_window(),
-        }));
-        let rates = web::Data::new(Rates::new(RateLimits {
-            sign_ups_per_address: settings.sign_ups_per_minute,
-            log_ins_per_account: settings.log_ins_per_minute,
-            tables_per_account: settings.tables_per_minute,
-        }));
+        let throttle = web::Data::new(LoginThrottle::new(login_limits(&settings)));
+        let rates = web::Data::new(Rates::new(rate_limits(&settings)));
         let descriptors = descriptor_limit();
-        let watchers = Watchers::new(WatchLimits {
-            per_account: settings.max_streams_per_account,
-            per_address: settings.max_streams_per_address,
-            total: match settings.max_streams {
-                0 => (descriptors / 2).max(1),
-                n => n,
-            },
-        });
+        let watchers = Watchers::new(watch_limits(&settings, descriptors));
         let revocations = watchers.spawn_revocation_checks(pool.clone());
         let watchers = web::Data::new(watchers);
         let pool = web::Data::new(pool);
-        let tables = web::Data::new(
-            TableService::new(pool.get_ref().clone(), hub.clone())
-                .with_bot_delay(Duration::from_millis(settings.bot_delay_ms))
-                .with_search_threads(match settings.bot_search_threads {
-                    0 => SearchBudget::default_threads(),
-                    n => n,
-                })
-                .with_bot_caps(BotCaps {
-                    strong_tables: settings.max_strong_bot_tables,
-                    bots: settings.max_bots,
-                }),
-        );
+        let tables = web::Data::new(table_service(&settings, pool.get_ref(), &hub));
         let deadlines = deadlines::spawn(
             tables.clone(),
             pool.get_ref().clone(),
@@ -200,39 +175,7 @@ impl Application {
                     !cors_origins.is_empty(),
                     cors(&cors_origins),
                 ))
-                .wrap_fn(|req, srv| {
-                    let request_id = req.extensions().get::<RequestId>().copied();
-                    let (method, started) = (req.method().clone(), Instant::now());
-                    let preflight = req.method() == Method::OPTIONS
-                        && req
-                            .headers()
-                            .contains_key(header::ACCESS_CONTROL_REQUEST_METHOD);
-                    let fut = srv.call(req);
-                    async move {
-                        let res = fut.await?;
-                        let mut res = if preflight && res.status() == StatusCode::BAD_REQUEST {
-                            // actix-cors refuses in plain text.
-                            res.into_response(cors_refused().error_response())
-                                .map_into_right_body()
-                        } else {
-                            res.map_into_left_body()
-                        };
-                        let status = res.status().as_u16();
-                        tracing::info!(status, "answered");
-                        if metrics::enabled() {
-                            let route = res.request().match_pattern();
-                            let elapsed = started.elapsed();
-                            metrics::request(&method, route.as_deref(), status, elapsed);
-                        }
-                        if let Some(id) = request_id {
-                            if let Ok(value) = HeaderValue::from_str(&id.to_string()) {
-                                res.headers_mut()
-                                    .insert(HeaderName::from_static("x-request-id"), value);
-                            }
-                        }
-                        Ok(res)
-                    }
-                })
+                .wrap(from_fn(answered))
                 .wrap(TracingLogger::<RequestSpan>::new())
         })
         // Stream frames (server-sent events and views) are small writes
@@ -322,6 +265,85 @@ fn connections_per_worker(descriptors: usize, workers: Option<usize>) -> usize {
 
 async fn openapi_json(doc: web::Data<utoipa::openapi::OpenApi>) -> Result<HttpResponse, ApiError> {
     Ok(HttpResponse::Ok().json(doc.get_ref()))
+}
+
+fn login_limits(settings: &Settings) -> LoginLimits {
+    LoginLimits {
+        per_pair: settings.login_max_failures,
+        per_address: settings.login_max_failures_per_address,
+        per_username: settings.login_max_failures_per_username,
+        window: settings.login_window(),
+    }
+}
+
+fn rate_limits(settings: &Settings) -> RateLimits {
+    RateLimits {
+        sign_ups_per_address: settings.sign_ups_per_minute,
+        log_ins_per_account: settings.log_ins_per_minute,
+        tables_per_account: settings.tables_per_minute,
+    }
+}
+
+/// The streams' limits; in all, half the open-file limit `descriptors`
+/// unless set.
+fn watch_limits(settings: &Settings, descriptors: usize) -> WatchLimits {
+    WatchLimits {
+        per_account: settings.max_streams_per_account,
+        per_address: settings.max_streams_per_address,
+        total: match settings.max_streams {
+            0 => (descriptors / 2).max(1),
+            n => n,
+        },
+    }
+}
+
+/// The process's table service: its bot delay, search budget and caps.
+fn table_service(settings: &Settings, pool: &PgPool, hub: &CommitHub) -> TableService {
+    TableService::new(pool.clone(), hub.clone())
+        .with_bot_delay(Duration::from_millis(settings.bot_delay_ms))
+        .with_search_threads(match settings.bot_search_threads {
+            0 => SearchBudget::default_threads(),
+            n => n,
+        })
+        .with_bot_caps(BotCaps {
+            strong_tables: settings.max_strong_bot_tables,
+            bots: settings.max_bots,
+        })
+}
+
+/// Every answer, on its way out: a refused CORS preflight as problem+json
+/// (actix-cors refuses in plain text), logged, measured (when metrics are
+/// on), with its `x-request-id`.
+async fn answered(
+    req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
+    let request_id = req.extensions().get::<RequestId>().copied();
+    let (method, started) = (req.method().clone(), Instant::now());
+    let preflight = req.method() == Method::OPTIONS
+        && req
+            .headers()
+            .contains_key(header::ACCESS_CONTROL_REQUEST_METHOD);
+    let res = next.call(req).await?;
+    let mut res = if preflight && res.status() == StatusCode::BAD_REQUEST {
+        res.into_response(cors_refused().error_response())
+            .map_into_right_body()
+    } else {
+        res.map_into_left_body()
+    };
+    let status = res.status().as_u16();
+    tracing::info!(status, "answered");
+    if metrics::enabled() {
+        let route = res.request().match_pattern();
+        metrics::request(&method, route.as_deref(), status, started.elapsed());
+    }
+    if let Some(id) = request_id {
+        if let Ok(value) = HeaderValue::from_str(&id.to_string()) {
+            res.headers_mut()
+                .insert(HeaderName::from_static("x-request-id"), value);
+        }
+    }
+    Ok(res)
 }
 
 /// `/docs` is the interactive documentation's folder, `/docs/`.
