@@ -50,12 +50,6 @@ pub(super) struct Entry {
     /// The [`CommitHub`] epoch in which the log was last read; `None`
     /// when the next use must read it.
     pub(super) synced: Option<u64>,
-    /// Set while a command's events are in the table but not yet known to
-    /// be stored. Should the command's future be dropped meanwhile (its
-    /// request cancelled, its worker stopping), the entry stays so, and
-    /// the next use reads the table from the log again instead of serving
-    /// events that may never have been written.
-    pub(super) in_doubt: bool,
 }
 
 impl Entry {
@@ -66,7 +60,6 @@ impl Entry {
             head_hash: None,
             tail: VecDeque::new(),
             synced: None,
-            in_doubt: false,
         }
     }
 
@@ -115,10 +108,6 @@ impl TableService {
         slot: &'s mut Option<Entry>,
         min_version: i64,
     ) -> Result<&'s mut Entry, ApiError> {
-        if slot.as_ref().is_some_and(|e| e.in_doubt) {
-            tracing::info!(%table_id, "a command was dropped while its events were written; reading the log again");
-            *slot = None;
-        }
         // Taken before reading: a commit heard after this moves `heard`.
         let heard = self.hub.heard(table_id);
         let current = match (slot.as_ref(), heard) {

@@ -251,7 +251,11 @@ impl TableService {
     }
 
     /// [`Self::act`] of a command, or of a move `searched` already decided
-    /// at `expected_version`.
+    /// at `expected_version`: lock and refresh the cached table, then three
+    /// steps, decide (the cached table takes the events), append (durably,
+    /// with what must commit with them), publish (the cache's tail, the
+    /// long polls of this process, the other processes). Until the append
+    /// is known to have committed, the cached table is [`Uncommitted`].
     #[tracing::instrument(skip(self, command, searched, idempotency, answer), fields(command = ?command))]
     async fn act_decided<R: serde::Serialize>(
         &self,
@@ -281,121 +285,241 @@ impl TableService {
                 (None, 0) => Some(GENESIS_PREV_HASH.to_owned()),
                 (None, _) => store::events::head_hash(&self.pool, table_id, version).await?,
             };
-            // The cached table decides and takes the events at once (a
-            // refused command changes nothing), without a copy of the whole
-            // game, its past rounds included; should the events not be
-            // stored, the table is read again from the log.
-            let before = entry.loaded.table.status();
-            let turn_before = entry.loaded.table.turn();
-            // In doubt from before `execute`: a panic inside leaves it so.
-            entry.in_doubt = true;
-            // The thread's generator: a CSPRNG seeded from the OS (as
-            // `StdRng::from_entropy` was), without a system call per move.
-            // A bot's move was decided on a copy of the table at this
-            // version (the expected one), which takes the cached one's place.
-            let decided = match searched.take() {
-                Some(Searched { table, events }) => {
-                    entry.loaded.table = table;
-                    events
+            let mut pending = Uncommitted::new(&mut guard);
+            let decided = match self.decide(pending.entry(), command, searched.take()) {
+                Ok(decided) => decided,
+                Err(refused) => {
+                    // A refused command changed nothing.
+                    pending.keep();
+                    return Err(refused.into());
                 }
-                None => entry.loaded.table.execute(command, &mut rand::thread_rng()),
             };
-            let events = decided.map_err(|refused| {
-                entry.in_doubt = false;
-                ApiError::from(refused)
-            })?;
-            let after = entry.loaded.table.status();
-            let status = (after != before).then(|| after.as_str());
-            let due = entry
-                .loaded
-                .table
-                .due_after(turn_before, &events, self.bot_delay);
-            // Plain moves without a key are one statement, committed on its
-            // own, by the log writer with the moves of other tables; the
-            // lobby's seats and the idempotent answers go with the events in
-            // one transaction. Every failure (even to get a connection) goes
-            // through the match below, which drops the cache that took the
-            // events.
-            let lobby = events.iter().any(|e| !matches!(e, TableEvent::Game(_)));
-            let mut tx = None;
-            let mut due_at = None;
-            let appended = async {
-                let prev = prev_hash.ok_or(ApiError::VersionConflict { expected: version })?;
-                let new = new_events(&events);
-                let chained =
-                    ChainedAppend::new(table_id, version, &prev, new, status).with_due(due);
-                due_at = chained.due_at();
-                if idempotency.is_none() && !lobby {
-                    return self.writer.append(chained).await;
+            let durability = match idempotency {
+                None if !decided.lobby() => Durability::Batched,
+                _ => Durability::Transaction,
+            };
+            let appended = match &prev_hash {
+                Some(prev) => {
+                    self.append(table_id, version, prev, &decided, durability)
+                        .await
                 }
-                let tx = tx.insert(self.pool.begin().await?);
-                store::events::append_one(tx, chained).await
-            }
-            .await;
-            let stored = match appended {
-                Ok(stored) => stored,
+                None => Err(ApiError::VersionConflict { expected: version }),
+            };
+            let (stored, tx, due_at) = match appended {
+                Ok(appended) => appended,
+                // Another process appended first: read the log again (the
+                // pending table is dropped) and decide again.
+                Err(ApiError::VersionConflict { .. })
+                    if expected_version.is_none() && attempt < MAX_ATTEMPTS =>
+                {
+                    tracing::info!(attempt, "another writer appended first; deciding again");
+                    continue;
+                }
                 Err(ApiError::VersionConflict { .. }) => {
-                    // Another process appended first: read the log again.
-                    *guard = None;
-                    if expected_version.is_none() && attempt < MAX_ATTEMPTS {
-                        tracing::info!(attempt, "another writer appended first; deciding again");
-                        continue;
-                    }
                     return Err(ApiError::VersionConflict {
                         expected: expected_version.unwrap_or(version),
                     });
                 }
-                Err(e) => {
-                    // Perhaps stored, perhaps not: read the log next time.
-                    *guard = None;
-                    return Err(e);
-                }
+                Err(e) => return Err(e),
             };
-            let result = async {
-                let answer = answer(&entry.loaded, &stored, &events)?;
-                if let Some(mut tx) = tx {
-                    let created_by = entry.loaded.created_by;
-                    self.project(&mut tx, table_id, created_by, &events).await?;
-                    if let Some((account_id, idem)) = idempotency {
-                        let body = serde_json::to_value(&answer).map_err(ApiError::internal)?;
-                        store::idempotency::save(
-                            &mut *tx,
-                            table_id,
-                            account_id,
-                            &idem.key,
-                            &idem.request_hash,
-                            200,
-                            &body,
-                        )
-                        .await?;
-                    }
-                    tx.commit().await?;
-                }
-                Ok(answer)
+            let loaded = &pending.entry().loaded;
+            let answer = answer(loaded, &stored, &decided.events)?;
+            if let Some(tx) = tx {
+                self.commit_with(
+                    tx,
+                    table_id,
+                    loaded.created_by,
+                    &decided.events,
+                    idempotency,
+                    &answer,
+                )
+                .await?;
             }
-            .await;
-            return match result {
-                Ok(answer) => {
-                    count_appended(command, events.len());
-                    for (s, e) in stored.iter().cloned().zip(events) {
-                        entry.push(s, e);
-                    }
-                    if let Some(due_at) = due_at {
-                        entry.loaded.due_at = due_at;
-                    }
-                    entry.in_doubt = false;
-                    // Noted before it is announced, so that hearing the
-                    // announcement back wakes nobody again.
-                    self.hub.committed(table_id, entry.version());
-                    self.announce(table_id, entry.version());
-                    Ok(Acted { stored, answer })
-                }
-                Err(e) => {
-                    // Not committed (or unknown): read the log next time.
-                    *guard = None;
-                    Err(e)
-                }
-            };
+            count_appended(command, decided.events.len());
+            self.publish(table_id, pending.keep(), &stored, decided.events, due_at);
+            return Ok(Acted { stored, answer });
+        }
+    }
+
+    /// The command on the cached table, which takes its events at once (a
+    /// refused command changes nothing), without a copy of the whole game;
+    /// a bot's move was decided on a copy at this version, which takes the
+    /// cached table's place. The thread's generator is a CSPRNG seeded from
+    /// the OS, without a system call per move.
+    fn decide(
+        &self,
+        entry: &mut Entry,
+        command: &TableCommand,
+        searched: Option<Searched>,
+    ) -> Result<Decided, domain::TableError> {
+        let table = &mut entry.loaded.table;
+        let (before, turn_before) = (table.status(), table.turn());
+        let events = match searched {
+            Some(Searched {
+                table: after,
+                events,
+            }) => {
+                *table = after;
+                events?
+            }
+            None => table.execute(command, &mut rand::thread_rng())?,
+        };
+        let after = table.status();
+        Ok(Decided {
+            status: (after != before).then(|| after.as_str()),
+            due: table.due_after(turn_before, &events, self.bot_delay),
+            events,
+        })
+    }
+
+    /// Appends the decided events after `version`, chained to `prev_hash`:
+    /// batched with other tables' moves by the log writer, committed on
+    /// their own, or in a transaction left open for what must commit with
+    /// them. The stored events, that transaction, and the new `due_at` if
+    /// it changed.
+    async fn append(
+        &self,
+        table_id: Uuid,
+        version: i64,
+        prev_hash: &str,
+        decided: &Decided,
+        durability: Durability,
+    ) -> Result<Appended, ApiError> {
+        let new = new_events(&decided.events);
+        let chained = ChainedAppend::new(table_id, version, prev_hash, new, decided.status)
+            .with_due(decided.due);
+        let due_at = chained.due_at();
+        match durability {
+            Durability::Batched => Ok((self.writer.append(chained).await?, None, due_at)),
+            Durability::Transaction => {
+                let mut tx = self.pool.begin().await?;
+                let stored = store::events::append_one(&mut tx, chained).await?;
+                Ok((stored, Some(tx), due_at))
+            }
+        }
+    }
+
+    /// What commits with the events in their transaction: the projections
+    /// of lobby events, and the answer of a request with an idempotency key.
+    async fn commit_with<R: serde::Serialize>(
+        &self,
+        mut tx: store::Tx<'static>,
+        table_id: Uuid,
+        created_by: Uuid,
+        events: &[TableEvent],
+        idempotency: Option<(Uuid, &Idempotency)>,
+        answer: &R,
+    ) -> Result<(), ApiError> {
+        self.project(&mut tx, table_id, created_by, events).await?;
+        if let Some((account_id, idem)) = idempotency {
+            let body = serde_json::to_value(answer).map_err(ApiError::internal)?;
+            store::idempotency::save(
+                &mut *tx,
+                table_id,
+                account_id,
+                &idem.key,
+                &idem.request_hash,
+                200,
+                &body,
+            )
+            .await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// Committed: the events join the cached table's tail, its `due_at` is
+    /// the new one, the long polls of this process wake (noted before it is
+    /// announced, so that hearing the announcement back wakes nobody
+    /// again), and every process is told.
+    fn publish(
+        &self,
+        table_id: Uuid,
+        entry: &mut Entry,
+        stored: &[StoredEvent],
+        events: Vec<TableEvent>,
+        due_at: Option<Option<chrono::DateTime<chrono::Utc>>>,
+    ) {
+        for (s, e) in stored.iter().cloned().zip(events) {
+            entry.push(s, e);
+        }
+        if let Some(due_at) = due_at {
+            entry.loaded.due_at = due_at;
+        }
+        self.hub.committed(table_id, entry.version());
+        self.announce(table_id, entry.version());
+    }
+}
+
+/// What a command decided: its events, the table's new status if it
+/// changed, and what is due after them.
+#[derive(Debug)]
+struct Decided {
+    events: Vec<TableEvent>,
+    status: Option<&'static str>,
+    due: domain::Due,
+}
+
+impl Decided {
+    /// Whether the events hold lobby events (seats to project).
+    fn lobby(&self) -> bool {
+        self.events
+            .iter()
+            .any(|e| !matches!(e, TableEvent::Game(_)))
+    }
+}
+
+/// How an append is made durable: plain moves without a key are one
+/// statement shared with other tables' moves (the log writer); the lobby's
+/// seats and idempotent answers commit with the events in one transaction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Durability {
+    Batched,
+    Transaction,
+}
+
+/// The stored events, the transaction they are in (when not committed
+/// yet), and the table's new `due_at` when it changed.
+type Appended = (
+    Vec<StoredEvent>,
+    Option<store::Tx<'static>>,
+    Option<Option<chrono::DateTime<chrono::Utc>>>,
+);
+
+/// A cached table that has taken a command's events before they are known
+/// to be stored. Dropped (the command failed, its request was cancelled,
+/// its worker stopped, a panic) it evicts the table, so that the next use
+/// reads the log again instead of serving events that may never have been
+/// written; [`Uncommitted::keep`] keeps it.
+struct Uncommitted<'g> {
+    slot: Option<&'g mut Option<Entry>>,
+}
+
+impl<'g> Uncommitted<'g> {
+    fn new(slot: &'g mut Option<Entry>) -> Self {
+        Self { slot: Some(slot) }
+    }
+
+    fn entry(&mut self) -> &mut Entry {
+        self.slot
+            .as_deref_mut()
+            .and_then(Option::as_mut)
+            .expect("a refreshed table")
+    }
+
+    /// Keeps the table as it is now: committed, or unchanged.
+    fn keep(mut self) -> &'g mut Entry {
+        self.slot
+            .take()
+            .and_then(Option::as_mut)
+            .expect("a refreshed table")
+    }
+}
+
+impl Drop for Uncommitted<'_> {
+    fn drop(&mut self) {
+        if let Some(slot) = self.slot.take() {
+            *slot = None;
         }
     }
 }

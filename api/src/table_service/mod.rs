@@ -33,30 +33,31 @@
 //! commit of any process. Commands stay exact whatever the lag: see below.
 //!
 //! # Acting
-//! [`TableService::act`]: lock, refresh, check the client's expected
-//! version (stale: 409 `version_conflict`, nothing appended), decide with a
-//! fresh OS-seeded rng (every random draw is recorded in the events), then
-//! append the events at the table's version, chained to the cached head
-//! hash, in ONE statement that also moves `game_tables` (version, status)
-//! ([`crate::store::events::append_batch`]); once committed, the new version is
-//! announced to every process ([`crate::store::events::announce`], a NOTIFY of its
-//! own so that moves of different tables still commit together, sent by a
-//! task that nobody waits for). A plain move without an
+//! [`TableService::act`]: lock, refresh, check the client's expected version
+//! (stale: 409 `version_conflict`, nothing appended), decide with a fresh
+//! OS-seeded rng (every random draw is recorded in the events), then append
+//! the events at the table's version, chained to the cached head hash, in
+//! ONE statement that also moves `game_tables` (version, status)
+//! ([`crate::store::events::append_batch`]); once committed, the new version
+//! is announced to every process ([`crate::store::events::announce`], a
+//! NOTIFY of its own so that moves of different tables still commit
+//! together, sent by a task that nobody waits for). A plain move without an
 //! `Idempotency-Key` is written by the [`LogWriter`]: a statement committed
 //! by itself, shared with the plain moves of other tables queued meanwhile;
-//! lobby events (seats to project) and idempotent answers go
-//! with it in one transaction ([`crate::store::events::append_one`]). The
-//! command is decided on the cached table, which takes its events at once
+//! lobby events (seats to project) and idempotent answers go with it in one
+//! transaction ([`crate::store::events::append_one`]). The command is
+//! decided on the cached table, which takes its events at once
 //! (`Table::execute`: no copy of the game; the status to project depends on
 //! them) and is dropped, to be read again from the log, when they are not
-//! committed; until they are, it is marked in doubt, so that a command
-//! whose future is dropped half-way leaves a table the next use reads
-//! again. The statement writes only when `game_tables.version` is the
-//! version decided on, and the events' primary key `(table_id, seq)` refuses
-//! any duplicate: when another process appended first (or the cache was
-//! stale), the append fails with a conflict and nothing is written; without
-//! a client version the log is read and the command decided again (a few
-//! times), with one the client gets 409. A refused command appends nothing.
+//! committed: until they are, it is held by an `Uncommitted` guard whose
+//! `Drop` evicts it, so that a command that fails, or whose future is
+//! dropped half-way, leaves a table the next use reads again. The statement
+//! writes only when `game_tables.version` is the version decided on, and the
+//! events' primary key `(table_id, seq)` refuses any duplicate: when another
+//! process appended first (or the cache was stale), the append fails with a
+//! conflict and nothing is written; without a client version the log is read
+//! and the command decided again (a few times), with one the client gets
+//! 409. A refused command appends nothing.
 //!
 //! The server's move for a seat ([`TableService::play_for`]) is decided
 //! first, on a copy of the table outside its lock and within the search
