@@ -135,6 +135,21 @@ fn too_late_if_running(table: &Table, abort: &TableCommand) {
     }
 }
 
+/// The server's move for the seat it plays, with `seed` and a full search.
+fn play_for(seed: u32) -> TableCommand {
+    TableCommand::PlayFor {
+        seed,
+        playouts: Playouts::FULL,
+    }
+}
+
+/// The server plays while the seat on turn is one it plays.
+fn server_plays(table: &mut Table, log: &mut Vec<TableEvent>) {
+    while table.automatic().is_some() {
+        run(table, log, play_for(1));
+    }
+}
+
 fn time_out(table: &mut Table, log: &mut Vec<TableEvent>) -> Vec<TableEvent> {
     let deadline = "2025-01-31T18:04:35.000000Z".to_owned();
     run(table, log, TableCommand::TimeOut { deadline })
@@ -249,14 +264,7 @@ fn d39_timeouts_in_a_row_make_a_seat_away_until_its_player_comes_back() {
         table.decide(&by_hand, &mut rng()),
         Err(TableError::SeatAway)
     );
-    let events = run(
-        &mut table,
-        &mut log,
-        TableCommand::PlayFor {
-            seed: 7,
-            playouts: Playouts::FULL,
-        },
-    );
+    let events = run(&mut table, &mut log, play_for(7));
     assert_eq!(
         events[0],
         TableEvent::BotMoved {
@@ -279,13 +287,7 @@ fn d39_timeouts_in_a_row_make_a_seat_away_until_its_player_comes_back() {
     until_turn_of(&mut table, &mut log, seat);
     assert_eq!(table.automatic(), None);
     assert_eq!(
-        table.decide(
-            &TableCommand::PlayFor {
-                seed: 1,
-                playouts: Playouts::FULL
-            },
-            &mut rng()
-        ),
+        table.decide(&play_for(1), &mut rng()),
         Err(TableError::NoAutomaticMove)
     );
     own_move(&mut table, &mut log);
@@ -304,14 +306,7 @@ fn d40_resigned_seats_are_played_by_the_server_and_ranked_last_latest_first() {
     );
     until_turn_of(&mut table, &mut log, 1);
     assert_eq!(table.automatic(), Some((1, BotReason::Resigned)));
-    let events = run(
-        &mut table,
-        &mut log,
-        TableCommand::PlayFor {
-            seed: 1,
-            playouts: Playouts::FULL,
-        },
-    );
+    let events = run(&mut table, &mut log, play_for(1));
     assert!(matches!(
         events[0],
         TableEvent::BotMoved {
@@ -468,24 +463,8 @@ fn d40_a_game_is_never_started_without_a_person_seated() {
 #[test]
 fn d42_the_servers_move_for_a_seat_is_a_function_of_its_seed() {
     let (table, _) = resigned_seat_on_turn();
-    let once = table
-        .decide(
-            &TableCommand::PlayFor {
-                seed: 42,
-                playouts: Playouts::FULL,
-            },
-            &mut rng(),
-        )
-        .unwrap();
-    let again = table
-        .decide(
-            &TableCommand::PlayFor {
-                seed: 42,
-                playouts: Playouts::FULL,
-            },
-            &mut rng(),
-        )
-        .unwrap();
+    let once = table.decide(&play_for(42), &mut rng()).unwrap();
+    let again = table.decide(&play_for(42), &mut rng()).unwrap();
     assert_eq!(once, again);
 }
 
@@ -522,14 +501,7 @@ fn d38_d42_an_audit_tells_the_servers_moves_from_forged_ones() {
     // The stand-in's move for a resigned seat, and a forged one.
     let (mut table, mut log) = resigned_seat_on_turn();
     let before = table.clone();
-    let events = run(
-        &mut table,
-        &mut log,
-        TableCommand::PlayFor {
-            seed: 9,
-            playouts: Playouts::FULL,
-        },
-    );
+    let events = run(&mut table, &mut log, play_for(9));
     assert_eq!(before.check_automatic(&events[0], &events[1..]), Ok(()));
     let other = before
         .game
@@ -684,14 +656,7 @@ fn d40_a_seat_resigned_under_an_attack_is_answered_by_the_server() {
                 run(&mut table, &mut log, resign);
                 assert_eq!(table.automatic(), Some((seat, BotReason::Resigned)));
                 let before = table.clone();
-                let events = run(
-                    &mut table,
-                    &mut log,
-                    TableCommand::PlayFor {
-                        seed: 3,
-                        playouts: Playouts::FULL,
-                    },
-                );
+                let events = run(&mut table, &mut log, play_for(3));
                 assert_eq!(before.check_automatic(&events[0], &events[1..]), Ok(()));
                 // Answered or taken: the attack no longer waits on that seat.
                 assert!(table.must_act() != Some(seat) || table.status() != Status::Playing);
@@ -720,31 +685,13 @@ fn d40_a_seat_resigned_under_an_attack_is_answered_by_the_server() {
 fn d41_the_moves_of_a_bot_seat_do_not_stop_an_abort() {
     let (mut table, mut log) = started_with(&["a"], &[Level::Basic]);
     // Whatever the bot plays, the person has not moved: abort stays open.
-    while table.automatic().is_some() {
-        run(
-            &mut table,
-            &mut log,
-            TableCommand::PlayFor {
-                seed: 1,
-                playouts: Playouts::FULL,
-            },
-        );
-    }
+    server_plays(&mut table, &mut log);
     let abort = TableCommand::Abort {
         account_id: "a".into(),
     };
     assert!(table.decide(&abort, &mut rng()).is_ok());
     own_move(&mut table, &mut log);
-    while table.automatic().is_some() {
-        run(
-            &mut table,
-            &mut log,
-            TableCommand::PlayFor {
-                seed: 1,
-                playouts: Playouts::FULL,
-            },
-        );
-    }
+    server_plays(&mut table, &mut log);
     too_late_if_running(&table, &abort);
 }
 
@@ -807,10 +754,7 @@ fn d42_a_bots_seed_is_hidden_from_the_other_seats_like_a_card() {
     while table.automatic().is_none() {
         own_move(&mut table, &mut log);
     }
-    let command = TableCommand::PlayFor {
-        seed: 77,
-        playouts: Playouts::FULL,
-    };
+    let command = play_for(77);
     let events = run(&mut table, &mut log, command);
     let moved = &events[0];
     for reader in [Some(0), None] {
