@@ -84,8 +84,9 @@ pub fn spawn(
 /// What the server does on a due table.
 #[derive(Debug)]
 enum Act {
-    /// The move of the seat nobody present holds, with this seed.
-    PlayFor { seed: u32 },
+    /// The move of the seat nobody present holds, with this seed, decided
+    /// on this copy of the table.
+    PlayFor { seed: u32, table: Box<Table> },
     /// The seat on turn's timeout.
     TimeOut(TableCommand),
 }
@@ -95,6 +96,7 @@ fn act_for(table: &Table, due_at: chrono::DateTime<chrono::Utc>) -> Option<Act> 
     if table.automatic().is_some() {
         return Some(Act::PlayFor {
             seed: rand::thread_rng().gen(),
+            table: Box::new(table.clone()),
         });
     }
     (table.clock.is_some() && table.must_act().is_some()).then(|| {
@@ -145,10 +147,10 @@ async fn fire(tables: &web::Data<TableService>, pool: &PgPool, moving: &Moving, 
         })
         .await;
     match act {
-        Ok(Some(Some(Act::PlayFor { seed }))) => {
+        Ok(Some(Some(Act::PlayFor { seed, table }))) => {
             let (tables, pool) = (tables.clone(), pool.clone());
             tokio::spawn(async move {
-                let acted = tables.play_for(due.id, due.version, seed).await;
+                let acted = tables.play_for(due.id, *table, seed).await;
                 fired(&pool, &due, "server_move", acted).await;
                 drop(underway);
             });

@@ -225,18 +225,14 @@ impl TableService {
         .await
     }
 
-    /// The server's move for the seat it plays on a due table at `version`
-    /// (a bot's, an away or resigned player's): decided on a copy of the
-    /// table, outside its lock and within the search budget (see
-    /// [`crate::searches`]), then appended at that version; nothing when the
-    /// table moved on meanwhile (409 `version_conflict`).
-    pub async fn play_for(&self, table_id: Uuid, version: i64, seed: u32) -> Result<(), ApiError> {
-        let table = self
-            .read(table_id, version, |l| {
-                (l.version() == version).then(|| l.table.clone())
-            })
-            .await?
-            .ok_or(ApiError::VersionConflict { expected: version })?;
+    /// The server's move for the seat it plays on `table` (a copy of a due
+    /// table, read by the caller: a bot's seat, an away or resigned
+    /// player's): decided on it, outside the table's lock and within the
+    /// search budget (see [`crate::searches`]), then appended at its
+    /// version; nothing when the table moved on meanwhile (409
+    /// `version_conflict`).
+    pub async fn play_for(&self, table_id: Uuid, table: Table, seed: u32) -> Result<(), ApiError> {
+        let version = table.version as i64;
         let (command, searched) = self.searches.decide(table, seed).await?;
         self.act_decided(
             table_id,
