@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use domain::event::{EndReason, Event, GameEnded, Seat, SeatKey};
+use domain::event::{EndReason, Event, GameEnded, RoundEnded, Seat, SeatKey};
 use domain::score;
 use domain::table::{self, Table, TableEvent};
 use serde::{Deserialize, Serialize};
@@ -14,6 +14,7 @@ use uuid::Uuid;
 
 use super::{evolve_guarded, parse, Log};
 use crate::chain::{self, ChainError};
+use crate::store::events::StoredEvent;
 
 /// Points and totals by seat.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
@@ -81,10 +82,6 @@ pub struct AuditReport {
     pub version: i64,
 }
 
-/// Re-folds the whole log with the engine, recomputes every round's points
-/// and the running totals, compares them with what each `round_ended`
-/// recorded (and the ranking with `game_ended`), and verifies the hash chain
-/// against the table's version. Never fails: what is wrong is reported.
 /// Whether `data` holds a salt as version 2 writes it: 32 lowercase hex
 /// digits (without it, a hash of a redacted event could give its cards away).
 fn has_salt(data: &serde_json::Value) -> bool {
@@ -93,13 +90,72 @@ fn has_salt(data: &serde_json::Value) -> bool {
         .is_some_and(domain::Salt::is_written)
 }
 
+/// Re-folds the whole log with the engine, recomputes every round's points
+/// and the running totals, compares them with what each `round_ended`
+/// recorded (and the ranking with `game_ended`), and verifies the hash chain
+/// against the table's version. Never fails: what is wrong is reported.
 pub fn audit(log: &Log) -> AuditReport {
-    let mut problems: Vec<AuditProblem> = Vec::new();
-    let mut problem = |seq: i64, reason: String| problems.push(AuditProblem { seq, reason });
+    let mut problems = Problems::default();
+    let chain_valid = check_chain(log, &mut problems);
+    let mut fold = Folding::default();
+    // Every event parsed first: an automatic move is checked against the
+    // events that follow its marker.
+    let parsed: Vec<Result<TableEvent, String>> = log.events.iter().map(parse).collect();
+    for (i, stored) in log.events.iter().enumerate() {
+        let seq = stored.seq;
+        if stored.v >= 2 && !has_salt(&stored.data) {
+            problems.add(seq, "a version 2 event without its salt of 32 hex digits");
+        }
+        let e = match &parsed[i] {
+            Ok(e) => e,
+            Err(why) => {
+                let kind = &stored.kind;
+                problems.add(
+                    seq,
+                    format!("the data of this {kind} does not parse: {why}"),
+                );
+                continue;
+            }
+        };
+        if !fold.check(stored, e, &parsed[i + 1..], &mut problems) {
+            // The state is no longer trustworthy: stop folding.
+            break;
+        }
+    }
+    if fold.table.is_none() && log.events.is_empty() {
+        problems.add(1, "the log is empty");
+    }
+    let mut problems = problems.0;
+    problems.sort_by_key(|p| p.seq);
+    let first_bad_seq = problems.first().map(|p| p.seq);
+    AuditReport {
+        ok: chain_valid && problems.is_empty() && fold.rounds.iter().all(|r| r.matches),
+        chain_valid,
+        first_bad_seq,
+        problems,
+        rounds: fold.rounds,
+        events: log.events.len(),
+        version: log.version,
+    }
+}
 
-    let mut chain_valid = true;
+/// What an audit found wrong, by seq.
+#[derive(Debug, Default)]
+struct Problems(Vec<AuditProblem>);
+
+impl Problems {
+    fn add(&mut self, seq: i64, reason: impl Into<String>) {
+        self.0.push(AuditProblem {
+            seq,
+            reason: reason.into(),
+        });
+    }
+}
+
+/// The hash chain, and that it ends at the table's version: whether both
+/// hold.
+fn check_chain(log: &Log, problems: &mut Problems) -> bool {
     if let Err(err) = chain::verify_chain(&log.events) {
-        chain_valid = false;
         let (seq, reason) = match err {
             ChainError::Gap { seq, expected } => {
                 (expected, format!("seq {expected} is missing (the next event is seq {seq})"))
@@ -113,109 +169,68 @@ pub fn audit(log: &Log) -> AuditReport {
                 (seq, "hash does not match the event's content".to_owned())
             }
         };
-        problem(seq, reason);
+        problems.add(seq, reason);
+        return false;
     }
-    let last = log.events.last().map_or(0, |e| e.seq);
-    if chain_valid && last != log.version {
-        chain_valid = false;
-        let (seq, reason) = if last < log.version {
-            (
-                last + 1,
-                format!(
-                    "the log ends at seq {last} but the table is at version {}",
-                    log.version
-                ),
-            )
-        } else {
-            (
-                log.version + 1,
-                format!(
-                    "the log runs to seq {last} beyond the table's version {}",
-                    log.version
-                ),
-            )
-        };
-        problem(seq, reason);
+    let (last, version) = (log.events.last().map_or(0, |e| e.seq), log.version);
+    if last < version {
+        let reason = format!("the log ends at seq {last} but the table is at version {version}");
+        problems.add(last + 1, reason);
+    } else if last > version {
+        let reason = format!("the log runs to seq {last} beyond the table's version {version}");
+        problems.add(version + 1, reason);
     }
+    last == version
+}
 
-    let mut rounds = Vec::new();
-    let mut table: Option<Table> = None;
-    let mut running: BTreeMap<Seat, i32> = BTreeMap::new();
-    let mut game_over = false;
-    // Every event parsed first: an automatic move is checked against the
-    // events that follow its marker.
-    let parsed: Vec<Result<TableEvent, String>> = log.events.iter().map(parse).collect();
-    // The time of the latest `turn_started`, when a turn's deadline starts.
-    let mut turn_started_at = None;
-    for (i, stored) in log.events.iter().enumerate() {
+/// The log folded with the engine, event by event, and what was recomputed
+/// along the way.
+#[derive(Debug, Default)]
+struct Folding {
+    table: Option<Table>,
+    rounds: Vec<RoundAudit>,
+    /// The running totals, kept apart from the engine's.
+    running: BTreeMap<Seat, i32>,
+    game_over: bool,
+    /// The time of the latest `turn_started`, when a turn's deadline starts.
+    turn_started_at: Option<chrono::DateTime<chrono::Utc>>,
+}
+
+impl Folding {
+    /// Checks `e` (stored as `stored`, followed by `following`) against the
+    /// table folded so far, then folds it; false when it does not fold.
+    fn check(
+        &mut self,
+        stored: &StoredEvent,
+        e: &TableEvent,
+        following: &[Result<TableEvent, String>],
+        problems: &mut Problems,
+    ) -> bool {
         let seq = stored.seq;
-        if stored.v >= 2 && !has_salt(&stored.data) {
-            problem(
-                seq,
-                "a version 2 event without its salt of 32 hex digits".to_owned(),
-            );
+        if self.game_over {
+            problems.add(seq, "an event after game_ended");
         }
-        let e = match parsed[i].clone() {
-            Ok(e) => e,
-            Err(why) => {
-                problem(
-                    seq,
-                    format!("the data of this {} does not parse: {why}", stored.kind),
-                );
-                continue;
-            }
-        };
-        if game_over {
-            problem(seq, "an event after game_ended".to_owned());
-        }
-        let Some(t) = table.as_mut() else {
-            match Table::from_events([&e]) {
-                Some(t) => table = Some(t),
-                None => problem(
-                    seq,
-                    format!("the log begins with {}, not table_created", e.kind()),
-                ),
-            }
-            continue;
-        };
-        match &e {
-            TableEvent::Game(Event::RoundEnded(re)) => {
-                let recomputed = recompute_round(t, &mut running);
-                let recorded = Scores {
-                    points: re.points.clone(),
-                    totals: re.totals.clone(),
-                };
-                if let Some(round) = t.game.as_ref().and_then(|g| g.round()) {
-                    let hands: BTreeMap<Seat, _> =
-                        round.hands.iter().cloned().enumerate().collect();
-                    if hands != re.hands || round.out != re.out_order || round.number != re.round {
-                        problem(seq, format!("round_ended of round {} does not record the folded hands, out order or round", re.round));
-                    }
-                }
-                let matches = recomputed.as_ref() == Some(&recorded);
-                if !matches {
-                    problem(
+        let Some(t) = self.table.as_mut() else {
+            match Table::from_events([e]) {
+                Some(t) => self.table = Some(t),
+                None => {
+                    let kind = e.kind();
+                    problems.add(
                         seq,
-                        format!(
-                            "the scores recorded for round {} differ from the recomputed ones",
-                            re.round
-                        ),
+                        format!("the log begins with {kind}, not table_created"),
                     );
                 }
-                rounds.push(RoundAudit {
-                    round: re.round,
-                    seq,
-                    recorded,
-                    recomputed: recomputed.unwrap_or(Scores {
-                        points: BTreeMap::new(),
-                        totals: BTreeMap::new(),
-                    }),
-                    matches,
-                });
+            }
+            return true;
+        };
+        match e {
+            TableEvent::Game(Event::RoundEnded(re)) => {
+                let round = round_audit(t, &mut self.running, re, seq, problems);
+                self.rounds.push(round);
             }
             TableEvent::Game(Event::GameEnded(ge)) => {
-                game_over = true;
-                let totals: Vec<i32> = running.values().copied().collect();
+                self.game_over = true;
+                let totals: Vec<i32> = self.running.values().copied().collect();
                 let expected = match (ge.reason, t.game.as_ref()) {
                     (EndReason::Resigned, Some(game)) => {
                         table::ranking_after_resignations(game, &t.resigned_order)
@@ -224,49 +239,82 @@ pub fn audit(log: &Log) -> AuditReport {
                 };
                 let recorded: &GameEnded = ge;
                 if *recorded != expected {
-                    problem(seq, "the result recorded in game_ended differs from the ranking of the recomputed totals".to_owned());
+                    problems.add(seq, "the result recorded in game_ended differs from the ranking of the recomputed totals");
                 }
             }
-            TableEvent::Game(Event::TurnStarted { .. }) => turn_started_at = Some(stored.at),
+            TableEvent::Game(Event::TurnStarted { .. }) => self.turn_started_at = Some(stored.at),
             TableEvent::TurnTimedOut { .. } | TableEvent::BotMoved { .. } => {
-                if let TableEvent::TurnTimedOut { .. } = &e {
-                    let due = t.clock.zip(turn_started_at).map(|(clock, at)| {
+                if let TableEvent::TurnTimedOut { .. } = e {
+                    let due = t.clock.zip(self.turn_started_at).map(|(clock, at)| {
                         at + chrono::Duration::seconds(i64::from(clock.turn_seconds))
                     });
                     if due.is_none_or(|due| stored.at < due) {
-                        problem(seq, "turn_timed_out before the seat's deadline".to_owned());
+                        problems.add(seq, "turn_timed_out before the seat's deadline");
                     }
                 }
-                let following: Vec<TableEvent> = parsed[i + 1..]
+                let following: Vec<TableEvent> = following
                     .iter()
                     .map_while(|p| p.as_ref().ok().cloned())
                     .collect();
-                if let Err(why) = t.check_automatic(&e, &following) {
-                    problem(seq, why);
+                if let Err(why) = t.check_automatic(e, &following) {
+                    problems.add(seq, why);
                 }
             }
             _ => {}
         }
-        if let Err(why) = evolve_guarded(t, &e) {
-            problem(seq, why);
-            // The state is no longer trustworthy: stop folding.
-            break;
+        match evolve_guarded(t, e) {
+            Ok(()) => true,
+            Err(why) => {
+                problems.add(seq, why);
+                false
+            }
         }
     }
-    if table.is_none() && log.events.is_empty() {
-        problem(1, "the log is empty".to_owned());
-    }
+}
 
-    problems.sort_by_key(|p| p.seq);
-    let first_bad_seq = problems.first().map(|p| p.seq);
-    AuditReport {
-        ok: chain_valid && problems.is_empty() && rounds.iter().all(|r| r.matches),
-        chain_valid,
-        first_bad_seq,
-        problems,
-        rounds,
-        events: log.events.len(),
-        version: log.version,
+/// A `round_ended` against the round folded just before it: its hands,
+/// out order and number, and its scores against the recomputed ones.
+fn round_audit(
+    t: &Table,
+    running: &mut BTreeMap<Seat, i32>,
+    re: &RoundEnded,
+    seq: i64,
+    problems: &mut Problems,
+) -> RoundAudit {
+    let recomputed = recompute_round(t, running);
+    let recorded = Scores {
+        points: re.points.clone(),
+        totals: re.totals.clone(),
+    };
+    if let Some(round) = t.game.as_ref().and_then(|g| g.round()) {
+        let hands: BTreeMap<Seat, _> = round.hands.iter().cloned().enumerate().collect();
+        if hands != re.hands || round.out != re.out_order || round.number != re.round {
+            problems.add(
+                seq,
+                format!(
+                    "round_ended of round {} does not record the folded hands, out order or round",
+                    re.round
+                ),
+            );
+        }
+    }
+    let matches = recomputed.as_ref() == Some(&recorded);
+    if !matches {
+        let round = re.round;
+        problems.add(
+            seq,
+            format!("the scores recorded for round {round} differ from the recomputed ones"),
+        );
+    }
+    RoundAudit {
+        round: re.round,
+        seq,
+        recorded,
+        recomputed: recomputed.unwrap_or(Scores {
+            points: BTreeMap::new(),
+            totals: BTreeMap::new(),
+        }),
+        matches,
     }
 }
 
