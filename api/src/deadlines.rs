@@ -29,8 +29,8 @@ use rand::Rng;
 use sqlx::PgPool;
 use uuid::Uuid;
 
-use crate::chain;
 use crate::error::ApiError;
+use crate::log::chain;
 use crate::metrics;
 use crate::store;
 use crate::store::tables::DueTable;

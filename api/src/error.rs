@@ -14,6 +14,8 @@ use domain::{RuleError, TableError};
 use serde::Serialize;
 use utoipa::ToSchema;
 
+use crate::store::{self, StoreError};
+
 /// Content type of every error answer.
 pub const PROBLEM_JSON: &str = "application/problem+json";
 
@@ -326,55 +328,35 @@ pub fn cause_chain(err: &dyn StdError) -> String {
     out
 }
 
-impl ApiError {
-    /// The answers of `n` requests served together whose statement failed
-    /// with `err`: a 503 each when the database is away (the error is
-    /// logged once, by the caller), else a 500 each, saying `what` failed.
-    pub fn for_each<T>(err: sqlx::Error, n: usize, what: &'static str) -> Vec<Result<T, ApiError>> {
-        let unavailable = matches!(ApiError::from(err), ApiError::ServiceUnavailable(_));
-        (0..n)
-            .map(|_| {
-                Err(if unavailable {
-                    ApiError::ServiceUnavailable(None)
-                } else {
-                    ApiError::internal(what)
-                })
-            })
-            .collect()
+impl From<sqlx::Error> for ApiError {
+    /// A database that cannot be reached is 503; anything else is a 500.
+    fn from(err: sqlx::Error) -> Self {
+        if store::unavailable(&err) {
+            Self::ServiceUnavailable(Some(err))
+        } else {
+            Self::Internal(Box::new(err))
+        }
     }
 }
 
-impl From<sqlx::Error> for ApiError {
-    /// Named constraints become client errors; a database that cannot be
-    /// reached becomes 503; anything else is a 500.
-    fn from(err: sqlx::Error) -> Self {
-        match &err {
-            sqlx::Error::PoolTimedOut
-            | sqlx::Error::PoolClosed
-            | sqlx::Error::Io(_)
-            | sqlx::Error::Tls(_)
-            | sqlx::Error::WorkerCrashed
-            // What a connection cut mid-message leaves (PostgreSQL stopping
-            // under load: "unknown message type '\0'").
-            | sqlx::Error::Protocol(_) => Self::ServiceUnavailable(Some(err)),
-            sqlx::Error::Database(db) => {
-                match db.constraint() {
-                    Some("accounts_username_lower_key") => return Self::UsernameTaken,
-                    Some("events_table_id_fkey") | Some("idempotency_keys_table_id_fkey") => {
-                        return Self::NotFound("no such table".into())
-                    }
-                    _ => {}
-                }
-                let code = db.code().unwrap_or_default();
-                // Class 08: connection exception; 57P0x: the server is
-                // shutting down or starting up; 53: insufficient resources.
-                if code.starts_with("08") || code.starts_with("57P0") || code.starts_with("53") {
-                    Self::ServiceUnavailable(Some(err))
-                } else {
-                    Self::Internal(Box::new(err))
-                }
+/// The store's answers as HTTP: its refusals are client errors, a database
+/// away is 503.
+impl From<StoreError> for ApiError {
+    fn from(err: StoreError) -> Self {
+        match err {
+            StoreError::Conflict { expected } => Self::VersionConflict { expected },
+            StoreError::NoTable => Self::NotFound("no such table".into()),
+            StoreError::UsernameTaken => Self::UsernameTaken,
+            StoreError::KeyInUse => Self::Problem {
+                status: StatusCode::CONFLICT,
+                code: ProblemCode::IdempotencyKeyInUse,
+                detail: err.to_string(),
+            },
+            StoreError::Shared { unavailable: true } => Self::ServiceUnavailable(None),
+            StoreError::Shared { unavailable: false } | StoreError::Stopped(_) => {
+                Self::internal(err)
             }
-            _ => Self::Internal(Box::new(err)),
+            StoreError::Db(e) => e.into(),
         }
     }
 }

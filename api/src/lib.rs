@@ -16,13 +16,13 @@
 //! | [`config`], [`startup`], [`telemetry`], [`openapi`], [`password`] | settings, the server's assembly, logs, the OpenAPI document, argon2id |
 
 pub mod auth;
-pub mod chain;
 pub mod commit;
 pub mod config;
 pub mod console;
 pub mod deadlines;
 pub mod error;
 pub mod history;
+pub mod log;
 pub mod metrics;
 pub mod openapi;
 pub mod password;

@@ -9,7 +9,7 @@ use utoipa::{Modify, OpenApi};
 use utoipa_actix_web::AppExt;
 
 use crate::error::Problem;
-use crate::store::events::StoredEvent;
+use crate::log::StoredEvent;
 
 #[derive(OpenApi)]
 #[openapi(

@@ -1,5 +1,5 @@
 //! PostgreSQL's CPU per append statement of the log writer, by batch size:
-//! the product's statement ([`api::store::events::append_batch`]) on a
+//! the product's statement ([`api::store::events::insert_batch`]) on a
 //! connection set up like the writer's ([`api::store::held::Held`]), each
 //! move two events like a card played and the next turn. The figures are
 //! the CPU time of the one PostgreSQL backend that runs them (user and
@@ -9,7 +9,8 @@
 
 use std::time::Instant;
 
-use api::store::events::{self, ChainedAppend, NewEvent};
+use api::log::{ChainedAppend, NewEvent};
+use api::store::events;
 use api::store::held::Held;
 use api::store::{self, accounts::Role};
 use rand::Rng;
@@ -44,7 +45,7 @@ pub async fn run(
     for _ in 0..tables {
         let id = Uuid::new_v4();
         store::tables::insert(&pool, id, "classique", account.id).await?;
-        heads.push((id, 0_i64, api::chain::GENESIS_PREV_HASH.to_owned()));
+        heads.push((id, 0_i64, api::log::chain::GENESIS_PREV_HASH.to_owned()));
     }
     let mut conn = Held::new(&pool).take().await?;
     let backend: i32 = sqlx::query_scalar("SELECT pg_backend_pid()")
@@ -108,7 +109,7 @@ pub async fn run(
 /// One statement; every table of it must have moved.
 async fn append(conn: &mut PgConnection, batch: &[ChainedAppend]) -> Result<(), Error> {
     let refs: Vec<&ChainedAppend> = batch.iter().collect();
-    let done = events::append_batch(conn, &refs).await?;
+    let done = events::insert_batch(conn, &refs).await?;
     if done.iter().any(|d| *d != events::Appended::Stored) {
         return Err("a table of the batch was not at its version".into());
     }

@@ -4,7 +4,9 @@
 
 use std::time::{Duration, Instant};
 
-use api::store::{self, events::NewEvent};
+use api::log::chain::GENESIS_PREV_HASH;
+use api::log::NewEvent;
+use api::store;
 use domain::{Status, Table, TableCommand};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -202,6 +204,7 @@ pub async fn run(base: &str, database_url: &str, n: usize, long: usize) -> Resul
         &mut rng,
     )?);
     let mut written = 0i64;
+    let mut head = GENESIS_PREV_HASH.to_owned();
     while (written as usize) < long && t.status() == Status::Playing {
         while log.len() < 2000 && t.status() == Status::Playing {
             let game = t.game.as_ref().ok_or("started")?;
@@ -216,10 +219,7 @@ pub async fn run(base: &str, database_url: &str, n: usize, long: usize) -> Resul
         }
         let batch: Vec<NewEvent> = log.drain(..).map(|e| NewEvent::sealed(&e)).collect();
         let mut tx = pool.begin().await?;
-        store::events::append(&mut tx, long_id, written, &batch)
-            .await
-            .map_err(|e| e.to_string())?;
-        written += batch.len() as i64;
+        written = crate::replay::append_after(&mut tx, long_id, written, &mut head, batch).await?;
         store::tables::update_projection(&mut *tx, long_id, written, "playing", None).await?;
         tx.commit().await?;
     }

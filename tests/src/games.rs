@@ -3,7 +3,11 @@
 //! crate's CLI tests (`#[path]`), so it only uses `api`, `domain`, `rand`,
 //! `serde_json`, `sqlx` and `uuid`.
 
-use api::store::events::{self, NewEvent};
+use api::error::ApiError;
+use api::log::announce::announce;
+use api::log::chain::GENESIS_PREV_HASH;
+use api::log::{ChainedAppend, NewEvent, StoredEvent};
+use api::store::events;
 use api::table_service::player_id;
 use domain::table::{Table, TableCommand, TableEvent};
 use rand::rngs::StdRng;
@@ -137,7 +141,7 @@ pub async fn store_table(pool: &PgPool, creator: Uuid, batches: &[Vec<TableEvent
 /// every server process, as the server does; returns the new version.
 pub async fn append(pool: &PgPool, id: Uuid, version: i64, batches: &[Vec<TableEvent>]) -> i64 {
     let version = append_unannounced(pool, id, version, batches).await;
-    events::announce(pool, &[(id, version)])
+    announce(pool, &[(id, version)])
         .await
         .expect("the new version is announced");
     version
@@ -154,13 +158,37 @@ pub async fn append_unannounced(
     for batch in batches {
         let new: Vec<NewEvent> = batch.iter().map(NewEvent::sealed).collect();
         let mut tx = pool.begin().await.expect("a transaction");
-        events::append(&mut tx, id, version, &new)
+        append_at(&mut tx, id, version, &new)
             .await
             .expect("the events are appended");
         tx.commit().await.expect("commit");
         version += new.len() as i64;
     }
     version
+}
+
+/// Appends `events` after `expected_version` on `conn` (a transaction
+/// left to the caller), chained to the hash stored for that event: the
+/// tests' way to write a log (the server's, [`api::log::Log::append`],
+/// chains to the head it has cached). Refused as the server's append is.
+pub async fn append_at(
+    conn: &mut sqlx::PgConnection,
+    table: Uuid,
+    expected_version: i64,
+    events: &[NewEvent],
+) -> Result<Vec<StoredEvent>, ApiError> {
+    let conflict = ApiError::VersionConflict {
+        expected: expected_version,
+    };
+    let prev_hash = match expected_version {
+        0 => GENESIS_PREV_HASH.to_owned(),
+        v => events::head_hash(&mut *conn, table, v)
+            .await?
+            .ok_or(conflict)?,
+    };
+    let chained = ChainedAppend::new(table, expected_version, &prev_hash, events.to_vec(), None);
+    events::insert_one(conn, &chained).await?;
+    Ok(chained.events)
 }
 
 /// Direct changes to the events table, as someone with database access
@@ -276,7 +304,7 @@ pub mod tamper {
             .await
             .expect("read");
         let mut prev: String = if from == 1 {
-            api::chain::GENESIS_PREV_HASH.to_owned()
+            api::log::chain::GENESIS_PREV_HASH.to_owned()
         } else {
             sqlx::query_scalar("SELECT hash FROM events WHERE table_id = $1 AND seq = $2")
                 .bind(table)
@@ -286,8 +314,8 @@ pub mod tamper {
                 .expect("the previous hash")
         };
         for e in rows {
-            let at = api::chain::format_at(e.at);
-            let hash = api::chain::event_hash(&prev, e.seq, &e.kind, e.v, &at, &e.data);
+            let at = api::log::chain::format_at(e.at);
+            let hash = api::log::chain::event_hash(&prev, e.seq, &e.kind, e.v, &at, &e.data);
             sqlx::query(
                 "UPDATE events SET prev_hash = $3, hash = $4 WHERE table_id = $1 AND seq = $2",
             )

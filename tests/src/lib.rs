@@ -274,7 +274,7 @@ pub fn frames(text: &str) -> Vec<Value> {
 /// The hash of a public event (`{seq, type, v, at, prev_hash, …}` as sent)
 /// recomputed with `data` in place of its own.
 pub fn hash_of(event: &Value, data: &Value) -> String {
-    api::chain::event_hash(
+    api::log::chain::event_hash(
         event["prev_hash"].as_str().unwrap(),
         event["seq"].as_i64().unwrap(),
         event["type"].as_str().unwrap(),

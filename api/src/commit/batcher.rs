@@ -3,8 +3,9 @@
 //! round trip to PostgreSQL). Alone, a request is served at once, by
 //! itself; under load, the more requests wait, the more each batch holds.
 //!
-//! The log writer ([`crate::commit::log_writer`]), the version reads and the
-//! announcements of commits ([`crate::commit::versions`]) are batched this way.
+//! The log's writer ([`crate::log::writer`]) and announcer
+//! ([`crate::log::announce`]), and the version reads
+//! ([`crate::commit::versions`]) are batched this way.
 
 use std::collections::VecDeque;
 use std::future::Future;

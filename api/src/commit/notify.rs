@@ -1,11 +1,10 @@
 //! Cross-process wake-ups for long polls, through PostgreSQL `LISTEN/NOTIFY`.
 //!
 //! Once an append is committed, the table service announces it
-//! ([`crate::store::events::announce`]:
+//! ([`crate::log::announce`]:
 //! `pg_notify('table_events', '<table id>:<new version>')` in a transaction
 //! of its own), so every server process connected to the database hears of
-//! a commit. (Not in the appending transaction: PostgreSQL serialises the
-//! commits of notifying transactions until their commit is flushed.) Here one listener connection per process bumps a per-table counter
+//! a commit. Here one listener connection per process bumps a per-table counter
 //! that long-pollers watch, and remembers the highest version heard per table
 //! ([`CommitHub::heard`]), which lets the table cache skip its refresh read
 //! when nothing newer was committed elsewhere.
@@ -31,10 +30,7 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 use uuid::Uuid;
 
-/// The notification channel; its payload is `<table id>:<new version>`,
-/// or several of them separated by commas (a bare table id is understood
-/// too).
-pub const CHANNEL: &str = "table_events";
+use crate::log::announce::{parse_payload, CHANNEL};
 
 /// Above this many tables, the versions heard are forgotten (and the epoch
 /// moves, so no cache trusts what it can no longer check).
@@ -236,18 +232,6 @@ impl CommitHub {
     }
 }
 
-/// `<table id>:<version>` entries separated by commas (an entry may be a
-/// bare table id, version unknown); `None` when any entry is not one.
-fn parse_payload(payload: &str) -> Option<Vec<(Uuid, Option<i64>)>> {
-    payload
-        .split(',')
-        .map(|entry| match entry.split_once(':') {
-            Some((id, version)) => Some((id.parse().ok()?, Some(version.parse().ok()?))),
-            None => Some((entry.parse().ok()?, None)),
-        })
-        .collect()
-}
-
 async fn connect(pool: &PgPool) -> Option<PgListener> {
     let attempt = async {
         let mut l = PgListener::connect_with(pool).await?;
@@ -266,20 +250,6 @@ async fn connect(pool: &PgPool) -> Option<PgListener> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_payload_names_one_table_or_several() {
-        let (a, b) = (Uuid::from_u128(1), Uuid::from_u128(2));
-        assert_eq!(parse_payload(&format!("{a}:3")), Some(vec![(a, Some(3))]));
-        assert_eq!(parse_payload(&a.to_string()), Some(vec![(a, None)]));
-        assert_eq!(
-            parse_payload(&format!("{a}:3,{b}:12,{a}")),
-            Some(vec![(a, Some(3)), (b, Some(12)), (a, None)])
-        );
-        for bad in ["", "x", &format!("{a}:3,"), &format!("{a}:x,{b}:1")] {
-            assert_eq!(parse_payload(bad), None, "{bad:?}");
-        }
-    }
 
     #[test]
     fn a_version_heard_back_after_this_process_committed_it_wakes_nobody() {

@@ -13,8 +13,8 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use super::{evolve_guarded, parse, Log};
-use crate::chain::{self, ChainError};
-use crate::store::events::StoredEvent;
+use crate::log::chain::{self, ChainError};
+use crate::log::StoredEvent;
 
 /// Points and totals by seat.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]

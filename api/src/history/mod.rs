@@ -18,10 +18,10 @@ use sqlx::PgPool;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::chain;
 use crate::error::{ApiError, ProblemCode};
+use crate::log::chain;
+use crate::log::StoredEvent;
 use crate::store;
-use crate::store::events::StoredEvent;
 
 mod audit;
 

@@ -26,6 +26,7 @@ use uuid::Uuid;
 use crate::config::Settings;
 use crate::error::{ApiError, Problem, ProblemCode};
 use crate::history::{self, AuditReport, Parsed, ReplayDto, RoundsDto};
+use crate::log::StoredEvent;
 use crate::routes::problems::{Authenticated, OnTable, WatchingTable};
 use crate::routes::shared::{TableCall, TablePath, Watching};
 use crate::sse;
@@ -33,7 +34,6 @@ use crate::sse::{event_stream, last_event_id, SseEvent};
 use crate::store;
 use crate::store::accounts::Role;
 use crate::store::disputes::AdminAction;
-use crate::store::events::StoredEvent;
 
 impl TableCall<PgPool> {
     fn is_admin(&self) -> bool {

@@ -95,7 +95,7 @@ pub async fn create_session(
     let token = auth::new_token();
     let ttl = chrono::Duration::from_std(settings.token_ttl())
         .map_err(|e| ApiError::internal(e.to_string()))?;
-    let expires_at = crate::chain::truncate_at(Utc::now() + ttl);
+    let expires_at = crate::log::chain::truncate_at(Utc::now() + ttl);
     let session_id = store::sessions::insert(
         pool.get_ref(),
         &auth::token_hash(&token),

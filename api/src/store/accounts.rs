@@ -8,6 +8,8 @@ use sqlx::PgExecutor;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
+use super::{violates, StoreError};
+
 /// What an account may do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "lowercase")]
@@ -64,15 +66,14 @@ impl Account {
 }
 
 /// Inserts an account. A username already taken (whatever its case) fails
-/// on `accounts_username_lower_key`, which `ApiError` maps to 409
-/// `username_taken`.
+/// on `accounts_username_lower_key`: [`StoreError::UsernameTaken`].
 #[tracing::instrument(skip(executor, password_hash))]
 pub async fn insert(
     executor: impl PgExecutor<'_>,
     username: &str,
     password_hash: &str,
     role: Role,
-) -> Result<Account, sqlx::Error> {
+) -> Result<Account, StoreError> {
     let row = sqlx::query!(
         r#"INSERT INTO accounts (id, username, password_hash, role)
            VALUES ($1, $2, $3, $4)
@@ -83,8 +84,17 @@ pub async fn insert(
         role.as_str(),
     )
     .fetch_one(executor)
-    .await?;
-    Account::from_row(row.id, row.username, &row.role, row.created_at)
+    .await
+    .map_err(|e| match violates(&e, "accounts_username_lower_key") {
+        true => StoreError::UsernameTaken,
+        false => e.into(),
+    })?;
+    Ok(Account::from_row(
+        row.id,
+        row.username,
+        &row.role,
+        row.created_at,
+    )?)
 }
 
 /// The account of a username and its password hash; `key` is the

@@ -5,7 +5,7 @@
 use sqlx::PgExecutor;
 use uuid::Uuid;
 
-use super::events::StoredEvent;
+use crate::log::StoredEvent;
 
 /// The first event of type `kind` in a table's log (e.g. `game_started`,
 /// whose data lists the players of the game).

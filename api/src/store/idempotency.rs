@@ -12,7 +12,7 @@ use sha2::{Digest, Sha256};
 use sqlx::PgExecutor;
 use uuid::Uuid;
 
-use crate::error::{ApiError, ProblemCode};
+use super::{violates, StoreError};
 
 /// A stored answer.
 #[derive(Debug, Clone, PartialEq)]
@@ -20,18 +20,6 @@ pub struct StoredResponse {
     pub request_hash: String,
     pub status: u16,
     pub body: Value,
-}
-
-impl StoredResponse {
-    /// The answer to replay for a request whose body hashes to
-    /// `request_hash`, or 422 when the key was used with another body.
-    pub fn replay_for(self, request_hash: &str) -> Result<Self, ApiError> {
-        if self.request_hash == request_hash {
-            Ok(self)
-        } else {
-            Err(ApiError::IdempotencyKeyReused)
-        }
-    }
 }
 
 /// Hex SHA-256 of a request body (hash the raw bytes, or canonical JSON).
@@ -64,8 +52,8 @@ pub async fn find(
 }
 
 /// Stores the answer of a key's first use. A concurrent first use of the same
-/// key fails on `idempotency_keys_pkey`, answered 409 `idempotency_key_in_use`
-/// (the client retries and gets the replay).
+/// key fails on `idempotency_keys_pkey`: [`StoreError::KeyInUse`] (the
+/// client retries and gets the replay).
 #[tracing::instrument(skip(executor, body))]
 pub async fn save(
     executor: impl PgExecutor<'_>,
@@ -75,7 +63,7 @@ pub async fn save(
     request_hash: &str,
     status: u16,
     body: &Value,
-) -> Result<(), ApiError> {
+) -> Result<(), StoreError> {
     let saved = sqlx::query!(
         r#"INSERT INTO idempotency_keys
              (table_id, account_id, key, request_hash, response_status, response_body)
@@ -91,13 +79,8 @@ pub async fn save(
     .await;
     match saved {
         Ok(_) => Ok(()),
-        Err(sqlx::Error::Database(db)) if db.constraint() == Some("idempotency_keys_pkey") => {
-            Err(ApiError::Problem {
-                status: actix_web::http::StatusCode::CONFLICT,
-                code: ProblemCode::IdempotencyKeyInUse,
-                detail: "a request with this Idempotency-Key is being processed".into(),
-            })
-        }
+        Err(e) if violates(&e, "idempotency_keys_pkey") => Err(StoreError::KeyInUse),
+        Err(e) if violates(&e, "idempotency_keys_table_id_fkey") => Err(StoreError::NoTable),
         Err(e) => Err(e.into()),
     }
 }

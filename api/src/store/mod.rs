@@ -1,6 +1,11 @@
 //! Every SQL statement of the service, in small instrumented functions that
 //! take a connection, a transaction (`&mut *tx`) or the pool.
 //!
+//! The store speaks SQL: a statement's failure is a [`StoreError`] (or the
+//! driver's `sqlx::Error` where nothing but the driver can fail), the
+//! constraint names matched where their statement runs; the API maps it to
+//! HTTP in one place (`crate::error`).
+//!
 //! Queries are checked at compile time (`sqlx::query!`) against the offline
 //! data in `.sqlx/` (regenerate with `scripts/sqlx-prepare`).
 
@@ -18,6 +23,77 @@ pub mod tables;
 
 /// A database transaction.
 pub type Tx<'c> = sqlx::Transaction<'c, sqlx::Postgres>;
+
+/// Why a write was refused, or failed.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The table is not at the version the write expected (another writer
+    /// appended first, or the caller's copy is stale): nothing was written.
+    #[error("the table is not at version {expected}")]
+    Conflict { expected: i64 },
+    /// The table does not exist.
+    #[error("no such table")]
+    NoTable,
+    /// `accounts_username_lower_key`: the username is taken, whatever its
+    /// case.
+    #[error("the username is taken")]
+    UsernameTaken,
+    /// `idempotency_keys_pkey`: another request with the same key is being
+    /// written.
+    #[error("a request with this Idempotency-Key is being processed")]
+    KeyInUse,
+    /// A statement shared by several requests failed (see
+    /// [`StoreError::for_each`]); `unavailable` when the database was away.
+    #[error("a statement shared with other requests failed")]
+    Shared { unavailable: bool },
+    /// The task that runs the statements of this kind stopped (the process
+    /// is shutting down).
+    #[error("the {0} stopped")]
+    Stopped(&'static str),
+    /// Anything else the database or the driver said.
+    #[error(transparent)]
+    Db(#[from] sqlx::Error),
+}
+
+impl StoreError {
+    /// The answers of `n` requests served by one statement that failed
+    /// with `err` (logged once, by the caller): [`StoreError::Shared`]
+    /// each, saying whether the database was away.
+    pub fn for_each<T>(err: &sqlx::Error, n: usize) -> Vec<Result<T, StoreError>> {
+        let unavailable = unavailable(err);
+        (0..n)
+            .map(|_| Err(StoreError::Shared { unavailable }))
+            .collect()
+    }
+}
+
+/// Whether an error says the database cannot be reached (rather than that
+/// it refused a statement): a pool that gives no connection, a lost or
+/// broken connection, a server shutting down or out of resources.
+pub fn unavailable(err: &sqlx::Error) -> bool {
+    match err {
+        sqlx::Error::PoolTimedOut
+        | sqlx::Error::PoolClosed
+        | sqlx::Error::Io(_)
+        | sqlx::Error::Tls(_)
+        | sqlx::Error::WorkerCrashed
+        // What a connection cut mid-message leaves (PostgreSQL stopping
+        // under load: "unknown message type '\0'").
+        | sqlx::Error::Protocol(_) => true,
+        sqlx::Error::Database(db) => {
+            let code = db.code().unwrap_or_default();
+            // Class 08: connection exception; 57P0x: the server is
+            // shutting down or starting up; 53: insufficient resources.
+            code.starts_with("08") || code.starts_with("57P0") || code.starts_with("53")
+        }
+        _ => false,
+    }
+}
+
+/// Whether a statement failed on the named constraint.
+pub(crate) fn violates(err: &sqlx::Error, constraint: &str) -> bool {
+    matches!(err, sqlx::Error::Database(db) if db.constraint() == Some(constraint))
+}
 
 /// `SELECT 1`: does the database answer?
 #[tracing::instrument(skip_all)]

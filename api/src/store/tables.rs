@@ -1,6 +1,6 @@
 //! `game_tables`: one projection row per table. The events are the truth;
 //! `version` is the seq of the last event and is moved by
-//! [`super::events::append`] only.
+//! the log's insert ([`super::events::insert_batch`]) only.
 
 use chrono::{DateTime, Utc};
 use domain::Status;

@@ -14,14 +14,15 @@ use super::{
     account_uuid, corrupt, new_events, not_found, player_id, Acted, CachedTable, Idempotency,
     TableService, MAX_ATTEMPTS,
 };
-use crate::chain::GENESIS_PREV_HASH;
 use crate::error::{ApiError, ProblemCode};
+use crate::log::chain::GENESIS_PREV_HASH;
+use crate::log::Durability;
+use crate::log::{ChainedAppend, StoredEvent};
 use crate::metrics;
 use crate::rates::Rates;
 use crate::searches::Searched;
-use crate::store;
-use crate::store::events::{ChainedAppend, StoredEvent};
 use crate::store::idempotency::StoredResponse;
+use crate::store::{self, StoreError};
 
 /// The most bots one account runs at once (docs/API.md "Keeping tables
 /// moving"): tables with a `strong` bot, and bots in all, over its tables
@@ -154,18 +155,20 @@ impl TableService {
         let seats = i32::try_from(seats).map_err(ApiError::internal)?;
         let mut tx = self.pool.begin().await?;
         store::tables::insert_with_seats(&mut *tx, id, &table.ruleset, seats, creator).await?;
-        let stored = store::events::append_chained(
-            &mut tx,
+        let chained = ChainedAppend::new(
             id,
             0,
             GENESIS_PREV_HASH,
-            &new_events(&events),
+            new_events(&events),
             Some(table.status().as_str()),
-        )
-        .await?;
+        );
+        let stored = self
+            .log
+            .append(chained, Durability::InTransaction(&mut tx))
+            .await?;
         self.project(&mut tx, id, creator, &events).await?;
         tx.commit().await?;
-        self.announce(id, stored.len() as i64);
+        self.log.announce(id, stored.len() as i64);
         let row = store::tables::get(&self.pool, id)
             .await?
             .ok_or_else(not_found)?;
@@ -192,10 +195,12 @@ impl TableService {
         account_id: Uuid,
         idempotency: &Idempotency,
     ) -> Result<Option<StoredResponse>, ApiError> {
-        store::idempotency::find(&self.pool, table_id, account_id, &idempotency.key)
-            .await?
-            .map(|stored| stored.replay_for(&idempotency.request_hash))
-            .transpose()
+        match store::idempotency::find(&self.pool, table_id, account_id, &idempotency.key).await? {
+            Some(stored) if stored.request_hash != idempotency.request_hash => {
+                Err(ApiError::IdempotencyKeyReused)
+            }
+            stored => Ok(stored),
+        }
     }
 
     /// Decides `command` on the up-to-date table and appends its events (see
@@ -276,11 +281,7 @@ impl TableService {
                     return Err(ApiError::VersionConflict { expected });
                 }
             }
-            let prev_hash = match (&entry.head_hash, version) {
-                (Some(hash), _) => Some(hash.clone()),
-                (None, 0) => Some(GENESIS_PREV_HASH.to_owned()),
-                (None, _) => store::events::head_hash(&self.pool, table_id, version).await?,
-            };
+            let prev_hash = self.prev_hash(table_id, entry).await?;
             let mut pending = Uncommitted::new(&mut guard);
             let decided = match self.decide(pending.entry(), command, searched.take()) {
                 Ok(decided) => decided,
@@ -290,33 +291,30 @@ impl TableService {
                     return Err(refused.into());
                 }
             };
-            let durability = match idempotency {
-                None if !decided.lobby() => Durability::Batched,
-                _ => Durability::Transaction,
-            };
             let appended = match &prev_hash {
                 Some(prev) => {
-                    self.append(table_id, version, prev, &decided, durability)
+                    let with_writes = idempotency.is_some() || decided.lobby();
+                    self.append(table_id, version, prev, &decided, with_writes)
                         .await
                 }
-                None => Err(ApiError::VersionConflict { expected: version }),
+                None => Err(StoreError::Conflict { expected: version }),
             };
             let (stored, tx, due_at) = match appended {
                 Ok(appended) => appended,
                 // Another process appended first: read the log again (the
                 // pending table is dropped) and decide again.
-                Err(ApiError::VersionConflict { .. })
+                Err(StoreError::Conflict { .. })
                     if expected_version.is_none() && attempt < MAX_ATTEMPTS =>
                 {
                     tracing::info!(attempt, "another writer appended first; deciding again");
                     continue;
                 }
-                Err(ApiError::VersionConflict { .. }) => {
+                Err(StoreError::Conflict { .. }) => {
                     return Err(ApiError::VersionConflict {
                         expected: expected_version.unwrap_or(version),
                     });
                 }
-                Err(e) => return Err(e),
+                Err(e) => return Err(e.into()),
             };
             let loaded = &pending.entry().loaded;
             let answer = answer(loaded, &stored, &decided.events)?;
@@ -368,9 +366,21 @@ impl TableService {
         })
     }
 
+    /// The hash of the table's last event, which the next is chained to
+    /// (`None`: the log has no event at the cached version, which another
+    /// writer's append will explain).
+    async fn prev_hash(&self, table_id: Uuid, entry: &Entry) -> Result<Option<String>, ApiError> {
+        let version = entry.version();
+        Ok(match (&entry.head_hash, version) {
+            (Some(hash), _) => Some(hash.clone()),
+            (None, 0) => Some(GENESIS_PREV_HASH.to_owned()),
+            (None, _) => store::events::head_hash(&self.pool, table_id, version).await?,
+        })
+    }
+
     /// Appends the decided events after `version`, chained to `prev_hash`:
-    /// batched with other tables' moves by the log writer, committed on
-    /// their own, or in a transaction left open for what must commit with
+    /// batched with other tables' moves, committed on their own, or
+    /// (`with_writes`) in a transaction left open for what must commit with
     /// them. The stored events, that transaction, and the new `due_at` if
     /// it changed.
     async fn append(
@@ -379,20 +389,22 @@ impl TableService {
         version: i64,
         prev_hash: &str,
         decided: &Decided,
-        durability: Durability,
-    ) -> Result<Appended, ApiError> {
+        with_writes: bool,
+    ) -> Result<Appended, StoreError> {
         let new = new_events(&decided.events);
         let chained = ChainedAppend::new(table_id, version, prev_hash, new, decided.status)
             .with_due(decided.due);
         let due_at = chained.due_at();
-        match durability {
-            Durability::Batched => Ok((self.writer.append(chained).await?, None, due_at)),
-            Durability::Transaction => {
-                let mut tx = self.pool.begin().await?;
-                let stored = store::events::append_one(&mut tx, chained).await?;
-                Ok((stored, Some(tx), due_at))
-            }
+        if !with_writes {
+            let stored = self.log.append(chained, Durability::Batched).await?;
+            return Ok((stored, None, due_at));
         }
+        let mut tx = self.pool.begin().await?;
+        let stored = self
+            .log
+            .append(chained, Durability::InTransaction(&mut tx))
+            .await?;
+        Ok((stored, Some(tx), due_at))
     }
 
     /// What commits with the events in their transaction: the projections
@@ -443,7 +455,7 @@ impl TableService {
             entry.loaded.due_at = due_at;
         }
         self.hub.committed(table_id, entry.version());
-        self.announce(table_id, entry.version());
+        self.log.announce(table_id, entry.version());
     }
 }
 
@@ -463,15 +475,6 @@ impl Decided {
             .iter()
             .any(|e| !matches!(e, TableEvent::Game(_)))
     }
-}
-
-/// How an append is made durable: plain moves without a key are one
-/// statement shared with other tables' moves (the log writer); the lobby's
-/// seats and idempotent answers commit with the events in one transaction.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Durability {
-    Batched,
-    Transaction,
 }
 
 /// The stored events, the transaction they are in (when not committed

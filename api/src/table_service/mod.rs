@@ -38,14 +38,14 @@
 //! OS-seeded rng (every random draw is recorded in the events), then append
 //! the events at the table's version, chained to the cached head hash, in
 //! ONE statement that also moves `game_tables` (version, status)
-//! ([`crate::store::events::append_batch`]); once committed, the new version
-//! is announced to every process ([`crate::store::events::announce`], a
-//! NOTIFY of its own so that moves of different tables still commit
-//! together, sent by a task that nobody waits for). A plain move without an
-//! `Idempotency-Key` is written by the [`LogWriter`]: a statement committed
+//! ([`Log::append`]); once committed, the new version is announced to every
+//! process ([`Log::announce`], a NOTIFY of its own so that moves of
+//! different tables still commit together, sent by a task that nobody
+//! waits for). A plain move without an `Idempotency-Key` is
+//! [`Durability::Batched`](crate::log::Durability): a statement committed
 //! by itself, shared with the plain moves of other tables queued meanwhile;
 //! lobby events (seats to project) and idempotent answers go with it in one
-//! transaction ([`crate::store::events::append_one`]). The command is
+//! transaction. The command is
 //! decided on the cached table, which takes its events at once
 //! (`Table::execute`: no copy of the game; the status to project depends on
 //! them) and is dropped, to be read again from the log, when they are not
@@ -78,12 +78,11 @@ use domain::{PlayerId, Seen, Table, TableEvent};
 use sqlx::PgPool;
 use uuid::Uuid;
 
-use crate::commit::log_writer::LogWriter;
 use crate::commit::notify::CommitHub;
-use crate::commit::versions::{Announcements, Announcer, Reads, VersionReads};
+use crate::commit::versions::{Reads, VersionReads};
 use crate::error::ApiError;
+use crate::log::{Log, NewEvent, StoredEvent};
 use crate::searches::SearchBudget;
-use crate::store::events::{NewEvent, StoredEvent};
 
 use cache::{Slot, CACHE_SOFT_LIMIT};
 
@@ -135,9 +134,8 @@ pub struct TableService {
     pool: PgPool,
     hub: CommitHub,
     cache: Arc<StdMutex<HashMap<Uuid, Slot>>>,
-    writer: LogWriter,
+    log: Log,
     versions: VersionReads,
-    announcements: Announcements,
     /// How long after the table moved the server plays an away, resigned
     /// or bot seat (`HUIT_BOT_DELAY_MS`), so that people can follow.
     bot_delay: std::time::Duration,
@@ -214,9 +212,8 @@ impl TableService {
     /// without a listener, [`CommitHub::new`], every use reads the log).
     pub fn new(pool: PgPool, hub: CommitHub) -> Self {
         Self {
-            writer: LogWriter::new(&pool),
+            log: Log::new(&pool),
             versions: Reads::batcher(&pool),
-            announcements: Announcer::batcher(&pool),
             pool,
             hub,
             cache: Arc::default(),
@@ -254,13 +251,6 @@ impl TableService {
     /// The hub that wakes this process's long polls and streams.
     pub fn hub(&self) -> &CommitHub {
         &self.hub
-    }
-
-    /// Has [`crate::store::events::announce`] tell every process that `table_id`
-    /// is at `version`, once committed (with the versions committed
-    /// meanwhile, see [`crate::commit::versions`]); nobody waits for it.
-    fn announce(&self, table_id: Uuid, version: i64) {
-        self.announcements.tell((table_id, version));
     }
 
     fn slot(&self, table_id: Uuid) -> Slot {

@@ -12,8 +12,8 @@ use uuid::Uuid;
 use super::{redact, redact_parsed, CachedTable, TableService};
 use crate::commit::versions;
 use crate::error::ApiError;
+use crate::log::StoredEvent;
 use crate::store;
-use crate::store::events::StoredEvent;
 
 impl TableService {
     /// `min_version`, or the table's stored version when it is above (one

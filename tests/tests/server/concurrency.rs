@@ -6,7 +6,7 @@ use crate::support;
 use std::time::{Duration, Instant};
 
 use crate::support::{all_events, get, json_of, play, post_empty, started_table, view, view_poll};
-use api::chain::verify_chain;
+use api::log::chain::verify_chain;
 use e2e::{spawn_app, TestApp};
 use serde_json::{json, Value};
 

@@ -14,8 +14,8 @@ use std::collections::BTreeMap;
 use std::time::Instant;
 
 use crate::support::{all_events, get, json_of, play, started_table, view};
-use api::chain::verify_chain;
-use api::store::events::StoredEvent;
+use api::log::chain::verify_chain;
+use api::log::StoredEvent;
 use e2e::{hash_of, spawn_app};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};

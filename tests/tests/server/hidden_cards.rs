@@ -4,7 +4,7 @@
 //! the card just drawn to everyone).
 
 use crate::support::{all_events, json_of, play, started_table, view};
-use api::store::events::StoredEvent;
+use api::log::StoredEvent;
 use e2e::{frames, hash_of, read_until, spawn_app, TestApp};
 use serde_json::{json, Value};
 

@@ -4,8 +4,8 @@
 
 use std::time::Duration;
 
-use api::chain::{event_hash, GENESIS_PREV_HASH};
 use api::commit::notify::CommitHub;
+use api::log::chain::{event_hash, GENESIS_PREV_HASH};
 use api::table_service::TableService;
 use domain::table::{Table, TableEvent};
 use domain::TableCommand;

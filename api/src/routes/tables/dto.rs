@@ -11,8 +11,8 @@ use uuid::Uuid;
 
 use super::headers::IfMatch;
 use crate::error::{ApiError, ProblemCode};
+use crate::log::StoredEvent;
 use crate::routes::shared::cursor_after;
-use crate::store::events::StoredEvent;
 use crate::store::tables::{ListedTable, SeatRow};
 use crate::table_service::{redact_parsed, CachedTable};
 

@@ -1,10 +1,10 @@
 //! The moves of every table of this process, written to the log together.
 //!
-//! A plain move (no transaction of its own: see [`crate::table_service`]) is handed
-//! to the [`LogWriter`] once decided and chained. A writer task
+//! A plain move (no transaction of its own: [`super::Durability::Batched`]) is
+//! handed to the [`LogWriter`] once decided and chained. A writer task
 //! ([`WRITERS`], a [`Batcher`]) takes every move queued meanwhile, on a
 //! connection of its own ([`Held`]), and appends them in ONE
-//! statement ([`store::events::append_batch`]): alone, a move is written at
+//! statement ([`store::events::insert_batch`]): alone, a move is written at
 //! once, by itself; under load, the moves of many tables share a statement
 //! and a commit, which is what PostgreSQL spends most of its time per move
 //! on (parsing, planning, constraint setup, commit, round trips). A move is
@@ -21,11 +21,11 @@ use std::collections::VecDeque;
 
 use sqlx::PgPool;
 
+use super::{ChainedAppend, StoredEvent};
 use crate::commit::batcher::{Batcher, Waiting, Work};
-use crate::error::ApiError;
-use crate::store;
-use crate::store::events::{Appended, ChainedAppend, StoredEvent};
+use crate::store::events::{self, Appended};
 use crate::store::held::{self, Held};
+use crate::store::StoreError;
 
 /// How many statements of one process may append at once. One: the moves
 /// that arrive while a statement runs all go into the next, so the
@@ -39,7 +39,7 @@ pub const WRITERS: usize = 1;
 /// The most tables in one statement.
 pub const MAX_BATCH: usize = 64;
 
-type Answer = Result<Vec<StoredEvent>, ApiError>;
+type Answer = Result<Vec<StoredEvent>, StoreError>;
 
 /// Appends the moves of every table of this process; cheap to clone.
 #[derive(Debug, Clone)]
@@ -84,7 +84,7 @@ impl Work for Appends {
             Err(e) => return failed(e, batch.len()),
         };
         let refs: Vec<&ChainedAppend> = batch.iter().collect();
-        let done = store::events::append_batch(&mut conn, &refs).await;
+        let done = events::insert_batch(&mut conn, &refs).await;
         drop(refs);
         let mut answers = Vec::with_capacity(batch.len());
         match done {
@@ -93,12 +93,9 @@ impl Work for Appends {
                 for (chained, done) in batch.into_iter().zip(done) {
                     answers.push(match done {
                         Appended::Stored => Ok(chained.events),
-                        Appended::NotAtVersion => Err(store::events::not_appended(
-                            &mut conn,
-                            chained.table_id,
-                            chained.expected_version,
-                        )
-                        .await),
+                        Appended::NotAtVersion => {
+                            Err(events::not_appended(&mut conn, &chained).await)
+                        }
                     });
                 }
                 self.held.give_back(conn);
@@ -133,31 +130,25 @@ impl LogWriter {
 
     /// Appends a table's chained events (with the moves of other tables
     /// waiting meanwhile): the events as stored once committed, or why not
-    /// ([`store::events::append_one`]'s answers).
+    /// ([`events::insert_one`]'s answers).
     pub async fn append(&self, chained: ChainedAppend) -> Answer {
-        if chained.events.is_empty() {
-            return Ok(Vec::new());
-        }
         self.batcher
             .ask(chained)
             .await
-            .unwrap_or_else(|| Err(ApiError::internal("the log writer stopped")))
+            .unwrap_or(Err(StoreError::Stopped("log writer")))
     }
 }
 
 impl Appends {
     async fn store_alone(&self, chained: ChainedAppend) -> Answer {
         let mut conn = self.held.take().await?;
-        let stored = store::events::append_one(&mut conn, chained).await;
-        // A conflict or a refusal leaves the connection sound; a lost one
-        // is a 503 (`ApiError::from`), and the connection is dropped.
-        if !matches!(
-            stored,
-            Err(ApiError::ServiceUnavailable(_) | ApiError::Internal(_))
-        ) {
+        let stored = events::insert_one(&mut conn, &chained).await;
+        // A conflict or a refusal leaves the connection sound; after any
+        // other error it is dropped.
+        if !matches!(stored, Err(StoreError::Db(_))) {
             self.held.give_back(conn);
         }
-        stored
+        stored.map(|()| chained.events)
     }
 }
 
@@ -166,5 +157,5 @@ impl Appends {
 /// answered with the error (a 503 when the database is away).
 fn failed(e: sqlx::Error, n: usize) -> Vec<Answer> {
     tracing::warn!(error = %e, tables = n, "a batch of moves failed");
-    ApiError::for_each(e, n, "appending a batch of moves failed")
+    StoreError::for_each(&e, n)
 }

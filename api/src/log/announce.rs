@@ -1,0 +1,171 @@
+//! The announcement of a commit: once a table's events are committed,
+//! every server process is told the table's new version, so that its cache
+//! knows whether to read the log, and its long polls and streams wake
+//! ([`crate::commit::notify`] hears it).
+//!
+//! The versions committed meanwhile (and in the [`ANNOUNCE_GATHER`] after
+//! an announcement), each table's last, share one notifying transaction
+//! ([`crate::store::events::notify`]); nobody waits for it. A notification
+//! lost in a crash between the commit and it only makes other processes'
+//! waiters late: they check the table's version when their wait ends.
+
+use std::collections::HashMap;
+
+use sqlx::PgPool;
+use uuid::Uuid;
+
+use crate::commit::batcher::{Batcher, Work};
+use crate::store;
+use crate::store::held::Held;
+
+/// The notification channel; its payload is `<table id>:<new version>`,
+/// or several of them separated by commas (a bare table id is understood
+/// too).
+pub const CHANNEL: &str = "table_events";
+
+/// The least time between two announcements of one process: a commit is
+/// announced at once when none was just announced, else at most this much
+/// later.
+const ANNOUNCE_GATHER: std::time::Duration = std::time::Duration::from_millis(2);
+
+/// The longest payload sent: PostgreSQL takes up to 8000 bytes.
+const PAYLOAD_MAX: usize = 7900;
+
+/// Announcements of new versions; cheap to clone.
+pub type Announcements = Batcher<Announcer>;
+
+/// Announces new versions: (table, version committed), every process told.
+#[derive(Debug)]
+pub struct Announcer {
+    held: Held,
+}
+
+impl Announcer {
+    /// Announcements on a connection of their own to the database of
+    /// `pool`.
+    pub fn batcher(pool: &PgPool) -> Announcements {
+        Batcher::new(Announcer {
+            held: Held::new(pool),
+        })
+    }
+}
+
+impl Work for Announcer {
+    type Item = (Uuid, i64);
+    type Answer = ();
+    const TASKS: usize = 1;
+
+    /// Each table at its last version, in one statement. A failure is
+    /// logged: the events are stored, and other processes' waiters check
+    /// the table's version when their wait ends.
+    async fn serve(&self, committed: Vec<(Uuid, i64)>) -> Vec<()> {
+        let n = committed.len();
+        let mut last: HashMap<Uuid, i64> = HashMap::with_capacity(n);
+        for (table_id, version) in committed {
+            let v = last.entry(table_id).or_insert(version);
+            *v = (*v).max(version);
+        }
+        let versions: Vec<(Uuid, i64)> = last.into_iter().collect();
+        let sent = self
+            .held
+            .with(async |conn| announce(conn, &versions).await)
+            .await;
+        if let Err(e) = sent {
+            tracing::warn!(error = %e, tables = versions.len(), "new versions not announced");
+        }
+        // The commits of the next moments gather meanwhile: under load,
+        // one notifying transaction (and one wake-up of every listening
+        // connection) then carries the versions of many moves.
+        tokio::time::sleep(ANNOUNCE_GATHER).await;
+        vec![(); n]
+    }
+}
+
+/// Tells every server process that each table is at its version, now: call
+/// it once an append is committed (the service's own announcements go
+/// through its [`Announcer`]).
+pub async fn announce(
+    executor: impl sqlx::PgExecutor<'_>,
+    versions: &[(Uuid, i64)],
+) -> Result<(), sqlx::Error> {
+    store::events::notify(executor, &payloads(versions)).await
+}
+
+/// `<table id>:<version>` entries, as few payloads as [`PAYLOAD_MAX`]
+/// allows, their entries separated by commas: a payload per notification,
+/// and every notification is delivered to every listening process.
+fn payloads(versions: &[(Uuid, i64)]) -> Vec<String> {
+    let mut payloads = Vec::new();
+    let mut payload = String::new();
+    for (table_id, version) in versions {
+        let entry = format!("{table_id}:{version}");
+        if !payload.is_empty() && payload.len() + 1 + entry.len() > PAYLOAD_MAX {
+            payloads.push(std::mem::take(&mut payload));
+        }
+        if !payload.is_empty() {
+            payload.push(',');
+        }
+        payload.push_str(&entry);
+    }
+    if !payload.is_empty() {
+        payloads.push(payload);
+    }
+    payloads
+}
+
+/// `<table id>:<version>` entries separated by commas (an entry may be a
+/// bare table id, version unknown); `None` when any entry is not one.
+pub(crate) fn parse_payload(payload: &str) -> Option<Vec<(Uuid, Option<i64>)>> {
+    payload
+        .split(',')
+        .map(|entry| match entry.split_once(':') {
+            Some((id, version)) => Some((id.parse().ok()?, Some(version.parse().ok()?))),
+            None => Some((entry.parse().ok()?, None)),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn announcements_go_in_as_few_payloads_as_postgres_takes() {
+        assert!(payloads(&[]).is_empty());
+        let one = Uuid::from_u128(1);
+        assert_eq!(
+            payloads(&[(one, 7)]),
+            vec![format!("{one}:7")],
+            "one table, one entry"
+        );
+        let versions: Vec<(Uuid, i64)> = (0..500u128)
+            .map(|i| (Uuid::from_u128(i), i as i64 * 1000))
+            .collect();
+        let sent = payloads(&versions);
+        assert!(sent.len() > 1, "500 entries need more than one payload");
+        assert!(sent.iter().all(|p| p.len() <= PAYLOAD_MAX));
+        let entries: Vec<String> = sent
+            .iter()
+            .flat_map(|p| p.split(',').map(str::to_owned))
+            .collect();
+        let expected: Vec<String> = versions
+            .iter()
+            .map(|(id, version)| format!("{id}:{version}"))
+            .collect();
+        assert_eq!(entries, expected, "every entry once, in order");
+    }
+
+    #[test]
+    fn a_payload_names_one_table_or_several() {
+        let (a, b) = (Uuid::from_u128(1), Uuid::from_u128(2));
+        assert_eq!(parse_payload(&format!("{a}:3")), Some(vec![(a, Some(3))]));
+        assert_eq!(parse_payload(&a.to_string()), Some(vec![(a, None)]));
+        assert_eq!(
+            parse_payload(&format!("{a}:3,{b}:12,{a}")),
+            Some(vec![(a, Some(3)), (b, Some(12)), (a, None)])
+        );
+        for bad in ["", "x", &format!("{a}:3,"), &format!("{a}:x,{b}:1")] {
+            assert_eq!(parse_payload(bad), None, "{bad:?}");
+        }
+    }
+}

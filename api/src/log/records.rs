@@ -1,0 +1,248 @@
+//! The log's records: an event to append ([`NewEvent`], sealed with its
+//! salt), a table's new events chained to its log ([`ChainedAppend`],
+//! stamped and hashed), and an event as stored ([`StoredEvent`], the public
+//! format; [`EventData`], what folding needs).
+
+use chrono::{DateTime, Utc};
+use domain::{Due, ReadError, Salt, TableEvent, EVENT_VERSION};
+use serde::{Serialize, Serializer};
+use serde_json::Value;
+use std::borrow::Cow;
+use utoipa::openapi::schema::{AllOfBuilder, Schema};
+use utoipa::openapi::{Ref, RefOr};
+use utoipa::{PartialSchema, ToSchema};
+use uuid::Uuid;
+
+use super::chain::{self, ChainedEvent};
+
+/// An event to append: its `type`, schema version `v` and `data`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewEvent {
+    pub kind: String,
+    pub v: i32,
+    pub data: Value,
+}
+
+impl NewEvent {
+    pub fn new(kind: impl Into<String>, v: i32, data: Value) -> Self {
+        Self {
+            kind: kind.into(),
+            v,
+            data,
+        }
+    }
+
+    /// An engine event in the current format ([`EVENT_VERSION`]): its data
+    /// with a fresh salt from the thread's CSPRNG, so that its hash hides
+    /// what redaction hides (see `domain::redaction`).
+    pub fn sealed(event: &TableEvent) -> Self {
+        let salt = Salt::draw(&mut rand::thread_rng());
+        Self::new(event.kind(), EVENT_VERSION as i32, event.sealed_data(salt))
+    }
+}
+
+/// An event as logged; serializes to the public format
+/// `{seq, type, v, at, data, prev_hash, hash}`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StoredEvent {
+    pub seq: i64,
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub v: i32,
+    /// RFC 3339 UTC with exactly six fractional digits.
+    #[serde(serialize_with = "serialize_at")]
+    pub at: DateTime<Utc>,
+    pub data: Value,
+    pub prev_hash: String,
+    pub hash: String,
+}
+
+/// The fields of a stored event besides its `type` and `data` (the schema's
+/// first half; the domain's `EventBody` is the other).
+#[derive(ToSchema)]
+#[allow(dead_code)]
+struct EventHead {
+    /// 1, 2, … in the table's log.
+    #[schema(minimum = 1)]
+    seq: i64,
+    /// The format version of `data` (2 adds its `salt`).
+    #[schema(minimum = 1, maximum = 2)]
+    v: i32,
+    /// RFC 3339 UTC with exactly six fractional digits.
+    #[schema(format = DateTime)]
+    at: String,
+    /// The previous event's `hash` (64 zeros for the first).
+    #[schema(pattern = "^[0-9a-f]{64}$")]
+    prev_hash: String,
+    /// SHA-256 of the event's canonical form with its whole data (docs/API.md).
+    #[schema(pattern = "^[0-9a-f]{64}$")]
+    hash: String,
+}
+
+impl PartialSchema for StoredEvent {
+    fn schema() -> RefOr<Schema> {
+        AllOfBuilder::new()
+            .item(EventHead::schema())
+            .item(Ref::from_schema_name(domain::schema::EVENT_BODY))
+            .description(Some(
+                "An event as logged: `{seq, type, v, at, data, prev_hash, hash}`, its data \
+                 typed by its `type`.",
+            ))
+            .examples([serde_json::json!({
+                "seq": 10,
+                "type": "card_played",
+                "v": 2,
+                "at": "2025-01-31T18:04:05.123456Z",
+                "data": {"seat": 0, "card": "8H", "suit": "S", "announce": false, "salt": "4f0c2a1e9b7d3c5a8e6f1d2b0a9c8e7f"},
+                "prev_hash": "5a1f0e0c9b7d3e2a4f6b8c1d0e9f8a7b6c5d4e3f2a1b0c9d8e7f6a5b4c3d2e1f",
+                "hash": "0c9d8e7f6a5b4c3d2e1f5a1f0e0c9b7d3e2a4f6b8c1d0e9f8a7b6c5d4e3f2a1b"
+            })])
+            .into()
+    }
+}
+
+impl ToSchema for StoredEvent {
+    fn name() -> Cow<'static, str> {
+        Cow::Borrowed("StoredEvent")
+    }
+
+    fn schemas(schemas: &mut Vec<(String, RefOr<Schema>)>) {
+        schemas.extend(domain::schema::event_components());
+    }
+}
+
+impl StoredEvent {
+    /// The engine's event (through its format version, see
+    /// `domain::TableEvent::read`).
+    pub fn event(&self) -> Result<TableEvent, ReadError> {
+        // Through text: maps keyed by seat have string keys in JSON, which
+        // serde_json reads back as numbers only from text.
+        TableEvent::read(&self.kind, format_version(self.v), &self.data.to_string())
+    }
+}
+
+/// A stored `v` as the engine's format number (a negative one, refused by
+/// the table's check, reads as no format at all).
+fn format_version(v: i32) -> u32 {
+    u32::try_from(v).unwrap_or(0)
+}
+
+fn serialize_at<S: Serializer>(at: &DateTime<Utc>, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&chain::format_at(*at))
+}
+
+impl ChainedEvent for StoredEvent {
+    fn seq(&self) -> i64 {
+        self.seq
+    }
+    fn kind(&self) -> &str {
+        &self.kind
+    }
+    fn v(&self) -> i32 {
+        self.v
+    }
+    fn at(&self) -> String {
+        chain::format_at(self.at)
+    }
+    fn data(&self) -> &Value {
+        &self.data
+    }
+    fn prev_hash(&self) -> &str {
+        &self.prev_hash
+    }
+    fn hash(&self) -> &str {
+        &self.hash
+    }
+}
+
+/// A table's new events chained to its log, stamped and hashed, ready for
+/// [`crate::log::Log::append`].
+#[derive(Debug, Clone)]
+pub struct ChainedAppend {
+    pub table_id: Uuid,
+    /// The seq of the table's last event (0: none), the events follow it.
+    pub expected_version: i64,
+    /// The table's new status, when the events change it.
+    pub status: Option<&'static str>,
+    pub events: Vec<StoredEvent>,
+    /// What becomes of the table's `due_at`.
+    pub due: Due,
+}
+
+impl ChainedAppend {
+    /// `events` after event `expected_version`, whose hash is `prev_hash`
+    /// ([`chain::GENESIS_PREV_HASH`] for 0), all stamped now.
+    pub fn new(
+        table_id: Uuid,
+        expected_version: i64,
+        prev_hash: &str,
+        events: Vec<NewEvent>,
+        status: Option<&'static str>,
+    ) -> Self {
+        let at = chain::truncate_at(Utc::now());
+        let at_text = chain::format_at(at);
+        let mut prev_hash = prev_hash.to_owned();
+        let events = events
+            .into_iter()
+            .enumerate()
+            .map(|(i, e)| {
+                let seq = expected_version + 1 + i as i64;
+                let hash = chain::event_hash(&prev_hash, seq, &e.kind, e.v, &at_text, &e.data);
+                StoredEvent {
+                    seq,
+                    kind: e.kind,
+                    v: e.v,
+                    at,
+                    data: e.data,
+                    prev_hash: std::mem::replace(&mut prev_hash, hash.clone()),
+                    hash,
+                }
+            })
+            .collect();
+        Self {
+            table_id,
+            expected_version,
+            status,
+            events,
+            due: Due::Keep,
+        }
+    }
+
+    /// The same, setting the table's `due_at` as `due` says.
+    pub fn with_due(self, due: Due) -> Self {
+        Self { due, ..self }
+    }
+
+    /// The table's `due_at` after the append: `None` to keep it as it is.
+    pub fn due_at(&self) -> Option<Option<DateTime<Utc>>> {
+        let at = self.events.first().map_or_else(Utc::now, |e| e.at);
+        match self.due {
+            Due::Keep => None,
+            Due::Clear => Some(None),
+            Due::After(wait) => Some(chrono::Duration::from_std(wait).ok().map(|w| at + w)),
+        }
+    }
+
+    /// The table's version once the events are stored.
+    pub fn new_version(&self) -> i64 {
+        self.expected_version + self.events.len() as i64
+    }
+}
+
+/// An event's seq, type, format and data as JSON text: what folding a log needs,
+/// without decoding the data into a `serde_json::Value` first.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EventData {
+    pub seq: i64,
+    pub kind: String,
+    /// The event's format version (`v`).
+    pub v: i32,
+    pub data: String,
+}
+
+impl EventData {
+    /// The engine's event (see [`StoredEvent::event`]).
+    pub fn event(&self) -> Result<TableEvent, ReadError> {
+        TableEvent::read(&self.kind, format_version(self.v), &self.data)
+    }
+}
