@@ -31,10 +31,14 @@ use uuid::Uuid;
 
 use crate::error::ApiError;
 use crate::log::chain;
-use crate::metrics;
 use crate::store;
-use crate::store::tables::DueTable;
+use crate::store::due::DueTable;
 use crate::table_service::TableService;
+
+/// Deadlines fired, by kind (`timeout`, `server_move`).
+pub const FIRED: &str = "huit_deadlines_fired_total";
+/// How long after its `due_at` a table was fired.
+pub const LATENESS: &str = "huit_deadline_lateness_seconds";
 
 /// Due tables read at a time.
 const BATCH: i64 = 256;
@@ -59,7 +63,7 @@ pub fn spawn(
             // bounded number of batches per look, should some keep failing.
             for _ in 0..16 {
                 let underway = moving.underway();
-                let due = match store::tables::due(&pool, BATCH, &underway).await {
+                let due = match store::due::due(&pool, BATCH, &underway).await {
                     Ok(due) => due,
                     Err(e) => {
                         tracing::warn!(error = %e, "could not read the due tables");
@@ -166,7 +170,7 @@ async fn fire(tables: &web::Data<TableService>, pool: &PgPool, moving: &Moving, 
         Ok(None) => {}
         Ok(Some(None)) => {
             // Nothing to do at this version (should not happen): not due.
-            if let Err(e) = store::tables::clear_due(pool, due.id, due.version).await {
+            if let Err(e) = store::due::clear_due(pool, due.id, due.version).await {
                 tracing::warn!(table_id = %due.id, error = %e, "could not clear a due table");
             }
         }
@@ -178,17 +182,29 @@ async fn fire(tables: &web::Data<TableService>, pool: &PgPool, moving: &Moving, 
 async fn fired(pool: &PgPool, due: &DueTable, kind: &'static str, acted: Result<(), ApiError>) {
     match acted {
         Ok(()) => {
-            ::metrics::counter!(metrics::DEADLINES_FIRED, "kind" => kind).increment(1);
+            metrics::counter!(FIRED, "kind" => kind).increment(1);
             let late = (chrono::Utc::now() - due.due_at)
                 .to_std()
                 .unwrap_or_default();
-            ::metrics::histogram!(metrics::DEADLINE_LATENESS).record(late.as_secs_f64());
+            metrics::histogram!(LATENESS).record(late.as_secs_f64());
         }
         Err(ApiError::VersionConflict { .. }) => {}
         Err(ApiError::Problem { code, detail, .. }) => {
             tracing::warn!(table_id = %due.id, ?code, detail, "a due command was refused");
-            let _ = store::tables::clear_due(pool, due.id, due.version).await;
+            let _ = store::due::clear_due(pool, due.id, due.version).await;
         }
         Err(e) => tracing::warn!(table_id = %due.id, error = %e, "could not fire a due table"),
+    }
+}
+
+/// The gauges of a scrape: tables the server must act on by itself, in all
+/// and due now.
+pub async fn gauge(pool: &PgPool) {
+    match store::due::count_due(pool).await {
+        Ok((pending, due)) => {
+            metrics::gauge!("huit_deadlines_pending").set(pending as f64);
+            metrics::gauge!("huit_deadlines_due").set(due as f64);
+        }
+        Err(e) => tracing::warn!(error = %e, "metrics: the deadlines could not be counted"),
     }
 }

@@ -20,6 +20,7 @@ pub mod commit;
 pub mod config;
 pub mod console;
 pub mod deadlines;
+pub mod disputes;
 pub mod error;
 pub mod history;
 pub mod log;

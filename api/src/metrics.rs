@@ -46,8 +46,6 @@ pub const HTTP_DURATION: &str = "huit_http_request_duration_seconds";
 pub const MOVES: &str = "huit_moves_total";
 pub const EVENTS: &str = "huit_events_appended_total";
 pub const BATCH_SIZE: &str = "huit_log_writer_batch_size";
-pub const DEADLINES_FIRED: &str = "huit_deadlines_fired_total";
-pub const DEADLINE_LATENESS: &str = "huit_deadline_lateness_seconds";
 pub const BOT_DECISION: &str = "huit_bot_decision_seconds";
 
 /// Whether this process records metrics (without a recorder the macros do
@@ -128,13 +126,7 @@ async fn scrape(sources: web::Data<Sources>) -> HttpResponse {
     metrics::gauge!("huit_db_connections", "state" => "in_use")
         .set(f64::from(size.saturating_sub(idle)));
     metrics::gauge!("huit_db_connections_max").set(f64::from(pool.options().get_max_connections()));
-    match crate::store::tables::count_due(pool).await {
-        Ok((pending, due)) => {
-            metrics::gauge!("huit_deadlines_pending").set(pending as f64);
-            metrics::gauge!("huit_deadlines_due").set(due as f64);
-        }
-        Err(e) => tracing::warn!(error = %e, "metrics: the deadlines could not be counted"),
-    }
+    crate::deadlines::gauge(pool).await;
     let handle = handle();
     handle.run_upkeep();
     HttpResponse::Ok()

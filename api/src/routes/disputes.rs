@@ -1,10 +1,6 @@
-//! Disputes (docs/API.md "Disputes, the admin console, metrics"): a player
-//! of a table files one about a finished round or the finished game; an
-//! admin reads it beside the table's audit and resolves it. A resolution
-//! never touches the game log. What admins do is recorded
-//! ([`store::disputes::record`]) and shown with the dispute.
+//! The dispute routes: a player files one, an admin lists, opens and
+//! resolves them (the rules and the transactions: [`crate::disputes`]).
 
-use actix_web::http::StatusCode;
 use actix_web::{get, post, web, HttpResponse};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -13,19 +9,13 @@ use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
 use crate::auth::AuthUser;
+use crate::disputes::{self, Opened};
 use crate::error::{ApiError, Problem, ProblemCode};
-use crate::history::{self, AuditReport, Parsed};
+use crate::history::AuditReport;
 use crate::routes::problems::{Authenticated, JsonBody, OnTable};
 use crate::routes::shared::{cursor_after, page_limit, ListQuery, TableCall, TablePath};
 use crate::store;
-use crate::store::disputes::{AdminAction, DisputeRow, NewDispute};
-
-/// Open disputes a player may have at once (429 `too_many_requests` beyond).
-pub const MAX_OPEN_DISPUTES: i64 = 3;
-/// The longest reason or note, in characters.
-pub const MAX_TEXT: usize = 2000;
-/// The admin actions shown with a dispute (the latest).
-const ACTIONS_SHOWN: i64 = 200;
+use crate::store::disputes::{DisputeRow, NewDispute};
 
 /// What a player says is wrong.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -244,33 +234,6 @@ pub struct Resolution {
     pub note: String,
 }
 
-/// A reason or a note: 1 to [`MAX_TEXT`] characters, not only spaces, and
-/// no control character but tabs and line breaks (PostgreSQL's text refuses
-/// NUL; the others have no place in a sentence shown to a person).
-fn text(what: &str, s: &str) -> Result<(), ApiError> {
-    let control = s
-        .chars()
-        .any(|c| c.is_control() && !matches!(c, '\t' | '\n' | '\r'));
-    if s.trim().is_empty() || s.chars().count() > MAX_TEXT || control {
-        return Err(ApiError::Validation {
-            code: ProblemCode::InvalidDispute,
-            detail: format!(
-                "{what}: 1 to {MAX_TEXT} characters, not only spaces, no control character \
-                 but tabs and line breaks"
-            ),
-        });
-    }
-    Ok(())
-}
-
-fn round_running(detail: String) -> ApiError {
-    ApiError::Problem {
-        status: StatusCode::CONFLICT,
-        code: ProblemCode::RoundRunning,
-        detail,
-    }
-}
-
 /// A player of the table disputes a finished round's score, or the
 /// finished game's.
 ///
@@ -296,22 +259,20 @@ pub async fn file_dispute(
     body: web::Json<NewDisputeDto>,
 ) -> Result<HttpResponse, ApiError> {
     let (round, reason) = body.into_inner().checked()?;
-    let account_id = reader.user.account.id;
-    disputable(&reader.parsed().await?, account_id, round)?;
     let dispute = NewDispute {
         table_id: reader.table_id,
-        account_id,
+        account_id: reader.user.account.id,
         round,
         reason: &reason,
     };
-    let filed = file(&reader.state, dispute).await?;
+    let filed = disputes::file(&reader.state, &reader.parsed().await?, dispute).await?;
     Ok(HttpResponse::Created().json(DisputeDto::try_from(filed)?))
 }
 
 impl NewDisputeDto {
     /// The round (as stored) and the reason, both checked.
     fn checked(self) -> Result<(Option<i32>, String), ApiError> {
-        text("reason", &self.reason)?;
+        disputes::text("reason", &self.reason)?;
         let round = match self.round {
             Some(0) => {
                 return Err(ApiError::Validation {
@@ -326,54 +287,6 @@ impl NewDisputeDto {
         };
         Ok((round, self.reason))
     }
-}
-
-/// Whether `account_id` may dispute `round` (none: the game) of the game
-/// of `parsed`: a player of it, the round (or the game) over.
-fn disputable(parsed: &Parsed, account_id: Uuid, round: Option<i32>) -> Result<(), ApiError> {
-    if parsed.seat_of(account_id)?.is_none() {
-        return Err(ApiError::Problem {
-            status: StatusCode::FORBIDDEN,
-            code: ProblemCode::NotAPlayer,
-            detail: "only the players of this game may dispute its scores".into(),
-        });
-    }
-    let status = parsed.table()?.status();
-    match round {
-        _ if status == domain::Status::Aborted => Err(ApiError::Problem {
-            status: StatusCode::CONFLICT,
-            code: ProblemCode::GameAborted,
-            detail: "an aborted game has no scores to dispute".into(),
-        }),
-        Some(n) => match parsed.round_span(n.unsigned_abs()) {
-            None => Err(ApiError::NotFound(format!("no round {n} at this table"))),
-            Some(span) if !span.finished => {
-                Err(round_running(format!("round {n} is still being played")))
-            }
-            Some(_) => Ok(()),
-        },
-        None if status != domain::Status::Finished => {
-            Err(round_running("the game is not over".into()))
-        }
-        None => Ok(()),
-    }
-}
-
-/// Files `dispute`, unless its filer has [`MAX_OPEN_DISPUTES`] open already
-/// (429 then).
-async fn file(pool: &PgPool, dispute: NewDispute<'_>) -> Result<DisputeRow, ApiError> {
-    let mut tx = pool.begin().await?;
-    let Some(filed) = store::disputes::file(&mut tx, dispute, MAX_OPEN_DISPUTES).await? else {
-        return Err(ApiError::TooManyRequests {
-            code: ProblemCode::TooManyRequests,
-            detail: format!(
-                "{MAX_OPEN_DISPUTES} disputes of yours are open; file another once one is resolved"
-            ),
-            retry_after_secs: 3600,
-        });
-    };
-    tx.commit().await?;
-    Ok(filed)
 }
 
 /// The caller's disputes, oldest first, with their verdicts.
@@ -425,12 +338,6 @@ fn dispute_id(raw: &str) -> Result<Uuid, ApiError> {
     Uuid::parse_str(raw).map_err(|_| ApiError::NotFound("no such dispute".into()))
 }
 
-async fn dispute(pool: &PgPool, id: Uuid) -> Result<DisputeRow, ApiError> {
-    store::disputes::get(pool, id)
-        .await?
-        .ok_or_else(|| ApiError::NotFound("no such dispute".into()))
-}
-
 /// Admin: a dispute with its table's audit (kept once the game is over, see
 /// `history::kept_audit`; recorded as an admin action) and the admin actions
 /// on its table.
@@ -451,12 +358,12 @@ pub async fn admin_dispute(
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     user.require_admin()?;
-    let d = dispute(&pool, dispute_id(&path)?).await?;
-    let audit = history::kept_audit(&pool, d.table_id, false).await?;
-    let (admin, table, id) = (user.account.id, Some(d.table_id), Some(d.id));
-    store::disputes::record(pool.get_ref(), admin, AdminAction::Audit, table, id).await?;
-    let actions = store::disputes::actions_on(pool.get_ref(), d.table_id, ACTIONS_SHOWN)
-        .await?
+    let Opened {
+        dispute: d,
+        audit,
+        actions,
+    } = disputes::open(&pool, user.account.id, dispute_id(&path)?).await?;
+    let actions = actions
         .into_iter()
         .map(|a| AdminActionDto {
             admin: a.admin,
@@ -498,26 +405,7 @@ pub async fn resolve_dispute(
     user.require_admin()?;
     let id = dispute_id(&path)?;
     let Resolution { verdict, note } = body.into_inner();
-    text("note", &note)?;
-    let verdict = verdict.as_str();
-    let d = dispute(&pool, id).await?;
-    let mut tx = pool.begin().await?;
-    if !store::disputes::resolve(&mut tx, id, user.account.id, verdict, &note).await? {
-        return Err(ApiError::Problem {
-            status: StatusCode::CONFLICT,
-            code: ProblemCode::AlreadyResolved,
-            detail: "this dispute has a verdict already".into(),
-        });
-    }
-    let (admin, table) = (user.account.id, Some(d.table_id));
-    store::disputes::record(
-        &mut *tx,
-        admin,
-        AdminAction::ResolveDispute,
-        table,
-        Some(id),
-    )
-    .await?;
-    tx.commit().await?;
-    Ok(HttpResponse::Ok().json(DisputeDto::try_from(dispute(&pool, id).await?)?))
+    disputes::text("note", &note)?;
+    let resolved = disputes::resolve(&pool, user.account.id, id, verdict.as_str(), &note).await?;
+    Ok(HttpResponse::Ok().json(DisputeDto::try_from(resolved)?))
 }

@@ -13,6 +13,7 @@ pub mod accounts;
 pub mod audits;
 pub mod copy;
 pub mod disputes;
+pub mod due;
 pub mod events;
 pub mod held;
 pub mod history;

@@ -198,7 +198,7 @@ impl TableService {
             if count < REFRESH_PAGE {
                 // Another process appended: what it left due.
                 if moved {
-                    entry.loaded.due_at = store::tables::due_at(&self.pool, table_id).await?;
+                    entry.loaded.due_at = store::due::due_at(&self.pool, table_id).await?;
                 }
                 return Ok(());
             }

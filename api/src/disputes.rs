@@ -1,0 +1,161 @@
+//! Disputes (docs/API.md "Disputes, the admin console, metrics"): a player
+//! of a table files one about a finished round or the finished game; an
+//! admin reads it beside the table's audit and resolves it. A resolution
+//! never touches the game log. What admins do is recorded
+//! ([`store::disputes::record`]) in the transaction of what they did, and
+//! shown with the dispute. The handlers ([`crate::routes::disputes`]) parse
+//! and answer; the rules and the transactions are here.
+
+use actix_web::http::StatusCode;
+use sqlx::PgPool;
+use uuid::Uuid;
+
+use crate::error::{ApiError, ProblemCode};
+use crate::history::{self, AuditReport, Parsed};
+use crate::store;
+use crate::store::disputes::{ActionRow, AdminAction, DisputeRow, NewDispute};
+
+/// Open disputes a player may have at once (429 `too_many_requests` beyond).
+pub const MAX_OPEN_DISPUTES: i64 = 3;
+/// The longest reason or note, in characters.
+pub const MAX_TEXT: usize = 2000;
+/// The admin actions shown with a dispute (the latest).
+const ACTIONS_SHOWN: i64 = 200;
+
+/// A reason or a note: 1 to [`MAX_TEXT`] characters, not only spaces, and
+/// no control character but tabs and line breaks (PostgreSQL's text refuses
+/// NUL; the others have no place in a sentence shown to a person).
+pub fn text(what: &str, s: &str) -> Result<(), ApiError> {
+    let control = s
+        .chars()
+        .any(|c| c.is_control() && !matches!(c, '\t' | '\n' | '\r'));
+    if s.trim().is_empty() || s.chars().count() > MAX_TEXT || control {
+        return Err(ApiError::Validation {
+            code: ProblemCode::InvalidDispute,
+            detail: format!(
+                "{what}: 1 to {MAX_TEXT} characters, not only spaces, no control character \
+                 but tabs and line breaks"
+            ),
+        });
+    }
+    Ok(())
+}
+
+fn round_running(detail: String) -> ApiError {
+    ApiError::Problem {
+        status: StatusCode::CONFLICT,
+        code: ProblemCode::RoundRunning,
+        detail,
+    }
+}
+
+/// Whether `account_id` may dispute `round` (none: the game) of the game
+/// of `parsed`: a player of it, the round (or the game) over.
+fn disputable(parsed: &Parsed, account_id: Uuid, round: Option<i32>) -> Result<(), ApiError> {
+    if parsed.seat_of(account_id)?.is_none() {
+        return Err(ApiError::Problem {
+            status: StatusCode::FORBIDDEN,
+            code: ProblemCode::NotAPlayer,
+            detail: "only the players of this game may dispute its scores".into(),
+        });
+    }
+    let status = parsed.table()?.status();
+    match round {
+        _ if status == domain::Status::Aborted => Err(ApiError::Problem {
+            status: StatusCode::CONFLICT,
+            code: ProblemCode::GameAborted,
+            detail: "an aborted game has no scores to dispute".into(),
+        }),
+        Some(n) => match parsed.round_span(n.unsigned_abs()) {
+            None => Err(ApiError::NotFound(format!("no round {n} at this table"))),
+            Some(span) if !span.finished => {
+                Err(round_running(format!("round {n} is still being played")))
+            }
+            Some(_) => Ok(()),
+        },
+        None if status != domain::Status::Finished => {
+            Err(round_running("the game is not over".into()))
+        }
+        None => Ok(()),
+    }
+}
+
+/// Files `dispute` about the game of `parsed` when its filer may dispute
+/// that round or the game (see [`disputable`]), unless the filer has
+/// [`MAX_OPEN_DISPUTES`] open already (429 then).
+pub async fn file(
+    pool: &PgPool,
+    parsed: &Parsed,
+    dispute: NewDispute<'_>,
+) -> Result<DisputeRow, ApiError> {
+    disputable(parsed, dispute.account_id, dispute.round)?;
+    let mut tx = pool.begin().await?;
+    let Some(filed) = store::disputes::file(&mut tx, dispute, MAX_OPEN_DISPUTES).await? else {
+        return Err(ApiError::TooManyRequests {
+            code: ProblemCode::TooManyRequests,
+            detail: format!(
+                "{MAX_OPEN_DISPUTES} disputes of yours are open; file another once one is resolved"
+            ),
+            retry_after_secs: 3600,
+        });
+    };
+    tx.commit().await?;
+    Ok(filed)
+}
+
+/// A dispute (404 when there is no such one).
+pub async fn dispute(pool: &PgPool, id: Uuid) -> Result<DisputeRow, ApiError> {
+    store::disputes::get(pool, id)
+        .await?
+        .ok_or_else(|| ApiError::NotFound("no such dispute".into()))
+}
+
+/// A dispute as an admin opens it: the table's audit (kept once the game is
+/// over, see [`history::kept_audit`]) and the admin actions on its table.
+#[derive(Debug)]
+pub struct Opened {
+    pub dispute: DisputeRow,
+    pub audit: AuditReport,
+    /// The latest [`ACTIONS_SHOWN`], this opening's audit included.
+    pub actions: Vec<ActionRow>,
+}
+
+/// An admin opens a dispute: its table's audit, recorded as an admin
+/// action, and the actions on its table.
+pub async fn open(pool: &PgPool, admin: Uuid, id: Uuid) -> Result<Opened, ApiError> {
+    let d = dispute(pool, id).await?;
+    let audit = history::kept_audit(pool, d.table_id, false).await?;
+    let (table, id) = (Some(d.table_id), Some(d.id));
+    store::disputes::record(pool, admin, AdminAction::Audit, table, id).await?;
+    let actions = store::disputes::actions_on(pool, d.table_id, ACTIONS_SHOWN).await?;
+    Ok(Opened {
+        dispute: d,
+        audit,
+        actions,
+    })
+}
+
+/// An admin resolves an open dispute with `verdict` and `note` (checked by
+/// the caller with [`text`]), recorded as an admin action in the same
+/// transaction; 409 `already_resolved` when it has a verdict already.
+pub async fn resolve(
+    pool: &PgPool,
+    admin: Uuid,
+    id: Uuid,
+    verdict: &str,
+    note: &str,
+) -> Result<DisputeRow, ApiError> {
+    let d = dispute(pool, id).await?;
+    let mut tx = pool.begin().await?;
+    if !store::disputes::resolve(&mut tx, id, admin, verdict, note).await? {
+        return Err(ApiError::Problem {
+            status: StatusCode::CONFLICT,
+            code: ProblemCode::AlreadyResolved,
+            detail: "this dispute has a verdict already".into(),
+        });
+    }
+    let action = AdminAction::ResolveDispute;
+    store::disputes::record(&mut *tx, admin, action, Some(d.table_id), Some(id)).await?;
+    tx.commit().await?;
+    dispute(pool, id).await
+}
