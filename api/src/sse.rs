@@ -12,7 +12,6 @@ use actix_web::{HttpRequest, HttpResponse};
 use bytes::Bytes;
 use futures_util::stream::{self, Stream, StreamExt};
 use sqlx::PgPool;
-use tokio::sync::watch;
 use tokio::time::Instant;
 use uuid::Uuid;
 
@@ -22,7 +21,7 @@ use utoipa::ToSchema;
 use crate::error::{ApiError, ProblemCode};
 use crate::store;
 use crate::store::events::PAGE;
-use crate::table_service::{CachedTable, TableService};
+use crate::table_service::{CachedTable, Subscription, TableService};
 use crate::watchers::Watch;
 
 /// The whole log of a table as NDJSON, one public event per line, read from
@@ -92,7 +91,7 @@ pub struct EventStream {
     /// The caller's account: the redaction is its seat's (or a spectator's).
     pub account_id: Uuid,
     /// Subscribed before the first read.
-    pub rx: watch::Receiver<u64>,
+    pub commits: Subscription,
     pub keepalive: Duration,
 }
 
@@ -108,9 +107,10 @@ pub fn frame(id: i64, data: &impl serde::Serialize) -> Bytes {
 
 /// The server-sent events of a table: a comment first, then every event
 /// after `after`, then each new one as it is committed (woken through
-/// [`crate::commit::notify::CommitHub`], not by polling the database), with a keep-alive
-/// comment after each `keepalive` of silence, after which the table's
-/// stored version is checked too (a notification can be lost). Events come from the table
+/// [`crate::commit::notify::CommitHub`], not by polling the database); after each
+/// `keepalive` of silence the table's stored version is checked (a
+/// notification can be lost), then a keep-alive comment is sent (the loop:
+/// [`TableService::wait_for`]). Events come from the table
 /// cache like long polls' (the log is read only for old events or when
 /// another process committed), so a wake-up costs no query. The stream
 /// ends when it is dropped (the client went away) or the database fails.
@@ -120,48 +120,37 @@ pub fn table_events(s: EventStream) -> impl Stream<Item = Result<Bytes, sqlx::Er
         ": events of table {}\nretry: 2000\n\n",
         s.table_id
     )));
-    // `verify`: read the table's stored version at the next read.
-    stream::unfold(
-        (s, pending, false),
-        |(mut s, mut pending, mut verify)| async move {
-            loop {
-                if let Some(b) = pending.pop_front() {
-                    return Some((Ok(b), (s, pending, verify)));
-                }
-                let page = s
-                    .tables
-                    .events_after(s.table_id, s.account_id, s.after, PAGE, verify)
-                    .await;
-                verify = false;
-                match page {
-                    Err(e) => {
-                        tracing::warn!(error = %e, "event stream stops");
-                        return None;
-                    }
-                    Ok(page) if !page.is_empty() => {
-                        for e in &page {
-                            pending.push_back(frame(e.seq, e));
-                            s.after = e.seq;
-                        }
-                        continue;
-                    }
-                    Ok(_) => {}
-                }
-                let deadline = Instant::now() + s.keepalive;
-                if !s.tables.hub().wait(&mut s.rx, deadline).await {
-                    if Instant::now() < deadline {
-                        // The wake-up channel closed: subscribe again, re-read.
-                        s.rx = s.tables.hub().subscribe(s.table_id);
-                        continue;
-                    }
-                    pending.push_back(Bytes::from_static(b": keep-alive\n\n"));
-                    // Nothing heard for a while: check the log's version all
-                    // the same (a notification can be lost).
-                    verify = true;
-                }
+    stream::unfold((s, pending), |(mut s, mut pending)| async move {
+        loop {
+            if let Some(b) = pending.pop_front() {
+                return Some((Ok(b), (s, pending)));
             }
-        },
-    )
+            let deadline = Instant::now() + s.keepalive;
+            let (tables, commits) = (&s.tables, &mut s.commits);
+            let (table_id, account_id, after) = (s.table_id, s.account_id, s.after);
+            let page = tables
+                .wait_for(commits, deadline, async |verify| {
+                    tables
+                        .events_after(table_id, account_id, after, PAGE, verify)
+                        .await
+                        .map(|page| (!page.is_empty()).then_some(page))
+                })
+                .await;
+            match page {
+                Err(e) => {
+                    tracing::warn!(error = %e, "event stream stops");
+                    return None;
+                }
+                Ok(Some(page)) => {
+                    for e in &page {
+                        pending.push_back(frame(e.seq, e));
+                        s.after = e.seq;
+                    }
+                }
+                Ok(None) => pending.push_back(Bytes::from_static(b": keep-alive\n\n")),
+            }
+        }
+    })
 }
 
 /// A subscriber's place in a table's stream of views.
@@ -191,9 +180,9 @@ impl<F> std::fmt::Debug for ViewStream<F> {
 /// view whenever the table is at a version other than the last one sent,
 /// at once for the first (unless the client has it) and as each commit is
 /// heard (woken through [`crate::commit::notify::CommitHub`] as long polls are, from the table
-/// cache). Commits heard together give one frame, of the latest view. A
-/// keep-alive comment follows each `keepalive` of silence, after which the
-/// table's stored version is checked too (a notification can be lost). The
+/// cache). Commits heard together give one frame, of the latest view. After
+/// each `keepalive` of silence the table's stored version is checked (a
+/// notification can be lost), then a keep-alive comment is sent. The
 /// stream ends when it is dropped (the client went away) or the database
 /// fails.
 pub fn table_views<F>(s: ViewStream<F>) -> impl Stream<Item = Result<Bytes, sqlx::Error>> + 'static
@@ -218,35 +207,16 @@ where
                 |l| (l.version(), frame(l)),
             )
             .await;
-        let next = match changed {
-            Ok(Some(changed)) => Some(changed),
-            // Nothing heard for a while: the table's stored version all the
-            // same, then a keep-alive.
-            Ok(None) => match s
-                .tables
-                .read(s.table_id, seen, |l| {
-                    (l.version() != seen).then(|| (l.version(), frame(l)))
-                })
-                .await
-            {
-                Ok(Some(changed)) => Some(changed),
-                Ok(None) => None,
-                Err(e) => {
-                    tracing::warn!(error = %e, "view stream stops");
-                    return None;
-                }
-            },
-            Err(e) => {
-                tracing::warn!(error = %e, "view stream stops");
-                return None;
-            }
-        };
-        match next {
-            Some((version, frame)) => {
+        match changed {
+            Ok(Some((version, frame))) => {
                 s.seen = version;
                 Some((Ok(frame), (s, None)))
             }
-            None => Some((Ok(Bytes::from_static(b": keep-alive\n\n")), (s, None))),
+            Ok(None) => Some((Ok(Bytes::from_static(b": keep-alive\n\n")), (s, None))),
+            Err(e) => {
+                tracing::warn!(error = %e, "view stream stops");
+                None
+            }
         }
     })
 }

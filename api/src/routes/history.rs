@@ -240,7 +240,7 @@ pub async fn stream_events(
     // Subscribe before the first read, so no commit is missed. An empty
     // read first: 404 when there is no such table (and the table cached
     // for the stream).
-    let rx = tables.hub().subscribe(table_id);
+    let commits = tables.subscribe(table_id);
     tables
         .events_after(table_id, account_id, after, 0, true)
         .await?;
@@ -249,7 +249,7 @@ pub async fn stream_events(
         table_id,
         after,
         account_id,
-        rx,
+        commits,
         keepalive: settings.sse_keepalive(),
     });
     Ok(event_stream(sse::until_ended(body, watch)))

@@ -69,6 +69,7 @@ mod commands;
 mod reads;
 
 pub use commands::{BotCaps, Opening};
+pub use reads::Subscription;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex as StdMutex};

@@ -57,43 +57,88 @@ impl TableService {
         Ok(f(&entry.loaded))
     }
 
+    /// Subscribes to the commits of `table_id`, from any process: take it
+    /// before the first read, so that no commit between a read and the wait
+    /// is missed.
+    pub fn subscribe(&self, table_id: Uuid) -> Subscription {
+        Subscription {
+            table_id,
+            rx: self.hub.subscribe(table_id),
+        }
+    }
+
+    /// The long polls' and streams' one loop: `read` until it finds
+    /// something, waiting between reads for a commit of the table (heard
+    /// from any process, without polling the database), until `deadline`;
+    /// `None` then. `read` is told whether to check the table's stored
+    /// version as well: after a wait that heard nothing it does, once,
+    /// before the answer is `None` (a notification can be lost).
+    pub async fn wait_for<R>(
+        &self,
+        subscription: &mut Subscription,
+        deadline: Instant,
+        mut read: impl AsyncFnMut(bool) -> Result<Option<R>, ApiError>,
+    ) -> Result<Option<R>, ApiError> {
+        let mut verify = false;
+        loop {
+            if let Some(found) = read(verify).await? {
+                return Ok(Some(found));
+            }
+            if verify {
+                return Ok(None);
+            }
+            if !self.hub.wait(&mut subscription.rx, deadline).await {
+                if Instant::now() < deadline {
+                    // The wake-up channel closed: subscribe again, read again.
+                    *subscription = self.subscribe(subscription.table_id);
+                } else {
+                    verify = true;
+                }
+            }
+        }
+    }
+
     /// Runs `f` on the table once `unchanged` is false of it (a long poll of
     /// the view): at once when the cache is past it, else as soon as a
-    /// commit is heard (from any process, as in [`Self::poll_events`]) that
-    /// makes it so, until `deadline`. `seen` is a version the caller has
-    /// seen: the table is never read older. `None` when nothing changed by
-    /// the deadline; the caller then reads the table as usual, which checks
-    /// its stored version (a notification can be lost).
+    /// commit makes it so, until `deadline` ([`Self::wait_for`]). `seen` is a
+    /// version the caller has seen: the table is never read older. `None`
+    /// when nothing changed by the deadline.
     pub async fn read_when<R>(
         &self,
         table_id: Uuid,
         seen: i64,
         deadline: Instant,
         unchanged: impl Fn(&CachedTable) -> bool,
-        f: impl FnOnce(&CachedTable) -> R,
+        f: impl Fn(&CachedTable) -> R,
     ) -> Result<Option<R>, ApiError> {
-        // Subscribe before reading, so a commit in between is not missed.
-        let mut rx = self.hub.subscribe(table_id);
-        loop {
-            {
-                let slot = self.slot(table_id);
-                let mut guard = slot.lock().await;
-                let entry = self.refresh(table_id, &mut guard, seen).await?;
-                if !unchanged(&entry.loaded) {
-                    return Ok(Some(f(&entry.loaded)));
-                }
-            }
-            if !self.hub.wait(&mut rx, deadline).await {
-                return Ok(None);
-            }
-        }
+        let mut subscription = self.subscribe(table_id);
+        let changed = |l: &CachedTable| (!unchanged(l)).then(|| f(l));
+        self.wait_for(&mut subscription, deadline, async |verify| match verify {
+            true => self.read(table_id, seen, &changed).await,
+            false => self.read_cached(table_id, seen, &changed).await,
+        })
+        .await
+    }
+
+    /// `f` on the table as the cache has it, at `min_version` at least,
+    /// without asking for its stored version (the hub tells the cache of
+    /// every commit it hears).
+    async fn read_cached<R>(
+        &self,
+        table_id: Uuid,
+        min_version: i64,
+        f: impl FnOnce(&CachedTable) -> R,
+    ) -> Result<R, ApiError> {
+        let slot = self.slot(table_id);
+        let mut guard = slot.lock().await;
+        let entry = self.refresh(table_id, &mut guard, min_version).await?;
+        Ok(f(&entry.loaded))
     }
 
     /// The events after `after` (at most `limit`) as `account_id` may see
-    /// them. With none yet, waits until `deadline` for one to be committed
-    /// (by any process: the hub hears PostgreSQL's notifications), without
-    /// polling the database in between. 404 when the table does not exist.
-    /// Recent events come from the cache, older ones from the log.
+    /// them. With none yet and a `deadline`, waits for one to be committed
+    /// ([`Self::wait_for`]). 404 when the table does not exist. Recent
+    /// events come from the cache, older ones from the log.
     #[tracing::instrument(skip(self))]
     pub async fn poll_events(
         &self,
@@ -103,23 +148,20 @@ impl TableService {
         limit: i64,
         deadline: Option<Instant>,
     ) -> Result<Vec<StoredEvent>, ApiError> {
-        // Subscribe before reading, so a commit in between is not missed.
-        let mut rx = self.hub.subscribe(table_id);
-        loop {
-            let page = self
+        let Some(deadline) = deadline else {
+            return self
                 .events_after(table_id, account_id, after, limit, false)
-                .await?;
-            let Some(deadline) = deadline.filter(|_| page.is_empty()) else {
-                return Ok(page);
-            };
-            if !self.hub.wait(&mut rx, deadline).await {
-                // Nothing heard: check the log's version all the same (a
-                // notification can be lost).
-                return self
-                    .events_after(table_id, account_id, after, limit, true)
-                    .await;
-            }
-        }
+                .await;
+        };
+        let mut subscription = self.subscribe(table_id);
+        let page = self
+            .wait_for(&mut subscription, deadline, async |verify| {
+                self.events_after(table_id, account_id, after, limit, verify)
+                    .await
+                    .map(|page| (!page.is_empty()).then_some(page))
+            })
+            .await?;
+        Ok(page.unwrap_or_default())
     }
 
     /// The events after `after` (at most `limit`) as `account_id` may see
@@ -182,4 +224,11 @@ impl TableService {
             })
             .collect())
     }
+}
+
+/// A caller's subscription to a table's commits ([`TableService::subscribe`]).
+#[derive(Debug)]
+pub struct Subscription {
+    table_id: Uuid,
+    rx: tokio::sync::watch::Receiver<u64>,
 }
