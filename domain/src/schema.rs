@@ -15,7 +15,7 @@ use crate::event::{Event, Move};
 use crate::redaction::{
     BotMovedSeen, CardsDrawnSeen, RoundStartedSeen, StockReshuffledSeen, TurnStartedSeen,
 };
-use crate::table::events::TableOwn;
+use crate::table::events::TableEvent;
 
 /// The name of the union of every event's `{type, data}`.
 pub const EVENT_BODY: &str = "EventBody";
@@ -131,10 +131,10 @@ pub fn move_components() -> Vec<(String, RefOr<Schema>)> {
 /// refer to.
 pub fn event_components() -> Vec<(String, RefOr<Schema>)> {
     let mut components = Vec::new();
-    <TableOwn as ToSchema>::schemas(&mut components);
+    <TableEvent as ToSchema>::schemas(&mut components);
     <Event as ToSchema>::schemas(&mut components);
     let mut union = OneOfBuilder::new();
-    for (kind, mut object) in members(TableOwn::schema())
+    for (kind, mut object) in members(TableEvent::schema())
         .into_iter()
         .chain(members(Event::schema()))
     {

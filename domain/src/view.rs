@@ -15,7 +15,7 @@ use crate::game::{Game, Round};
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[cfg_attr(feature = "openapi", schema(example = json!({"round": 2, "my_seat": 0, "hand": ["8H", "10S", "QC"], "top_card": "7H", "active_suit": null, "active_letter": null, "active_rank": null, "direction": "clockwise", "current_seat": 0, "stock_size": 30, "discard_size": 6, "players": [{"seat": 0, "account_id": "0b5c9e04-5f5e-4a43-9f1e-0c2b8d1c7a10", "bot": null, "username": "alice", "hand_size": 3, "total": 12, "announced": false, "out": false, "away": false, "resigned": false}, {"seat": 1, "account_id": "7d1e0c8a-3b9f-4e2d-8c6a-5f4b3a2e1d00", "bot": null, "username": "bob", "hand_size": 1, "total": 40, "announced": true, "out": false, "away": false, "resigned": false}], "pending": {"kind": "none", "seat": null, "draw": null, "count": null, "card": null, "frozen": false, "challengeable": null}, "legal_moves": [{"type": "play", "card": "8H", "suit": "S", "announce": false}, {"type": "draw"}], "result": null})))]
 // `P` is what is said of each player: the engine's [`PlayerView`], or what a
-// table adds to it (who sits there, through [`SeatView::with_players`]); the
+// table adds to it (who sits there, through [`Game::view_with`]); the
 // example is the API's, where players have names.
 pub struct SeatView<P = PlayerView> {
     /// The current (or last) round; 0 before the first deal.
@@ -149,37 +149,13 @@ pub struct FullView {
 }
 
 impl<P> SeatView<P> {
-    /// The same view, with what is said of each player made by `f` (a
-    /// player for whom it gives `None` is left out).
-    pub fn with_players<Q>(self, f: impl FnMut(P) -> Option<Q>) -> SeatView<Q> {
-        SeatView {
-            round: self.round,
-            my_seat: self.my_seat,
-            hand: self.hand,
-            top_card: self.top_card,
-            active_suit: self.active_suit,
-            active_letter: self.active_letter,
-            active_rank: self.active_rank,
-            direction: self.direction,
-            current_seat: self.current_seat,
-            stock_size: self.stock_size,
-            discard_size: self.discard_size,
-            players: self.players.into_iter().filter_map(f).collect(),
-            pending: self.pending,
-            legal_moves: self.legal_moves,
-            result: self.result,
-        }
-    }
-}
-
-impl SeatView {
     /// The view of a table with no round dealt: before the first deal (the
     /// lobby), or after the game.
     pub fn nothing_dealt(
         my_seat: Option<Seat>,
-        players: Vec<PlayerView>,
+        players: Vec<P>,
         result: Option<GameEnded>,
-    ) -> SeatView {
+    ) -> SeatView<P> {
         SeatView {
             round: 0,
             my_seat,
@@ -296,6 +272,17 @@ fn pending_view(r: &Round, viewer: Option<Seat>) -> PendingView {
 impl Game {
     /// What `viewer` may see; `None` is a spectator (no hand, no moves).
     pub fn view(&self, viewer: Option<Seat>) -> SeatView {
+        self.view_with(viewer, Some)
+    }
+
+    /// [`Game::view`], with what is said of each player made by `who` from
+    /// the engine's [`PlayerView`] (a player for whom it gives `None` is
+    /// left out).
+    pub fn view_with<P>(
+        &self,
+        viewer: Option<Seat>,
+        who: impl FnMut(PlayerView) -> Option<P>,
+    ) -> SeatView<P> {
         let viewer = viewer.filter(|s| *s < self.seats);
         let players = (0..self.seats)
             .map(|seat| PlayerView {
@@ -305,6 +292,7 @@ impl Game {
                 announced: self.round.as_ref().is_some_and(|r| r.announced[seat]),
                 out: self.round.as_ref().is_some_and(|r| r.is_out(seat)),
             })
+            .filter_map(who)
             .collect();
         let Some(r) = self.round.as_ref() else {
             return SeatView::nothing_dealt(viewer, players, self.result.clone());

@@ -1,6 +1,5 @@
-//! The events of a table's log: the lobby's and the server's own
-//! (`TableOwn`), and the game's, with their JSON form and the fast read of a
-//! stored event's data.
+//! The events of a table's log: the lobby's and the server's own, and the
+//! game's, with their JSON form and the fast read of a stored event's data.
 
 use serde::{Deserialize, Serialize};
 
@@ -22,65 +21,17 @@ pub struct TableCreated {
     pub clock: Option<Clock>,
 }
 
-/// Every event of a table's log.
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[allow(clippy::large_enum_variant)]
-pub enum TableEvent {
-    TableCreated(TableCreated),
-    PlayerJoined(Seated),
-    PlayerLeft {
-        seat: Seat,
-    },
-    /// The game starts with these players, seated 0..n-1 in seat order.
-    GameStarted {
-        players: Vec<Seated>,
-    },
-    /// D38: the seat's deadline (as recorded) passed; its timeout move follows.
-    TurnTimedOut {
-        seat: Seat,
-        deadline: String,
-    },
-    /// D39: the server plays for the seat until its player comes back.
-    SeatAway {
-        seat: Seat,
-    },
-    SeatBack {
-        seat: Seat,
-    },
-    /// D40: the player resigned; a bot plays the seat to the end.
-    PlayerResigned {
-        seat: Seat,
-    },
-    /// D41: the game is aborted; no ranking.
-    GameAborted {
-        by: Seat,
-    },
-    /// D42: the move that follows is the server's for the seat, chosen by
-    /// `bot` (`level@version`) from the seat's view and `seed`, searching
-    /// `playouts` (a level that searches; absent in older logs: its full
-    /// search).
-    BotMoved {
-        seat: Seat,
-        bot: String,
-        reason: BotReason,
-        seed: u32,
-        playouts: Option<u32>,
-    },
-    /// D42: a bot of `level` takes the seat while the table waits.
-    BotSeated {
-        seat: Seat,
-        level: Level,
-    },
-    Game(Event),
-}
-
-/// The table's own events' serde shape (short-lived: only built to
-/// (de)serialise): every [`TableEvent`] but the game's.
-#[derive(Serialize, Deserialize)]
+/// Every event of a table's log: the table's own, whose serde form (the
+/// public `{type, data}`) is derived here, and the game's
+/// ([`TableEvent::Game`], in the game's own form).
+#[derive(
+    Clone, Debug, PartialEq, Eq, Serialize, Deserialize, strum::IntoStaticStr, strum::VariantNames,
+)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(tag = "type", content = "data", rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 #[allow(clippy::large_enum_variant)]
-pub(crate) enum TableOwn {
+pub enum TableEvent {
     TableCreated(TableCreated),
     PlayerJoined(Seated),
     PlayerLeft {
@@ -137,72 +88,26 @@ pub(crate) enum TableOwn {
         seat: Seat,
         level: Level,
     },
+    /// The game's own events, in their own `{type, data}` form (not the
+    /// table's: serialised and read apart, see [`TableEvent::to_json`]).
+    #[serde(skip)]
+    Game(Event),
 }
 
 impl TableEvent {
-    /// The `type` of the public log.
+    /// The `type` of the public log (the table's own events' are their
+    /// serde tags, named alike by strum).
     pub fn kind(&self) -> &'static str {
         match self {
-            TableEvent::TableCreated(_) => "table_created",
-            TableEvent::PlayerJoined(_) => "player_joined",
-            TableEvent::PlayerLeft { .. } => "player_left",
-            TableEvent::GameStarted { .. } => "game_started",
-            TableEvent::TurnTimedOut { .. } => "turn_timed_out",
-            TableEvent::SeatAway { .. } => "seat_away",
-            TableEvent::SeatBack { .. } => "seat_back",
-            TableEvent::PlayerResigned { .. } => "player_resigned",
-            TableEvent::GameAborted { .. } => "game_aborted",
-            TableEvent::BotMoved { .. } => "bot_moved",
-            TableEvent::BotSeated { .. } => "bot_seated",
             TableEvent::Game(e) => e.kind(),
+            own => own.into(),
         }
     }
 
-    /// The table's own events' types (every [`TableEvent`] but the game's).
-    const OWN_KINDS: [&'static str; 11] = [
-        "table_created",
-        "player_joined",
-        "player_left",
-        "game_started",
-        "turn_timed_out",
-        "seat_away",
-        "seat_back",
-        "player_resigned",
-        "game_aborted",
-        "bot_moved",
-        "bot_seated",
-    ];
-
-    /// The table's own event in its serde shape; `None` for the game's.
-    fn own(&self) -> Option<TableOwn> {
-        Some(match self.clone() {
-            TableEvent::TableCreated(c) => TableOwn::TableCreated(c),
-            TableEvent::PlayerJoined(s) => TableOwn::PlayerJoined(s),
-            TableEvent::PlayerLeft { seat } => TableOwn::PlayerLeft { seat },
-            TableEvent::GameStarted { players } => TableOwn::GameStarted { players },
-            TableEvent::TurnTimedOut { seat, deadline } => {
-                TableOwn::TurnTimedOut { seat, deadline }
-            }
-            TableEvent::SeatAway { seat } => TableOwn::SeatAway { seat },
-            TableEvent::SeatBack { seat } => TableOwn::SeatBack { seat },
-            TableEvent::PlayerResigned { seat } => TableOwn::PlayerResigned { seat },
-            TableEvent::GameAborted { by } => TableOwn::GameAborted { by },
-            TableEvent::BotMoved {
-                seat,
-                bot,
-                reason,
-                seed,
-                playouts,
-            } => TableOwn::BotMoved {
-                seat,
-                bot,
-                reason,
-                seed,
-                playouts,
-            },
-            TableEvent::BotSeated { seat, level } => TableOwn::BotSeated { seat, level },
-            TableEvent::Game(_) => return None,
-        })
+    /// Whether `kind` is one of the table's own events' types.
+    pub(crate) fn is_own(kind: &str) -> bool {
+        use strum::VariantNames;
+        kind != "game" && Self::VARIANTS.contains(&kind)
     }
 
     /// The event's `data` as JSON, complete (for the log and replays).
@@ -212,9 +117,9 @@ impl TableEvent {
 
     /// `{type, data}`.
     pub fn to_json(&self) -> serde_json::Value {
-        match (self, self.own()) {
-            (TableEvent::Game(e), _) => serde_json::to_value(e),
-            (_, own) => serde_json::to_value(own),
+        match self {
+            TableEvent::Game(e) => serde_json::to_value(e),
+            own => serde_json::to_value(own),
         }
         .expect("events serialise")
     }
@@ -235,36 +140,10 @@ impl TableEvent {
     /// `data` as JSON text (a stored event goes through
     /// [`TableEvent::read`], which knows its format).
     pub(crate) fn parse(kind: &str, data: &str) -> Result<TableEvent, serde_json::Error> {
-        if !Self::OWN_KINDS.contains(&kind) {
+        if !Self::is_own(kind) {
             return Ok(TableEvent::Game(Tagged::read(kind, data)?));
         }
-        Ok(match Tagged::read(kind, data)? {
-            TableOwn::TableCreated(c) => TableEvent::TableCreated(c),
-            TableOwn::PlayerJoined(s) => TableEvent::PlayerJoined(s),
-            TableOwn::PlayerLeft { seat } => TableEvent::PlayerLeft { seat },
-            TableOwn::GameStarted { players } => TableEvent::GameStarted { players },
-            TableOwn::TurnTimedOut { seat, deadline } => {
-                TableEvent::TurnTimedOut { seat, deadline }
-            }
-            TableOwn::SeatAway { seat } => TableEvent::SeatAway { seat },
-            TableOwn::SeatBack { seat } => TableEvent::SeatBack { seat },
-            TableOwn::PlayerResigned { seat } => TableEvent::PlayerResigned { seat },
-            TableOwn::GameAborted { by } => TableEvent::GameAborted { by },
-            TableOwn::BotMoved {
-                seat,
-                bot,
-                reason,
-                seed,
-                playouts,
-            } => TableEvent::BotMoved {
-                seat,
-                bot,
-                reason,
-                seed,
-                playouts,
-            },
-            TableOwn::BotSeated { seat, level } => TableEvent::BotSeated { seat, level },
-        })
+        Tagged::read(kind, data)
     }
 }
 

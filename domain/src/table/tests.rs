@@ -236,6 +236,56 @@ fn a_stored_event_is_its_type_and_data_or_an_error() {
 }
 
 #[test]
+fn every_table_event_is_named_as_it_is_serialised_and_read_back() {
+    let mut events =
+        Table::create("moderne", &Default::default(), 2, None, &"a".into(), "a").unwrap();
+    let joined = events[1].clone();
+    let TableEvent::PlayerJoined(seated) = &joined else {
+        panic!("{joined:?}")
+    };
+    events.extend([
+        TableEvent::PlayerLeft { seat: 1 },
+        TableEvent::GameStarted {
+            players: vec![seated.clone()],
+        },
+        TableEvent::TurnTimedOut {
+            seat: 0,
+            deadline: "2025-01-31T18:04:05.000000Z".into(),
+        },
+        TableEvent::SeatAway { seat: 0 },
+        TableEvent::SeatBack { seat: 0 },
+        TableEvent::PlayerResigned { seat: 1 },
+        TableEvent::GameAborted { by: 0 },
+        TableEvent::BotMoved {
+            seat: 1,
+            bot: "basic@1".into(),
+            reason: BotReason::Resigned,
+            seed: 7,
+            playouts: Some(500),
+        },
+        TableEvent::BotSeated {
+            seat: 1,
+            level: crate::bots::Level::Strong,
+        },
+    ]);
+    let mut kinds: Vec<&str> = events.iter().map(TableEvent::kind).collect();
+    kinds.sort_unstable();
+    kinds.dedup();
+    assert_eq!(kinds.len(), 11, "every table event of its own: {kinds:?}");
+    for e in &events {
+        let json = e.to_json();
+        assert_eq!(json["type"], e.kind(), "{e:?}");
+        assert!(TableEvent::is_own(e.kind()));
+        assert_eq!(&TableEvent::from_parts(e.kind(), e.data()).unwrap(), e);
+    }
+    assert!(
+        !TableEvent::is_own("game"),
+        "the game's events are not a kind"
+    );
+    assert!(!TableEvent::is_own("card_played"));
+}
+
+#[test]
 fn moves_come_from_seated_players_only() {
     let mut t = new_table(2);
     t.execute(&join("b"), &mut rng()).unwrap();

@@ -432,11 +432,24 @@ impl TableView {
     pub fn of(id: Uuid, l: &CachedTable, account_id: Uuid) -> Self {
         let t = &l.table;
         let seat = l.seat_of(account_id);
+        // Every seat of a started game, or listed before it, is taken.
+        let who = |player: PlayerView| {
+            let seated = t.players.get(player.seat).and_then(Option::as_ref)?;
+            Some(ViewPlayer {
+                presence: SeatPresence::of(t, player.seat),
+                player,
+                holder: Holder::of(seated),
+                username: seated.username.clone(),
+            })
+        };
         let view = match t.game.as_ref() {
-            Some(g) => g.view(seat),
+            Some(g) => g.view_with(seat, who),
             None => SeatView::nothing_dealt(
                 seat,
-                t.seated().map(|p| PlayerView::waiting(p.seat)).collect(),
+                t.seated()
+                    .map(|p| PlayerView::waiting(p.seat))
+                    .filter_map(who)
+                    .collect(),
                 None,
             ),
         };
@@ -448,16 +461,7 @@ impl TableView {
             deadline: ClockDto::of(l)
                 .and_then(|c| c.deadline)
                 .filter(|_| seat.is_some() && t.must_act() == seat),
-            // Every seat of a started game, or listed before it, is taken.
-            seat: view.with_players(|player| {
-                let who = t.players.get(player.seat).and_then(Option::as_ref)?;
-                Some(ViewPlayer {
-                    presence: SeatPresence::of(t, player.seat),
-                    player,
-                    holder: Holder::of(who),
-                    username: who.username.clone(),
-                })
-            }),
+            seat: view,
         }
     }
 }
