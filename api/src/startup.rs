@@ -92,6 +92,47 @@ impl std::fmt::Debug for Application {
     }
 }
 
+/// The body limit, and bad JSON bodies, paths and queries answered as
+/// problems.
+fn extractor_errors(cfg: &mut utoipa_actix_web::service_config::ServiceConfig, body_limit: usize) {
+    cfg.app_data(
+        web::JsonConfig::default()
+            .limit(body_limit)
+            .error_handler(move |err, _| error::json_error(err, body_limit).into()),
+    )
+    .app_data(web::PathConfig::default().error_handler(|err, _| error::path_error(err).into()))
+    .app_data(web::QueryConfig::default().error_handler(|err, _| error::query_error(err).into()));
+}
+
+/// Every answer: no framing, no sniffing, no referrer (the interactive
+/// documentation included; the console's pages set a stricter policy of
+/// their own, which this leaves alone).
+fn security_headers() -> DefaultHeaders {
+    DefaultHeaders::new()
+        .add((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
+        .add((header::CONTENT_SECURITY_POLICY, "frame-ancestors 'none'"))
+        .add((header::REFERRER_POLICY, "no-referrer"))
+}
+
+/// `/metrics` on `HUIT_METRICS_BIND`, when set: its port and its server.
+fn metrics_listener(
+    settings: &Settings,
+    pool: &web::Data<PgPool>,
+    tables: &web::Data<TableService>,
+    watchers: &web::Data<Watchers>,
+) -> std::io::Result<Option<(u16, Server)>> {
+    let Some(bind) = &settings.metrics_bind else {
+        return Ok(None);
+    };
+    let listener = TcpListener::bind(bind)?;
+    let port = listener.local_addr()?.port();
+    let (pool, tables, watchers) = (pool.get_ref().clone(), tables.clone(), watchers.clone());
+    Ok(Some((
+        port,
+        metrics::serve(listener, pool, tables, watchers)?,
+    )))
+}
+
 impl Application {
     /// Binds `settings.bind` (port 0 picks a free port) and prepares the
     /// server on `pool`. Migrations are not run here: see [`migrate`].
@@ -113,16 +154,7 @@ impl Application {
             pool.get_ref().clone(),
             Duration::from_millis(settings.due_poll_ms),
         );
-        let metrics = match &settings.metrics_bind {
-            Some(bind) => {
-                let listener = TcpListener::bind(bind)?;
-                let port = listener.local_addr()?.port();
-                let (pool, tables, watchers) =
-                    (pool.get_ref().clone(), tables.clone(), watchers.clone());
-                Some((port, metrics::serve(listener, pool, tables, watchers)?))
-            }
-            None => None,
-        };
+        let metrics = metrics_listener(&settings, &pool, &tables, &watchers)?;
         let cors_origins = cors_origins(&settings.cors_origins)?;
         let body_limit = settings.body_limit_bytes;
         let workers = settings.workers;
@@ -138,19 +170,7 @@ impl Application {
                 .app_data(rates.clone())
                 .app_data(tables.clone())
                 .app_data(watchers.clone())
-                .app_data(
-                    web::JsonConfig::default()
-                        .limit(body_limit)
-                        .error_handler(move |err, _| error::json_error(err, body_limit).into()),
-                )
-                .app_data(
-                    web::PathConfig::default()
-                        .error_handler(|err, _| error::path_error(err).into()),
-                )
-                .app_data(
-                    web::QueryConfig::default()
-                        .error_handler(|err, _| error::query_error(err).into()),
-                )
+                .configure(|cfg| extractor_errors(cfg, body_limit))
                 .configure(routes::configure)
                 .split_for_parts();
             openapi::finish(&mut doc);
@@ -162,15 +182,7 @@ impl Application {
                 .route("/docs", web::get().to(docs_redirect))
                 .service(SwaggerUi::new("/docs/{_:.*}").config(Config::new(["/openapi.json"])))
                 .default_service(web::to(routes::fallback))
-                // Every answer: no framing, no sniffing (the interactive
-                // documentation included; the console's pages set a
-                // stricter policy of their own, which this leaves alone).
-                .wrap(
-                    DefaultHeaders::new()
-                        .add((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
-                        .add((header::CONTENT_SECURITY_POLICY, "frame-ancestors 'none'"))
-                        .add((header::REFERRER_POLICY, "no-referrer")),
-                )
+                .wrap(security_headers())
                 .wrap(Condition::new(
                     !cors_origins.is_empty(),
                     cors(&cors_origins),

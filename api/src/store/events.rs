@@ -73,30 +73,7 @@ pub async fn insert_batch(
     debug_assert!(batch.iter().all(|c| !c.events.is_empty()));
     let mut order: Vec<&ChainedAppend> = batch.to_vec();
     order.sort_by_key(|c| c.table_id);
-    let (mut ids, mut expected, mut versions, mut statuses) = (
-        Vec::with_capacity(order.len()),
-        Vec::with_capacity(order.len()),
-        Vec::with_capacity(order.len()),
-        Vec::with_capacity(order.len()),
-    );
-    let (mut keep_due, mut due_ats) = (
-        Vec::with_capacity(order.len()),
-        Vec::with_capacity(order.len()),
-    );
-    let n: usize = order.iter().map(|c| c.events.len()).sum();
-    let mut rows = EventColumns::with_capacity(n);
-    for c in &order {
-        ids.push(c.table_id);
-        expected.push(c.expected_version);
-        versions.push(c.new_version());
-        statuses.push(c.status);
-        let due_at = c.due_at();
-        keep_due.push(due_at.is_none());
-        due_ats.push(due_at.flatten());
-        for e in &c.events {
-            rows.push(c.table_id, e);
-        }
-    }
+    let (t, rows) = (TableColumns::of(&order), EventColumns::of(&order));
     let inserted = sqlx::query_scalar!(
         r#"WITH moved AS (
                UPDATE game_tables g
@@ -118,10 +95,10 @@ pub async fn insert_batch(
                RETURNING table_id
            )
            SELECT table_id AS "table_id!" FROM inserted"#,
-        &ids,
-        &expected,
-        &versions,
-        &statuses as &[Option<&str>],
+        &t.ids,
+        &t.expected,
+        &t.versions,
+        &t.statuses as &[Option<&str>],
         &rows.table_ids,
         &rows.seqs,
         &rows.kinds,
@@ -130,29 +107,56 @@ pub async fn insert_batch(
         &rows.datas,
         &rows.prevs,
         &rows.hashes,
-        &keep_due,
-        &due_ats as &[Option<DateTime<Utc>>],
+        &t.keep_due,
+        &t.due_ats as &[Option<DateTime<Utc>>],
     )
     .fetch_all(&mut *conn)
     .await?;
-    // A row per event inserted, and only tables that moved have any.
-    let mut answers = Vec::with_capacity(batch.len());
-    for c in batch {
-        answers.push(
-            match inserted.iter().filter(|&&t| t == c.table_id).count() {
-                0 => Appended::NotAtVersion,
-                n if n == c.events.len() => Appended::Stored,
-                n => {
-                    return Err(sqlx::Error::Protocol(format!(
-                        "appended {n} of the {} events of table {}",
-                        c.events.len(),
-                        c.table_id
-                    )))
-                }
+    answers(batch, &inserted)
+}
+
+/// What became of each table of `batch`, from the table of each event
+/// inserted: a row per event, and only tables that moved have any.
+fn answers(batch: &[&ChainedAppend], inserted: &[Uuid]) -> Result<Vec<Appended>, sqlx::Error> {
+    batch
+        .iter()
+        .map(
+            |c| match inserted.iter().filter(|&&t| t == c.table_id).count() {
+                0 => Ok(Appended::NotAtVersion),
+                n if n == c.events.len() => Ok(Appended::Stored),
+                n => Err(sqlx::Error::Protocol(format!(
+                    "appended {n} of the {} events of table {}",
+                    c.events.len(),
+                    c.table_id
+                ))),
             },
-        );
+        )
+        .collect()
+}
+
+/// The tables of a batch, column by column: what moves `game_tables`.
+struct TableColumns {
+    ids: Vec<Uuid>,
+    expected: Vec<i64>,
+    versions: Vec<i64>,
+    statuses: Vec<Option<&'static str>>,
+    /// Whether each table keeps its `due_at`, and its new one when not.
+    keep_due: Vec<bool>,
+    due_ats: Vec<Option<DateTime<Utc>>>,
+}
+
+impl TableColumns {
+    fn of(order: &[&ChainedAppend]) -> Self {
+        let due: Vec<Option<Option<DateTime<Utc>>>> = order.iter().map(|c| c.due_at()).collect();
+        Self {
+            ids: order.iter().map(|c| c.table_id).collect(),
+            expected: order.iter().map(|c| c.expected_version).collect(),
+            versions: order.iter().map(|c| c.new_version()).collect(),
+            statuses: order.iter().map(|c| c.status).collect(),
+            keep_due: due.iter().map(Option::is_none).collect(),
+            due_ats: due.into_iter().map(Option::flatten).collect(),
+        }
     }
-    Ok(answers)
 }
 
 /// The events of a batch, column by column (what `UNNEST` takes).
@@ -169,6 +173,18 @@ struct EventColumns {
 }
 
 impl EventColumns {
+    /// Every event of the tables of `order`, in that order.
+    fn of(order: &[&ChainedAppend]) -> Self {
+        let n: usize = order.iter().map(|c| c.events.len()).sum();
+        let mut rows = Self::with_capacity(n);
+        for c in order {
+            for e in &c.events {
+                rows.push(c.table_id, e);
+            }
+        }
+        rows
+    }
+
     fn with_capacity(n: usize) -> Self {
         Self {
             table_ids: Vec::with_capacity(n),

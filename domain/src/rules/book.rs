@@ -17,17 +17,43 @@ impl Rules {
         self.compile().map(|_| ())
     }
 
-    /// Compiles the rules into per-face tables, refusing what cannot work.
+    /// Compiles the rules into per-face tables, refusing what cannot work:
+    /// the seats and the deal, the effects, what some rules need of them,
+    /// the points, the scoring and the end, in that order.
     pub fn compile(&self) -> Result<Book, RulesError> {
-        let letters = self.deck.is_letters();
-        let deck_has = |f: Face| self.deck.has(f);
-        let face = |key: &str| -> Result<Face, RulesError> {
-            let f = Face::parse(key, letters).map_err(|e| RulesError::Invalid(e.to_string()))?;
-            if !deck_has(f) {
-                return invalid(format!("the {} deck has no card {key:?}", self.deck.id()));
-            }
-            Ok(f)
+        self.check_seats_and_deal()?;
+        let mut book = Book {
+            effect: [None; Face::COUNT],
+            points: [0; Face::COUNT],
+            wild_not_on: [false; Face::COUNT],
+            in_deck: [false; Face::COUNT],
+            plays: Plays::default(),
         };
+        for c in self.deck.distinct_cards() {
+            book.in_deck[c.face().index()] = true;
+        }
+        self.effects_into(&mut book)?;
+        self.check_needs(&book)?;
+        self.points_into(&mut book)?;
+        self.check_scoring_and_end()?;
+        book.plays = Plays::of(self.deck, &book);
+        Ok(book)
+    }
+
+    /// A face named in the rules, which the deck must have.
+    fn face_in_deck(&self, key: &str) -> Result<Face, RulesError> {
+        let f = Face::parse(key, self.deck.is_letters())
+            .map_err(|e| RulesError::Invalid(e.to_string()))?;
+        if !self.deck.has(f) {
+            return invalid(format!("the {} deck has no card {key:?}", self.deck.id()));
+        }
+        Ok(f)
+    }
+
+    /// 2 to [`MAX_SEATS`] players, 1 to 16 decks, and for every number of
+    /// players a deal of 1 to 30 cards that the decks can hold with a
+    /// starter.
+    fn check_seats_and_deal(&self) -> Result<(), RulesError> {
         let Players { min, max } = self.players;
         if min < 2 || min > max || max > MAX_SEATS {
             return invalid(format!(
@@ -57,18 +83,15 @@ impl Rules {
                 ));
             }
         }
-        let mut book = Book {
-            effect: [None; Face::COUNT],
-            points: [0; Face::COUNT],
-            wild_not_on: [false; Face::COUNT],
-            in_deck: [false; Face::COUNT],
-            plays: Plays::default(),
-        };
-        for c in self.deck.distinct_cards() {
-            book.in_deck[c.face().index()] = true;
-        }
+        Ok(())
+    }
+
+    /// Each effect on its face, where the deck allows it and with a count
+    /// of 1 to 10; the faces a wild card may not go on.
+    fn effects_into(&self, book: &mut Book) -> Result<(), RulesError> {
+        let letters = self.deck.is_letters();
         for (key, effect) in &self.effects {
-            let f = face(key)?;
+            let f = self.face_in_deck(key)?;
             let fits = match effect {
                 Effect::WildSuit | Effect::AttackChain(_) | Effect::Freeze => !letters,
                 Effect::Substitute => f == Face::Joker,
@@ -96,8 +119,16 @@ impl Rules {
             book.effect[f.index()] = Some(*effect);
         }
         for key in &self.wild_not_on {
-            book.wild_not_on[face(key)?.index()] = true;
+            book.wild_not_on[self.face_in_deck(key)?.index()] = true;
         }
+        Ok(())
+    }
+
+    /// What some rules need of the effects and the deck: stacking and the
+    /// joker counter a draw_skip card, the letters starter the letter deck,
+    /// redraw_special a card without an effect; and an announcement
+    /// penalty of 0 to 10.
+    fn check_needs(&self, book: &Book) -> Result<(), RulesError> {
         let draw_skips = |f: &dyn Fn(Face) -> bool| {
             self.deck.cards().iter().any(|c| {
                 f(c.face()) && matches!(book.effect[c.face().index()], Some(Effect::DrawSkip(_)))
@@ -109,7 +140,7 @@ impl Rules {
         if self.joker_counter && !draw_skips(&|f| f == Face::Joker) {
             return invalid("joker_counter needs jokers with a draw_skip effect");
         }
-        if self.starter == Starter::Letters && !letters {
+        if self.starter == Starter::Letters && !self.deck.is_letters() {
             return invalid("the letters starter needs the letters100 deck");
         }
         if self.starter == Starter::RedrawSpecial
@@ -124,43 +155,51 @@ impl Rules {
         if self.announce.penalty > 10 {
             return invalid("the announcement penalty must be 0 to 10 cards");
         }
-        match &self.points {
+        Ok(())
+    }
+
+    /// The points of each face: by its effect (§3.5), or from the table,
+    /// which must price every card of the deck with -1000 to 1000.
+    fn points_into(&self, book: &mut Book) -> Result<(), RulesError> {
+        let letters = self.deck.is_letters();
+        let table = match &self.points {
             Points::ByEffect => {
                 for c in self.deck.cards() {
                     let f = c.face();
                     book.points[f.index()] = by_effect_points(f, book.effect[f.index()]);
                 }
+                return Ok(());
             }
-            Points::Table(t) => {
-                for (key, v) in t {
-                    if !(-1000..=1000).contains(v) {
-                        return invalid(format!("points for {key:?} must be -1000 to 1000"));
-                    }
-                    // A table may price faces the deck lacks (the classique
-                    // joker when jokers are off); effects may not.
-                    let f = Face::parse(key, letters)
-                        .map_err(|e| RulesError::Invalid(e.to_string()))?;
-                    book.points[f.index()] = *v;
-                }
-                let mut priced = [false; Face::COUNT];
-                for key in t.keys() {
-                    if let Ok(f) = Face::parse(key, letters) {
-                        priced[f.index()] = true;
-                    }
-                }
-                if let Some(missing) = self
-                    .deck
-                    .distinct_cards()
-                    .iter()
-                    .find(|c| !priced[c.face().index()])
-                {
-                    return invalid(format!(
-                        "the points table has no value for {}",
-                        missing.face()
-                    ));
-                }
+            Points::Table(t) => t,
+        };
+        let mut priced = [false; Face::COUNT];
+        for (key, v) in table {
+            if !(-1000..=1000).contains(v) {
+                return invalid(format!("points for {key:?} must be -1000 to 1000"));
             }
+            // A table may price faces the deck lacks (the classique joker
+            // when jokers are off); effects may not.
+            let f = Face::parse(key, letters).map_err(|e| RulesError::Invalid(e.to_string()))?;
+            book.points[f.index()] = *v;
+            priced[f.index()] = true;
         }
+        match self
+            .deck
+            .distinct_cards()
+            .iter()
+            .find(|c| !priced[c.face().index()])
+        {
+            Some(missing) => invalid(format!(
+                "the points table has no value for {}",
+                missing.face()
+            )),
+            None => Ok(()),
+        }
+    }
+
+    /// 1 to 3 placement awards, a finisher bonus of -1000 to 1000, an end
+    /// threshold of 1 to 100,000 and at least one round.
+    fn check_scoring_and_end(&self) -> Result<(), RulesError> {
         match &self.scoring {
             Scoring::Placement { awards } if awards.is_empty() || awards.len() > 3 => {
                 return invalid("placement awards must list 1 to 3 values");
@@ -176,8 +215,7 @@ impl Rules {
         if let Some(0) = self.rounds {
             return invalid("rounds must be at least 1");
         }
-        book.plays = Plays::of(self.deck, &book);
-        Ok(book)
+        Ok(())
     }
 
     pub fn is_placement(&self) -> bool {

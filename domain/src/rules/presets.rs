@@ -78,136 +78,200 @@ impl Preset {
         }
     }
 
-    /// The preset with a table's options applied (docs/RULES.md §5), validated.
+    /// The preset with a table's options applied (docs/RULES.md §5), validated:
+    /// the options of every preset, then the preset's own, then any knob of
+    /// [`Rules`] by its name.
     pub fn with_options(self, options: &Map<String, Value>) -> Result<Rules, RulesError> {
         let mut r = self.rules();
         let mut knobs = Map::new();
         for (key, value) in options {
-            let bad = |reason: &str| RulesError::BadOption {
-                option: key.clone(),
-                reason: reason.to_owned(),
-            };
-            let as_bool = || value.as_bool().ok_or_else(|| bad("expected true or false"));
-            let as_str = || value.as_str().ok_or_else(|| bad("expected a string"));
-            match (self, key.as_str()) {
-                (_, "target") => {
-                    let t = value
-                        .as_i64()
-                        .filter(|t| (1..=100_000).contains(t))
-                        .ok_or_else(|| bad("expected a whole number from 1 to 100000"))?;
-                    r.end = r.end.with_threshold(t as i32);
-                }
-                (_, "rounds") => {
-                    r.rounds = match value {
-                        Value::Null => None,
-                        v => Some(
-                            v.as_u64()
-                                .filter(|n| (1..=1000).contains(n))
-                                .ok_or_else(|| bad("expected null or a whole number from 1 to 1000"))?
-                                as u32,
-                        ),
-                    }
-                }
-                (_, "decks") if value.is_number() => {
-                    let n = value
-                        .as_u64()
-                        .filter(|n| (1..=8).contains(n))
-                        .ok_or_else(|| bad("expected a whole number of decks from 1 to 8"))?;
-                    r.decks = Decks::Fixed(n as u32);
-                }
-                (Preset::Classique, "jokers") => {
-                    if as_bool()? {
-                        r.deck = DeckKind::French54;
-                        r.effects.insert("JK".into(), Effect::DrawSkip(4));
-                    } else {
-                        r.deck = DeckKind::French52;
-                        r.effects.remove("JK");
-                    }
-                }
-                (Preset::Classique, "tens_replay") => {
-                    toggle(&mut r.effects, "10", Effect::MustReplay(2), as_bool()?)
-                }
-                (Preset::Classique, "sevens_skip") => {
-                    toggle(&mut r.effects, "7", Effect::Skip, as_bool()?)
-                }
-                (Preset::Moderne, "stacking") => {
-                    r.stacking = serde_json::from_value(value.clone())
-                        .map_err(|_| bad("expected \"none\" or \"draw_cards\""))?
-                }
-                (Preset::Moderne, "joker_counter") => r.joker_counter = as_bool()?,
-                (Preset::Moderne, "special_finish") => r.special_finish = as_bool()?,
-                (Preset::Moderne, "two_player_ace") => {
-                    r.two_player_reverse = match as_str()? {
-                        "skip" => TwoPlayerReverse::Skip,
-                        "none" => TwoPlayerReverse::None,
-                        _ => return Err(bad("expected \"skip\" or \"none\"")),
-                    }
-                }
-                (Preset::Base, "deck") => match as_str()? {
-                    "french52" => {
-                        r.deck = DeckKind::French52;
-                        r.players.max = 8;
-                    }
-                    "french32" => {
-                        r.deck = DeckKind::French32;
-                        r.players.max = 5;
-                    }
-                    _ => return Err(bad("expected \"french52\" or \"french32\"")),
-                },
-                (Preset::Base, "scoring") => match as_str()? {
-                    "negative" => {
-                        r.points = Points::ByEffect;
-                        r.scoring = Scoring::HandPoints { finisher_bonus: 0 };
-                        r.end = End::LowestWinsAbove(r.end.threshold());
-                    }
-                    "positive" => {
-                        r.points = Points::ByEffect;
-                        r.scoring = Scoring::Placement {
-                            awards: vec![50, 20, 10],
-                        };
-                        r.end = End::HighestWinsAbove(r.end.threshold());
-                    }
-                    _ => return Err(bad("expected \"negative\" or \"positive\"")),
-                },
-                (Preset::Base, "effects") => {
-                    r.effects = serde_json::from_value(value.clone()).map_err(|e| {
-                        bad(&format!(
-                            "expected an object rank → effect, e.g. {{\"8\": \"wild_suit\", \"2\": {{\"draw_skip\": 2}}}} ({e})"
-                        ))
-                    })?
-                }
-                _ => {
-                    knobs.insert(key.clone(), value.clone());
-                }
+            let option = Given { key, value };
+            let applied = option.common(&mut r)?
+                || match self {
+                    Preset::Classique => option.classique(&mut r)?,
+                    Preset::Moderne => option.moderne(&mut r)?,
+                    Preset::Base => option.base(&mut r)?,
+                    Preset::Amerix | Preset::Sept757 => false,
+                };
+            if !applied {
+                knobs.insert(key.clone(), value.clone());
             }
         }
         if !knobs.is_empty() {
-            let mut all = serde_json::to_value(&r).expect("rules serialise");
-            let obj = all.as_object_mut().expect("rules are an object");
-            for (key, value) in knobs {
-                if !obj.contains_key(&key) {
-                    return Err(RulesError::UnknownOption {
-                        preset: self.id().to_owned(),
-                        option: key.chars().take(64).collect(),
-                    });
-                }
-                let check: Result<Rules, _> = {
-                    let mut probe = obj.clone();
-                    probe.insert(key.clone(), value.clone());
-                    serde_json::from_value(Value::Object(probe))
-                };
-                if let Err(e) = check {
-                    return Err(RulesError::BadOption {
-                        option: key,
-                        reason: e.to_string(),
-                    });
-                }
-                obj.insert(key, value);
-            }
-            r = serde_json::from_value(all).expect("each knob was checked");
+            r = self.with_knobs(&r, knobs)?;
         }
         r.validate()?;
         Ok(r)
+    }
+
+    /// `r` with knobs of [`Rules`] set by their names, each checked with a
+    /// value of its own type.
+    fn with_knobs(self, r: &Rules, knobs: Map<String, Value>) -> Result<Rules, RulesError> {
+        let mut all = serde_json::to_value(r).expect("rules serialise");
+        let obj = all.as_object_mut().expect("rules are an object");
+        for (key, value) in knobs {
+            if !obj.contains_key(&key) {
+                return Err(RulesError::UnknownOption {
+                    preset: self.id().to_owned(),
+                    option: key.chars().take(64).collect(),
+                });
+            }
+            let check: Result<Rules, _> = {
+                let mut probe = obj.clone();
+                probe.insert(key.clone(), value.clone());
+                serde_json::from_value(Value::Object(probe))
+            };
+            if let Err(e) = check {
+                return Err(RulesError::BadOption {
+                    option: key,
+                    reason: e.to_string(),
+                });
+            }
+            obj.insert(key, value);
+        }
+        Ok(serde_json::from_value(all).expect("each knob was checked"))
+    }
+}
+
+/// One option of a new table, as given. Each preset's options are applied
+/// by a method of their own, which says whether the key was one of them.
+struct Given<'a> {
+    key: &'a str,
+    value: &'a Value,
+}
+
+impl Given<'_> {
+    fn bad(&self, reason: &str) -> RulesError {
+        RulesError::BadOption {
+            option: self.key.to_owned(),
+            reason: reason.to_owned(),
+        }
+    }
+
+    fn as_bool(&self) -> Result<bool, RulesError> {
+        self.value
+            .as_bool()
+            .ok_or_else(|| self.bad("expected true or false"))
+    }
+
+    fn as_str(&self) -> Result<&str, RulesError> {
+        self.value
+            .as_str()
+            .ok_or_else(|| self.bad("expected a string"))
+    }
+
+    /// Every preset's: the end's target, the number of rounds, the decks.
+    fn common(&self, r: &mut Rules) -> Result<bool, RulesError> {
+        let value = self.value;
+        match self.key {
+            "target" => {
+                let t = value
+                    .as_i64()
+                    .filter(|t| (1..=100_000).contains(t))
+                    .ok_or_else(|| self.bad("expected a whole number from 1 to 100000"))?;
+                r.end = r.end.with_threshold(t as i32);
+            }
+            "rounds" => {
+                r.rounds =
+                    match value {
+                        Value::Null => None,
+                        v => Some(v.as_u64().filter(|n| (1..=1000).contains(n)).ok_or_else(
+                            || self.bad("expected null or a whole number from 1 to 1000"),
+                        )? as u32),
+                    }
+            }
+            "decks" if value.is_number() => {
+                let n = value
+                    .as_u64()
+                    .filter(|n| (1..=8).contains(n))
+                    .ok_or_else(|| self.bad("expected a whole number of decks from 1 to 8"))?;
+                r.decks = Decks::Fixed(n as u32);
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// Classique's: jokers, tens replay, sevens skip.
+    fn classique(&self, r: &mut Rules) -> Result<bool, RulesError> {
+        match self.key {
+            "jokers" => {
+                if self.as_bool()? {
+                    r.deck = DeckKind::French54;
+                    r.effects.insert("JK".into(), Effect::DrawSkip(4));
+                } else {
+                    r.deck = DeckKind::French52;
+                    r.effects.remove("JK");
+                }
+            }
+            "tens_replay" => toggle(&mut r.effects, "10", Effect::MustReplay(2), self.as_bool()?),
+            "sevens_skip" => toggle(&mut r.effects, "7", Effect::Skip, self.as_bool()?),
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// Moderne's: stacking, the joker counter, the special finish, the ace
+    /// between two players.
+    fn moderne(&self, r: &mut Rules) -> Result<bool, RulesError> {
+        match self.key {
+            "stacking" => {
+                r.stacking = serde_json::from_value(self.value.clone())
+                    .map_err(|_| self.bad("expected \"none\" or \"draw_cards\""))?
+            }
+            "joker_counter" => r.joker_counter = self.as_bool()?,
+            "special_finish" => r.special_finish = self.as_bool()?,
+            "two_player_ace" => {
+                r.two_player_reverse = match self.as_str()? {
+                    "skip" => TwoPlayerReverse::Skip,
+                    "none" => TwoPlayerReverse::None,
+                    _ => return Err(self.bad("expected \"skip\" or \"none\"")),
+                }
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// Base's: the deck, the scoring, the effects.
+    fn base(&self, r: &mut Rules) -> Result<bool, RulesError> {
+        match self.key {
+            "deck" => match self.as_str()? {
+                "french52" => {
+                    r.deck = DeckKind::French52;
+                    r.players.max = 8;
+                }
+                "french32" => {
+                    r.deck = DeckKind::French32;
+                    r.players.max = 5;
+                }
+                _ => return Err(self.bad("expected \"french52\" or \"french32\"")),
+            },
+            "scoring" => match self.as_str()? {
+                "negative" => {
+                    r.points = Points::ByEffect;
+                    r.scoring = Scoring::HandPoints { finisher_bonus: 0 };
+                    r.end = End::LowestWinsAbove(r.end.threshold());
+                }
+                "positive" => {
+                    r.points = Points::ByEffect;
+                    r.scoring = Scoring::Placement {
+                        awards: vec![50, 20, 10],
+                    };
+                    r.end = End::HighestWinsAbove(r.end.threshold());
+                }
+                _ => return Err(self.bad("expected \"negative\" or \"positive\"")),
+            },
+            "effects" => {
+                r.effects = serde_json::from_value(self.value.clone()).map_err(|e| {
+                    self.bad(&format!(
+                        "expected an object rank → effect, e.g. {{\"8\": \"wild_suit\", \"2\": {{\"draw_skip\": 2}}}} ({e})"
+                    ))
+                })?
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
     }
 }
 
