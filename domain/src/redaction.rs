@@ -218,30 +218,7 @@ impl Event {
     /// a card another seat drew or the stock's order.
     pub fn seen_by(&self, reader: Option<Seat>) -> Seen {
         match self {
-            Event::RoundStarted(rs) => {
-                let RoundStarted {
-                    round,
-                    dealer,
-                    deck,
-                    hands,
-                    stock,
-                    starter,
-                    first_seat,
-                } = &**rs;
-                Seen::part(RoundStartedSeen {
-                    round: *round,
-                    dealer: *dealer,
-                    deck: deck.clone(),
-                    hands: reader
-                        .and_then(|s| hands.get(&s).map(|h| (s, h.clone())))
-                        .into_iter()
-                        .collect(),
-                    hand_size: hands.values().map(Vec::len).max().unwrap_or(0),
-                    stock_size: stock.len(),
-                    starter: *starter,
-                    first_seat: *first_seat,
-                })
-            }
+            Event::RoundStarted(rs) => round_started_seen(rs, reader),
             Event::CardTurned { card: _ } => Seen::Whole,
             Event::CardPlayed(CardPlayed {
                 seat: _,
@@ -282,22 +259,7 @@ impl Event {
                 seat,
                 pending,
                 frozen,
-            } => match pending {
-                Pending::None
-                | Pending::Attack { .. }
-                | Pending::Draw { .. }
-                | Pending::MustReplay { .. }
-                | Pending::MayReplay => Seen::Whole,
-                // The card just drawn is its drawer's alone (D27).
-                Pending::Drawn { card: _ } if reader == Some(*seat) => Seen::Whole,
-                Pending::Drawn { card: _ } => Seen::part(TurnStartedSeen {
-                    seat: *seat,
-                    pending: DrawnUnseen {
-                        kind: PendingKind::Drawn,
-                    },
-                    frozen: *frozen,
-                }),
-            },
+            } => turn_started_seen(*seat, pending, *frozen, reader),
             Event::PlayerWentOut { seat: _, place: _ } => Seen::Whole,
             // The round is over: every hand left is shown.
             Event::RoundEnded(re) => {
@@ -321,6 +283,53 @@ impl Event {
                 Seen::Whole
             }
         }
+    }
+}
+
+/// A deal as `reader` may see it: the reader's own hand, the others'
+/// sizes, the stock's size.
+fn round_started_seen(rs: &RoundStarted, reader: Option<Seat>) -> Seen {
+    let RoundStarted {
+        round,
+        dealer,
+        deck,
+        hands,
+        stock,
+        starter,
+        first_seat,
+    } = rs;
+    Seen::part(RoundStartedSeen {
+        round: *round,
+        dealer: *dealer,
+        deck: deck.clone(),
+        hands: reader
+            .and_then(|s| hands.get(&s).map(|h| (s, h.clone())))
+            .into_iter()
+            .collect(),
+        hand_size: hands.values().map(Vec::len).max().unwrap_or(0),
+        stock_size: stock.len(),
+        starter: *starter,
+        first_seat: *first_seat,
+    })
+}
+
+/// A turn as `reader` may see it: whole, but the card just drawn, which is
+/// its drawer's alone (D27).
+fn turn_started_seen(seat: Seat, pending: &Pending, frozen: bool, reader: Option<Seat>) -> Seen {
+    match pending {
+        Pending::None
+        | Pending::Attack { .. }
+        | Pending::Draw { .. }
+        | Pending::MustReplay { .. }
+        | Pending::MayReplay => Seen::Whole,
+        Pending::Drawn { card: _ } if reader == Some(seat) => Seen::Whole,
+        Pending::Drawn { card: _ } => Seen::part(TurnStartedSeen {
+            seat,
+            pending: DrawnUnseen {
+                kind: PendingKind::Drawn,
+            },
+            frozen,
+        }),
     }
 }
 

@@ -170,14 +170,7 @@ impl Game {
                 // D4, D28: drawn at once, and the victim loses the turn.
                 let victim = self.step(player, 1);
                 self.draw(victim, n, DrawReason::Penalty, rng, out);
-                self.emit(
-                    Event::TurnSkipped {
-                        seat: victim,
-                        reason: SkipReason::Penalty,
-                    },
-                    out,
-                );
-                (self.step(victim, 1), Pending::None)
+                (self.skip(victim, SkipReason::Penalty, out), Pending::None)
             }
             Some(Effect::AttackChain(per_card)) => {
                 let count = match faced {
@@ -188,14 +181,7 @@ impl Game {
             }
             Some(Effect::Skip) => {
                 let skipped = self.step(player, 1);
-                self.emit(
-                    Event::TurnSkipped {
-                        seat: skipped,
-                        reason: SkipReason::Skip,
-                    },
-                    out,
-                );
-                (self.step(skipped, 1), Pending::None)
+                (self.skip(skipped, SkipReason::Skip, out), Pending::None)
             }
             Some(Effect::Reverse) if active == 2 && !starter => {
                 match self.rules.two_player_reverse {
@@ -213,22 +199,18 @@ impl Game {
             // D14: the seat ⌊n/2⌋ further on in the current direction.
             Some(Effect::PassAcross) => (self.step(player, (active / 2).max(1)), Pending::None),
             Some(Effect::MustReplay(penalty)) if !starter => {
-                if again == player {
-                    (player, Pending::MustReplay { penalty })
-                } else {
-                    (again, Pending::None)
-                }
+                replay(player, again, Pending::MustReplay { penalty })
             }
-            Some(Effect::MayReplay) if !starter => {
-                if again == player {
-                    (player, Pending::MayReplay)
-                } else {
-                    (again, Pending::None)
-                }
-            }
+            Some(Effect::MayReplay) if !starter => replay(player, again, Pending::MayReplay),
             _ => (self.step(player, 1), Pending::None),
         };
         self.start_turn(next, pending, frozen, out);
+    }
+
+    /// `seat` loses its turn (`reason`): the seat after it is next.
+    fn skip(&mut self, seat: Seat, reason: SkipReason, out: &mut Vec<Event>) -> Seat {
+        self.emit(Event::TurnSkipped { seat, reason }, out);
+        self.step(seat, 1)
     }
 
     /// Does a draw card wait for an answer (D25, D28) rather than act at once?
@@ -528,5 +510,15 @@ impl Game {
             // D23: the deal rotates by one seat each round.
             self.deal((dealer + 1) % self.seats, None, rng, out);
         }
+    }
+}
+
+/// A card its player replays after (D5, S4 queen): the player again with
+/// `pending`, or, when the player is out (D32), the next seat with nothing.
+fn replay(player: Seat, again: Seat, pending: Pending) -> (Seat, Pending) {
+    if again == player {
+        (player, pending)
+    } else {
+        (again, Pending::None)
     }
 }

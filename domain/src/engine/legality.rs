@@ -38,52 +38,17 @@ impl Game {
             return;
         }
         let hand = &r.hands[seat];
-        let announce_too = hand.len() == 2;
         let playable = self.playable_set(r, seat);
         let substitute = self.book.plays.substitute;
         // The cards worth a look, each once, in the order of the hand.
         let mut wanted = playable.union(substitute).and(r.held[seat]);
-        let mut has_play = false;
-        let mut list = |card: Card| {
-            let mut push = |suit, letter, as_card| {
-                has_play = true;
-                let play = |announce| Move::Play {
-                    card,
-                    suit,
-                    letter,
-                    as_card,
-                    announce,
-                };
-                // A play that leaves one card: announcing it first, so
-                // that whoever takes the first listed move announces (and
-                // a naive bot is never challenged forever).
-                if announce_too {
-                    moves.push(play(true));
-                }
-                moves.push(play(false));
-                false
-            };
-            if playable.contains(card) {
-                // D29: every choice the card carries is listed; which suit
-                // an 8 names or which letter a star names never decides
-                // whether it may be played.
-                match self.effect(card) {
-                    Some(Effect::WildLetter) => Letter::all().for_each(|l| {
-                        push(None, Some(l), None);
-                    }),
-                    e if names_suit(card, e) => Suit::ALL.into_iter().for_each(|s| {
-                        push(Some(s), None, None);
-                    }),
-                    _ => {
-                        push(None, None, None);
-                    }
-                }
-            } else {
-                self.substitute_choices(r, seat, card, push);
-            }
+        let mut listed = Listed {
+            moves,
+            announce_too: hand.len() == 2,
+            any: false,
         };
         match wanted.single() {
-            Some(card) => list(card),
+            Some(card) => self.list_plays(r, seat, card, playable, &mut listed),
             None => {
                 for &card in hand {
                     if wanted.is_empty() {
@@ -94,15 +59,49 @@ impl Game {
                         continue;
                     }
                     wanted = wanted.without(one);
-                    list(card);
+                    self.list_plays(r, seat, card, playable, &mut listed);
                 }
             }
         }
+        let has_play = listed.any;
         if self.check_draw_given(r, || has_play).is_ok() {
             moves.push(Move::Draw);
         }
         if self.check_pass(r).is_ok() {
             moves.push(Move::Pass);
+        }
+    }
+
+    /// Every play of `card` (in the hand), with each choice it carries.
+    fn list_plays(
+        &self,
+        r: &Round,
+        seat: Seat,
+        card: Card,
+        playable: CardSet,
+        listed: &mut Listed<'_>,
+    ) {
+        let mut push = |suit, letter, as_card| {
+            listed.push(card, suit, letter, as_card);
+            false
+        };
+        if !playable.contains(card) {
+            self.substitute_choices(r, seat, card, push);
+            return;
+        }
+        // D29: every choice the card carries is listed; which suit an 8
+        // names or which letter a star names never decides whether it may
+        // be played.
+        match self.effect(card) {
+            Some(Effect::WildLetter) => Letter::all().for_each(|l| {
+                push(None, Some(l), None);
+            }),
+            e if names_suit(card, e) => Suit::ALL.into_iter().for_each(|s| {
+                push(Some(s), None, None);
+            }),
+            _ => {
+                push(None, None, None);
+            }
         }
     }
 
@@ -246,11 +245,6 @@ impl Game {
         card: Card,
         choice: Choice,
     ) -> Check {
-        let Choice {
-            suit,
-            letter,
-            as_card,
-        } = choice;
         let hand = &r.hands[seat];
         let effect = self.effect(card);
         // The common case, a plain card on a plain turn: same suit or rank.
@@ -270,6 +264,24 @@ impl Game {
                 )
             };
         }
+        let (eff_card, eff_effect) = self.chosen(card, effect, choice)?;
+        self.check_last_card(r, seat, card, effect)?;
+        self.check_constraints(r, card, effect, eff_card, eff_effect)
+    }
+
+    /// D29: the move carries exactly the choice its card needs. The card
+    /// the play counts as (a joker's named card) and its effect.
+    fn chosen(
+        &self,
+        card: Card,
+        effect: Option<Effect>,
+        choice: Choice,
+    ) -> Result<(Card, Option<Effect>), RuleError> {
+        let Choice {
+            suit,
+            letter,
+            as_card,
+        } = choice;
         let refuse_unless = |ok: bool, reason: &'static str| {
             if ok {
                 Ok(())
@@ -277,14 +289,13 @@ impl Game {
                 Err(RuleError::BadChoice { card, reason })
             }
         };
-        // D29: the move carries exactly the choice its card needs.
-        let (eff_card, eff_effect) = match effect {
+        match effect {
             Some(Effect::Substitute) => {
                 let Some(named) = as_card else {
-                    return refuse_unless(
-                        false,
-                        "a joker must name the card it stands for in `as` (D13)",
-                    );
+                    return Err(RuleError::BadChoice {
+                        card,
+                        reason: "a joker must name the card it stands for in `as` (D13)",
+                    });
                 };
                 refuse_unless(letter.is_none(), "a joker names a card, not a letter")?;
                 refuse_unless(
@@ -300,7 +311,7 @@ impl Game {
                 } else {
                     refuse_unless(suit.is_none(), "only a suit-naming card carries a suit")?;
                 }
-                (named, named_effect)
+                Ok((named, named_effect))
             }
             Some(Effect::WildLetter) => {
                 refuse_unless(
@@ -308,23 +319,21 @@ impl Game {
                     "a star must name the letter it stands for",
                 )?;
                 refuse_unless(choice.is_letter(), "a star carries only a letter")?;
-                (card, effect)
+                Ok((card, effect))
             }
             e if names_suit(card, e) => {
                 refuse_unless(suit.is_some(), "this card must name the suit that follows")?;
                 refuse_unless(choice.is_suit(), "this card carries only a suit")?;
-                (card, effect)
+                Ok((card, effect))
             }
             _ => {
                 refuse_unless(
                     choice.is_empty(),
                     "this card carries no choice (suit, letter or as)",
                 )?;
-                (card, effect)
+                Ok((card, effect))
             }
-        };
-        self.check_last_card(r, seat, card, effect)?;
-        self.check_constraints(r, card, effect, eff_card, eff_effect)
+        }
     }
 
     /// The rules on a play that would empty the hand (D11, D26, D34).
@@ -613,5 +622,40 @@ mod tests {
             }
         }
         assert!(checked > 10_000, "only {checked} cards checked");
+    }
+}
+
+/// The plays listed so far by [`Game::legal_moves_into`].
+struct Listed<'m> {
+    moves: &'m mut Vec<Move>,
+    /// The hand holds two cards: a play leaves one.
+    announce_too: bool,
+    /// Whether any play was listed.
+    any: bool,
+}
+
+impl Listed<'_> {
+    /// A play of `card` with these choices. One that leaves one card is
+    /// listed announcing first, so that whoever takes the first listed move
+    /// announces (and a naive bot is never challenged forever).
+    fn push(
+        &mut self,
+        card: Card,
+        suit: Option<Suit>,
+        letter: Option<Letter>,
+        as_card: Option<Card>,
+    ) {
+        self.any = true;
+        let play = |announce| Move::Play {
+            card,
+            suit,
+            letter,
+            as_card,
+            announce,
+        };
+        if self.announce_too {
+            self.moves.push(play(true));
+        }
+        self.moves.push(play(false));
     }
 }
