@@ -531,6 +531,41 @@ pub(super) fn matches_target(target: Target, card: Card) -> bool {
     }
 }
 
+/// The plays listed so far by [`Game::legal_moves_into`].
+struct Listed<'m> {
+    moves: &'m mut Vec<Move>,
+    /// The hand holds two cards: a play leaves one.
+    announce_too: bool,
+    /// Whether any play was listed.
+    any: bool,
+}
+
+impl Listed<'_> {
+    /// A play of `card` with these choices. One that leaves one card is
+    /// listed announcing first, so that whoever takes the first listed move
+    /// announces (and a naive bot is never challenged forever).
+    fn push(
+        &mut self,
+        card: Card,
+        suit: Option<Suit>,
+        letter: Option<Letter>,
+        as_card: Option<Card>,
+    ) {
+        self.any = true;
+        let play = |announce| Move::Play {
+            card,
+            suit,
+            letter,
+            as_card,
+            announce,
+        };
+        if self.announce_too {
+            self.moves.push(play(true));
+        }
+        self.moves.push(play(false));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use rand::{Rng, SeedableRng};
@@ -622,40 +657,5 @@ mod tests {
             }
         }
         assert!(checked > 10_000, "only {checked} cards checked");
-    }
-}
-
-/// The plays listed so far by [`Game::legal_moves_into`].
-struct Listed<'m> {
-    moves: &'m mut Vec<Move>,
-    /// The hand holds two cards: a play leaves one.
-    announce_too: bool,
-    /// Whether any play was listed.
-    any: bool,
-}
-
-impl Listed<'_> {
-    /// A play of `card` with these choices. One that leaves one card is
-    /// listed announcing first, so that whoever takes the first listed move
-    /// announces (and a naive bot is never challenged forever).
-    fn push(
-        &mut self,
-        card: Card,
-        suit: Option<Suit>,
-        letter: Option<Letter>,
-        as_card: Option<Card>,
-    ) {
-        self.any = true;
-        let play = |announce| Move::Play {
-            card,
-            suit,
-            letter,
-            as_card,
-            announce,
-        };
-        if self.announce_too {
-            self.moves.push(play(true));
-        }
-        self.moves.push(play(false));
     }
 }
