@@ -81,7 +81,7 @@ fn disputable(parsed: &Parsed, account_id: Uuid, round: Option<i32>) -> Result<(
 }
 
 /// Files `dispute` about the game of `parsed` when its filer may dispute
-/// that round or the game (see [`disputable`]), unless the filer has
+/// that round or the game (a player of it, the round or the game over), unless the filer has
 /// [`MAX_OPEN_DISPUTES`] open already (429 then).
 pub async fn file(
     pool: &PgPool,
@@ -116,7 +116,7 @@ pub async fn dispute(pool: &PgPool, id: Uuid) -> Result<DisputeRow, ApiError> {
 pub struct Opened {
     pub dispute: DisputeRow,
     pub audit: AuditReport,
-    /// The latest [`ACTIONS_SHOWN`], this opening's audit included.
+    /// The latest 200, this opening's audit included.
     pub actions: Vec<ActionRow>,
 }
 

@@ -3,7 +3,7 @@
 //! knows whether to read the log, and its long polls and streams wake
 //! ([`crate::commit::notify`] hears it).
 //!
-//! The versions committed meanwhile (and in the [`ANNOUNCE_GATHER`] after
+//! The versions committed meanwhile (and in the 2 ms (`ANNOUNCE_GATHER`) after
 //! an announcement), each table's last, share one notifying transaction
 //! ([`crate::store::events::notify`]); nobody waits for it. A notification
 //! lost in a crash between the commit and it only makes other processes'

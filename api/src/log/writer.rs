@@ -4,7 +4,7 @@
 //! handed to the [`LogWriter`] once decided and chained. A writer task
 //! ([`WRITERS`], a [`Batcher`]) takes every move queued meanwhile, on a
 //! connection of its own ([`Held`]), and appends them in ONE
-//! statement ([`store::events::insert_batch`]): alone, a move is written at
+//! statement ([`crate::store::events::insert_batch`]): alone, a move is written at
 //! once, by itself; under load, the moves of many tables share a statement
 //! and a commit, which is what PostgreSQL spends most of its time per move
 //! on (parsing, planning, constraint setup, commit, round trips). A move is
