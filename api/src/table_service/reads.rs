@@ -49,12 +49,9 @@ impl TableService {
         // (with the reads asked for meanwhile, see `crate::commit::versions`),
         // and the log only when the cache is behind it. A table not cached
         // yet is read from its log whole, which is as recent as that.
-        let slot = self.slot(table_id);
-        let cached = slot.try_lock().map_or(true, |entry| entry.is_some());
+        let cached = (self.slot(table_id).try_lock()).map_or(true, |entry| entry.is_some());
         let min_version = self.at_least_stored(table_id, min_version, cached).await?;
-        let mut guard = slot.lock().await;
-        let entry = self.refresh(table_id, &mut guard, min_version).await?;
-        Ok(f(&entry.loaded))
+        self.read_cached(table_id, min_version, f).await
     }
 
     /// Subscribes to the commits of `table_id`, from any process: take it
