@@ -7,9 +7,11 @@
 //! - `cache`: the folded tables of this process, their cold load, and how a
 //!   cached table is brought up to date;
 //! - `commands`: creating a table and acting on one (the write path);
-//! - `reads`: reads, the long polls of the view and of the events, listing.
+//! - `reads`: reads, listing, and the one loop of long polls and streams
+//!   (subscribe, read, wait for a commit: [`TableService::wait_for`]).
 //!
-//! How a move travels from here to every process: see [`crate::commit`].
+//! How a move travels from the handler to every process: the map of
+//! [`crate`].
 //!
 //! # The cache
 //! Each process keeps the folded [`Table`] of every table it served, behind a
