@@ -50,7 +50,8 @@ fn round_running(detail: String) -> ApiError {
 }
 
 /// Whether `account_id` may dispute `round` (none: the game) of the game
-/// of `parsed`: a player of it, the round (or the game) over.
+/// of `parsed`: a player of it, the round (or the game) over, however it
+/// ended.
 fn disputable(parsed: &Parsed, account_id: Uuid, round: Option<i32>) -> Result<(), ApiError> {
     if parsed.seat_of(account_id)?.is_none() {
         return Err(ApiError::Problem {
@@ -59,13 +60,13 @@ fn disputable(parsed: &Parsed, account_id: Uuid, round: Option<i32>) -> Result<(
             detail: "only the players of this game may dispute its scores".into(),
         });
     }
-    let status = parsed.table()?.status();
+    // A round or a game is over however it ended: played out, resigned,
+    // aborted (docs/API.md "A result that is over stays over").
+    let over = matches!(
+        parsed.table()?.status(),
+        domain::Status::Finished | domain::Status::Aborted
+    );
     match round {
-        _ if status == domain::Status::Aborted => Err(ApiError::Problem {
-            status: StatusCode::CONFLICT,
-            code: ProblemCode::GameAborted,
-            detail: "an aborted game has no scores to dispute".into(),
-        }),
         Some(n) => match parsed.round_span(n.unsigned_abs()) {
             None => Err(ApiError::NotFound(format!("no round {n} at this table"))),
             Some(span) if !span.finished => {
@@ -73,9 +74,7 @@ fn disputable(parsed: &Parsed, account_id: Uuid, round: Option<i32>) -> Result<(
             }
             Some(_) => Ok(()),
         },
-        None if status != domain::Status::Finished => {
-            Err(round_running("the game is not over".into()))
-        }
+        None if !over => Err(round_running("the game is not over".into())),
         None => Ok(()),
     }
 }

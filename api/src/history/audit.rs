@@ -36,13 +36,19 @@ pub struct Scores {
 }))]
 pub struct RoundAudit {
     pub round: u32,
-    /// The seq of the round's `round_ended`.
+    /// The seq of the event that ended the round: its `round_ended`, or
+    /// the game's end for a round cut short.
     pub seq: i64,
     pub recorded: Scores,
     /// `score::round_points` on the hands folded just before `round_ended`,
     /// and the running sum of those points.
     pub recomputed: Scores,
     pub matches: bool,
+    /// The game ended during the round (the last resignation, an abort):
+    /// its `seq` is that end's, it scored nothing, and the totals recorded
+    /// are the result's (an abort records none).
+    #[serde(default)]
+    pub cut_short: bool,
 }
 
 /// Something wrong at one seq.
@@ -230,6 +236,8 @@ impl Folding {
             }
             TableEvent::Game(Event::GameEnded(ge)) => {
                 self.game_over = true;
+                let cut = cut_short_audit(t, &self.running, Some(ge), seq, problems);
+                self.rounds.extend(cut);
                 let totals: Vec<i32> = self.running.values().copied().collect();
                 let expected = match (ge.reason, t.game.as_ref()) {
                     (EndReason::Resigned, Some(game)) => {
@@ -241,6 +249,10 @@ impl Folding {
                 if *recorded != expected {
                     problems.add(seq, "the result recorded in game_ended differs from the ranking of the recomputed totals");
                 }
+            }
+            TableEvent::GameAborted { .. } => {
+                let cut = cut_short_audit(t, &self.running, None, seq, problems);
+                self.rounds.extend(cut);
             }
             TableEvent::Game(Event::TurnStarted { .. }) => self.turn_started_at = Some(stored.at),
             TableEvent::TurnTimedOut { .. } | TableEvent::BotMoved { .. } => {
@@ -315,7 +327,54 @@ fn round_audit(
             totals: BTreeMap::new(),
         }),
         matches,
+        cut_short: false,
     }
+}
+
+/// A round cut short by the game's end at `seq` (`ended`: the result, if
+/// recorded): nothing scored, the totals as they stood, and the result's
+/// totals against them.
+fn cut_short_audit(
+    t: &Table,
+    running: &BTreeMap<Seat, i32>,
+    ended: Option<&GameEnded>,
+    seq: i64,
+    problems: &mut Problems,
+) -> Option<RoundAudit> {
+    let game = t.game.as_ref()?;
+    let round = game.round().filter(|r| r.current.is_some())?;
+    let seats = 0..game.seats();
+    let recomputed = Scores {
+        points: seats.clone().map(|s| (s, 0)).collect(),
+        totals: seats
+            .map(|s| (s, running.get(&s).copied().unwrap_or(0)))
+            .collect(),
+    };
+    let recorded = match ended {
+        Some(ge) => Scores {
+            points: recomputed.points.clone(),
+            totals: ge.ranking.iter().map(|p| (p.seat, p.total)).collect(),
+        },
+        None => recomputed.clone(),
+    };
+    let matches = recorded == recomputed;
+    if !matches {
+        problems.add(
+            seq,
+            format!(
+                "the totals recorded when round {} was cut short differ from the recomputed ones",
+                round.number
+            ),
+        );
+    }
+    Some(RoundAudit {
+        round: round.number,
+        seq,
+        recorded,
+        recomputed,
+        matches,
+        cut_short: true,
+    })
 }
 
 /// The points of the round about to end (hands and out order as folded),

@@ -6,11 +6,10 @@
 //! ([`domain::Table`]); nothing trusts the projection row except
 //! [`audit`], which compares the log's length with `game_tables.version`.
 
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use actix_web::http::StatusCode;
-use domain::event::{Event, GameEnded, Seat, SeatKey};
+use domain::event::{Event, GameEnded, Seat};
 use domain::table::{Table, TableEvent};
 use domain::FullView;
 use serde::Serialize;
@@ -142,21 +141,25 @@ impl Parsed {
         self.table_after(self.events.len())
     }
 
-    /// The events of round `n`: from its `round_started` to its
-    /// `round_ended` included (to the end of the log while it runs).
+    /// The events of round `n`: from its `round_started` to the event
+    /// that ended it (to the end of the log while it runs): its
+    /// `round_ended`, or the game's end during it (the last resignation's
+    /// `game_ended`, a `game_aborted`), which makes it a round cut short.
     pub fn round_span(&self, n: u32) -> Option<RoundSpan> {
         let start = self.events.iter().position(
             |e| matches!(e, TableEvent::Game(Event::RoundStarted(rs)) if rs.round == n),
         )?;
         let end = self.events[start..]
             .iter()
-            .position(|e| matches!(e, TableEvent::Game(Event::RoundEnded(re)) if re.round == n))
+            .position(|e| ends_round(e, n))
             .map(|i| start + i);
         Some(RoundSpan {
             round: n,
             start,
             end: end.unwrap_or(self.events.len() - 1),
             finished: end.is_some(),
+            cut_short: end
+                .is_some_and(|i| !matches!(self.events[i], TableEvent::Game(Event::RoundEnded(_)))),
         })
     }
 
@@ -182,9 +185,23 @@ impl Parsed {
 pub struct RoundSpan {
     pub round: u32,
     pub start: usize,
-    /// The last event of the round (its `round_ended` once finished).
+    /// The last event of the round (the one that ended it once finished).
     pub end: usize,
+    /// Over, however it ended.
     pub finished: bool,
+    /// Ended by the game's end during it (a resignation, an abort), not by
+    /// its own `round_ended`.
+    pub cut_short: bool,
+}
+
+/// Whether `e` ends round `n`: its `round_ended`, or the game's end (a
+/// round running when the game ends is over with it).
+fn ends_round(e: &TableEvent, n: u32) -> bool {
+    match e {
+        TableEvent::Game(Event::RoundEnded(re)) => re.round == n,
+        TableEvent::Game(Event::GameEnded(_)) | TableEvent::GameAborted { .. } => true,
+        _ => false,
+    }
 }
 
 impl RoundSpan {
@@ -196,12 +213,13 @@ impl RoundSpan {
 
 // ----- round history -----
 
-/// One finished round.
+/// One round that is over: played out, or cut short by the game's end
+/// (the last resignation, an abort), which scores nothing.
 #[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 #[schema(example = json!({
     "round": 1, "dealer": 0, "out_order": [2],
-    "points": {"0": 17, "1": 4, "2": 0}, "totals": {"0": 17, "1": 4, "2": 0},
-    "blocked": false,
+    "points": [17, 4, 0], "totals": [17, 4, 0],
+    "blocked": false, "cut_short": false,
     "started_at": "2025-01-31T18:04:05.123456Z", "ended_at": "2025-01-31T18:09:41.000017Z"
 }))]
 pub struct RoundSummary {
@@ -211,17 +229,19 @@ pub struct RoundSummary {
     /// Seats in the order they went out.
     #[schema(value_type = Vec<usize>)]
     pub out_order: Vec<Seat>,
-    /// Seat → points of the round.
-    #[schema(value_type = BTreeMap<SeatKey, i32>)]
-    pub points: BTreeMap<Seat, i32>,
-    /// Seat → running total after the round.
-    #[schema(value_type = BTreeMap<SeatKey, i32>)]
-    pub totals: BTreeMap<Seat, i32>,
+    /// The points of the round, by seat (index = seat, as in replays); all
+    /// 0 for a round cut short.
+    pub points: Vec<i32>,
+    /// The running totals after the round, by seat.
+    pub totals: Vec<i32>,
     /// Nobody could draw or play (D31).
     pub blocked: bool,
+    /// The game ended during the round (the last resignation, an abort):
+    /// it scored nothing, and its `ended_at` is the game's end.
+    pub cut_short: bool,
     /// `at` of the round's `round_started`.
     pub started_at: String,
-    /// `at` of the round's `round_ended`.
+    /// `at` of the event that ended the round.
     pub ended_at: String,
 }
 
@@ -230,7 +250,7 @@ pub struct RoundSummary {
 #[schema(example = json!({
     "rounds": [{
         "round": 1, "dealer": 0, "out_order": [1],
-        "points": {"0": 12, "1": 0}, "totals": {"0": 12, "1": 0}, "blocked": false,
+        "points": [12, 0], "totals": [12, 0], "blocked": false, "cut_short": false,
         "started_at": "2025-01-31T18:04:05.123456Z", "ended_at": "2025-01-31T18:09:41.000017Z"
     }],
     "result": {"ranking": [{"seat": 1, "total": 0, "place": 1}, {"seat": 0, "total": 12, "place": 2}],
@@ -244,34 +264,72 @@ pub struct RoundsDto {
     pub result: Option<GameEnded>,
 }
 
-/// Every finished round and, once over, the result.
-pub fn rounds(p: &Parsed) -> RoundsDto {
-    let mut started: BTreeMap<u32, (Seat, String)> = BTreeMap::new();
+/// Every round that is over and, once the game is over, the result.
+pub fn rounds(p: &Parsed) -> Result<RoundsDto, ApiError> {
+    let mut running: Option<(u32, Seat, String)> = None;
     let mut rounds = Vec::new();
     let mut result = None;
-    for (stored, e) in p.log.events.iter().zip(&p.events) {
+    for (i, (stored, e)) in p.log.events.iter().zip(&p.events).enumerate() {
+        let ended_at = || chain::format_at(stored.at);
         match e {
             TableEvent::Game(Event::RoundStarted(rs)) => {
-                started.insert(rs.round, (rs.dealer, chain::format_at(stored.at)));
+                running = Some((rs.round, rs.dealer, chain::format_at(stored.at)));
             }
             TableEvent::Game(Event::RoundEnded(re)) => {
-                let (dealer, started_at) = started.get(&re.round).cloned().unwrap_or_default();
+                let (_, dealer, started_at) = running.take().unwrap_or_default();
                 rounds.push(RoundSummary {
                     round: re.round,
                     dealer,
                     out_order: re.out_order.clone(),
-                    points: re.points.clone(),
-                    totals: re.totals.clone(),
+                    points: re.points.values().copied().collect(),
+                    totals: re.totals.values().copied().collect(),
                     blocked: re.blocked,
+                    cut_short: false,
                     started_at,
-                    ended_at: chain::format_at(stored.at),
+                    ended_at: ended_at(),
                 });
             }
-            TableEvent::Game(Event::GameEnded(ge)) => result = Some(GameEnded::clone(ge)),
+            TableEvent::Game(Event::GameEnded(_)) | TableEvent::GameAborted { .. } => {
+                if let TableEvent::Game(Event::GameEnded(ge)) = e {
+                    result = Some(GameEnded::clone(ge));
+                }
+                if let Some((round, dealer, started_at)) = running.take() {
+                    rounds.push(cut_short(p, i, round, dealer, started_at, ended_at())?);
+                }
+            }
             _ => {}
         }
     }
-    RoundsDto { rounds, result }
+    Ok(RoundsDto { rounds, result })
+}
+
+/// Round `round`, cut short by the game's end at event `i`: nothing scored,
+/// the totals as they stood, the seats out so far.
+fn cut_short(
+    p: &Parsed,
+    i: usize,
+    round: u32,
+    dealer: Seat,
+    started_at: String,
+    ended_at: String,
+) -> Result<RoundSummary, ApiError> {
+    let table = p.table_after(i + 1)?;
+    let game = table
+        .game
+        .as_ref()
+        .ok_or_else(|| corrupt(p.log.events[i].seq, "a round without a game"))?;
+    let totals = game.totals().to_vec();
+    Ok(RoundSummary {
+        round,
+        dealer,
+        out_order: game.round().map(|r| r.out.clone()).unwrap_or_default(),
+        points: vec![0; totals.len()],
+        totals,
+        blocked: false,
+        cut_short: true,
+        started_at,
+        ended_at,
+    })
 }
 
 // ----- replays -----

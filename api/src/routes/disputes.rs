@@ -246,7 +246,7 @@ pub struct Resolution {
     responses(
         (status = 201, description = "Filed, open", body = DisputeDto),
         (status = 403, description = "`not_a_player`: not a player of this game", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "`round_running`: the round (or, without `round`, the game) is not over; `game_aborted`", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "`round_running`: the round (or, without `round`, the game) is not over", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "`invalid_dispute` (an empty or too long reason, round 0) or `invalid_body`", body = Problem, content_type = "application/problem+json"),
         (status = 429, description = "`too_many_requests`: 3 disputes of yours are open", body = Problem, content_type = "application/problem+json"),
         JsonBody,

@@ -66,14 +66,14 @@ fn not_a_player() -> ApiError {
     tag = "history",
     params(TablePath),
     responses(
-        (status = 200, description = "Finished rounds (points and totals keyed by seat) and the result once over", body = RoundsDto),
+        (status = 200, description = "The rounds that are over, however they ended (points and totals by seat, index = seat), and the result once over", body = RoundsDto),
         OnTable,
     )
 )]
 #[get("/tables/{id}/rounds")]
 pub async fn list_rounds(reader: TableCall<PgPool>) -> Result<HttpResponse, ApiError> {
     let parsed = reader.parsed().await?;
-    Ok(HttpResponse::Ok().json(history::rounds(&parsed)))
+    Ok(HttpResponse::Ok().json(history::rounds(&parsed)?))
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
@@ -161,7 +161,9 @@ pub async fn export_log(reader: TableCall<PgPool>) -> Result<HttpResponse, ApiEr
         {
             return Err(not_a_player());
         }
-        if !store::history::has_event_of_type(pool, table_id, "game_ended").await? {
+        let over = store::history::has_event_of_type(pool, table_id, "game_ended").await?
+            || store::history::has_event_of_type(pool, table_id, "game_aborted").await?;
+        if !over {
             return Err(ApiError::Problem {
                 status: StatusCode::FORBIDDEN,
                 code: ProblemCode::GameRunning,

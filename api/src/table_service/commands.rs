@@ -316,7 +316,12 @@ impl TableService {
                 }
                 Err(e) => return Err(e.into()),
             };
-            let loaded = &pending.entry().loaded;
+            // The answer is the table as a read of its new version shows
+            // it, its `due_at` included.
+            let loaded = &mut pending.entry().loaded;
+            if let Some(due_at) = due_at {
+                loaded.due_at = due_at;
+            }
             let answer = answer(loaded, &stored, &decided.events)?;
             if let Some(tx) = tx {
                 self.commit_with(
@@ -330,7 +335,7 @@ impl TableService {
                 .await?;
             }
             count_appended(command, decided.events.len());
-            self.publish(table_id, pending.keep(), &stored, decided.events, due_at);
+            self.publish(table_id, pending.keep(), &stored, decided.events);
             return Ok(Acted { stored, answer });
         }
     }
@@ -436,23 +441,19 @@ impl TableService {
         Ok(())
     }
 
-    /// Committed: the events join the cached table's tail, its `due_at` is
-    /// the new one, the long polls of this process wake (noted before it is
-    /// announced, so that hearing the announcement back wakes nobody
-    /// again), and every process is told.
+    /// Committed: the events join the cached table's tail, the long polls
+    /// of this process wake (noted before it is announced, so that hearing
+    /// the announcement back wakes nobody again), and every process is
+    /// told.
     fn publish(
         &self,
         table_id: Uuid,
         entry: &mut Entry,
         stored: &[StoredEvent],
         events: Vec<TableEvent>,
-        due_at: Option<Option<chrono::DateTime<chrono::Utc>>>,
     ) {
         for (s, e) in stored.iter().cloned().zip(events) {
             entry.push(s, e);
-        }
-        if let Some(due_at) = due_at {
-            entry.loaded.due_at = due_at;
         }
         self.hub.committed(table_id, entry.version());
         self.log.announce(table_id, entry.version());

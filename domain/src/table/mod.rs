@@ -17,6 +17,7 @@ use crate::engine::{Command, RuleError};
 use crate::event::{Move, Seat};
 use crate::game::{Game, Status};
 use crate::rules::{Preset, Rules, RulesError};
+use crate::view::{PendingView, PlayerView, SeatView};
 
 /// Who a player is, as the server names its accounts: opaque to the engine,
 /// which only compares ids (the API's are UUIDs, written as text).
@@ -350,6 +351,29 @@ impl Table {
             Some(game) => game.status(),
             None => Status::Waiting,
         }
+    }
+
+    /// What `viewer` may see of the table (docs/API.md "The player view"),
+    /// with what is said of each player made by `who`: the lobby's view
+    /// before the first deal; the game's while it runs; once the game is
+    /// over, however it ended (played out, resigned, aborted), nobody's
+    /// turn: `current_seat` null, nothing pending, no legal move.
+    pub fn view_with<P>(
+        &self,
+        viewer: Option<Seat>,
+        mut who: impl FnMut(PlayerView) -> Option<P>,
+    ) -> SeatView<P> {
+        let Some(game) = &self.game else {
+            let players = self.seated().map(|p| PlayerView::waiting(p.seat));
+            return SeatView::nothing_dealt(viewer, players.filter_map(who).collect(), None);
+        };
+        let mut view = game.view_with(viewer, &mut who);
+        if self.status() != Status::Playing {
+            view.current_seat = None;
+            view.pending = PendingView::none();
+            view.legal_moves.clear();
+        }
+        view
     }
 
     /// The seat of an account, if it sits here.

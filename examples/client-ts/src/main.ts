@@ -126,7 +126,7 @@ async function playGame(ruleset: string, tokens: [string, string, string]): Prom
   const winners = current.result?.winners ?? [];
   const firstRound = history.rounds[0];
   if (firstRound === undefined) throw new Error(`${ruleset}: no round in the history`);
-  const pointsOfSeat0 = firstRound.points["0"] ?? 0;
+  const pointsOfSeat0 = firstRound.points[0] ?? 0;
 
   const replay = await must(
     api.GET("/v1/tables/{id}/rounds/{n}/replay", {

@@ -732,3 +732,184 @@ async fn d42_a_bots_seed_is_hidden_from_the_other_seats_while_its_round_runs() {
     let report = audit(&app, &id).await;
     assert_eq!(report["ok"], true, "{report:#}");
 }
+
+/// What a game cut short leaves (docs/API.md "A result that is over stays
+/// over"): every view and summary with nobody on turn and no deadline, its
+/// round listed as cut short (nothing scored), replayed, disputed and in
+/// the audit, and the log released to the players.
+async fn assert_over_and_cut_short(app: &TestApp, id: &str, tokens: &[String]) {
+    for token in tokens {
+        let v = view(app, token, id).await;
+        assert!(v["current_seat"].is_null(), "{v:#}");
+        assert!(v["deadline"].is_null(), "{v:#}");
+        assert!(v["clock"]["deadline"].is_null(), "{v:#}");
+        assert_eq!(v["legal_moves"], json!([]));
+        assert_eq!(v["pending"]["kind"], "none");
+    }
+    let summary = json_of(get(app, &tokens[0], &format!("/v1/tables/{id}")).await, 200).await;
+    assert!(summary["clock"]["deadline"].is_null(), "{summary:#}");
+    let rounds = json_of(
+        get(app, &tokens[0], &format!("/v1/tables/{id}/rounds")).await,
+        200,
+    )
+    .await;
+    let round = &rounds["rounds"][0];
+    assert_eq!(round["round"], 1, "{rounds:#}");
+    assert_eq!(round["cut_short"], true);
+    assert_eq!(round["points"], json!(vec![0; tokens.len()]));
+    assert_eq!(round["totals"], json!(vec![0; tokens.len()]));
+    let replay = json_of(
+        get(app, &tokens[0], &format!("/v1/tables/{id}/rounds/1/replay")).await,
+        200,
+    )
+    .await;
+    let last = replay["last_step"].as_u64().unwrap();
+    let end = replay["events"][last as usize]["type"].clone();
+    assert!(end == "game_ended" || end == "game_aborted", "{end}");
+    let dispute = json!({"round": 1, "reason": "the round was cut short"});
+    let at = format!("/v1/tables/{id}/disputes");
+    json_of(post(app, &tokens[0], &at, &dispute).await, 201).await;
+    let log = get(app, &tokens[1], &format!("/v1/tables/{id}/log")).await;
+    assert_eq!(log.status(), 200);
+    let report = audit(app, id).await;
+    assert_eq!(report["ok"], true, "{report:#}");
+    assert_eq!(report["rounds"][0]["cut_short"], true, "{report:#}");
+    assert_eq!(report["rounds"][0]["matches"], true, "{report:#}");
+}
+
+#[tokio::test]
+async fn d40_a_game_ended_by_resigning_is_over_in_every_view_and_its_round_is_a_round() {
+    let app = app().await;
+    let (id, tokens) = started(&app, 2, json!({"turn_seconds": 60, "away_after": 2})).await;
+    let v = json_of(
+        post_empty(&app, &tokens[1], &format!("/v1/tables/{id}/resign")).await,
+        200,
+    )
+    .await;
+    assert_eq!(v["status"], "finished");
+    assert!(v["current_seat"].is_null(), "the answer too: {v:#}");
+    assert_over_and_cut_short(&app, &id, &tokens).await;
+}
+
+#[tokio::test]
+async fn d41_an_aborted_game_is_over_in_every_view_its_round_is_a_round_and_its_log_is_released() {
+    let app = app().await;
+    let (id, tokens) = started(&app, 2, json!({"turn_seconds": 60, "away_after": 2})).await;
+    let summary = json_of(
+        post_empty(&app, &tokens[0], &format!("/v1/tables/{id}/abort")).await,
+        200,
+    )
+    .await;
+    assert_eq!(summary["status"], "aborted");
+    assert!(summary["clock"]["deadline"].is_null(), "{summary:#}");
+    assert_over_and_cut_short(&app, &id, &tokens).await;
+}
+
+/// `answer` (a command's) is what a read of its version shows the caller:
+/// the view (a move's `view`), or the table's summary.
+async fn answers_as_read(app: &TestApp, token: &str, id: &str, answer: &Value, what: &str) {
+    let (answered, path) = match answer.get("view") {
+        Some(view) => (view, format!("/v1/tables/{id}/view")),
+        None if answer.get("my_seat").is_some() => (answer, format!("/v1/tables/{id}/view")),
+        None => (answer, format!("/v1/tables/{id}")),
+    };
+    let read = json_of(get(app, token, &path).await, 200).await;
+    assert_eq!(
+        read["version"], answered["version"],
+        "{what}: read at another version"
+    );
+    assert_eq!(
+        &read, answered,
+        "{what}: the answer differs from a read of its version"
+    );
+}
+
+#[tokio::test]
+async fn every_commands_answer_is_what_a_read_of_its_version_shows() {
+    // The server's own moves wait 3 s: reads right after an answer meet
+    // the same version.
+    let app = spawn_app_with(|s| {
+        s.bot_delay_ms = 3000;
+        s.due_poll_ms = 20;
+    })
+    .await;
+    let names: Vec<String> = (0..3)
+        .map(|i| format!("r{i}_{}", &uuid::Uuid::new_v4().simple().to_string()[..8]))
+        .collect();
+    let mut tokens = Vec::new();
+    for name in &names {
+        tokens.push(app.player_token(name).await);
+    }
+    let clock = json!({"turn_seconds": 5, "away_after": 1});
+    let body = json!({"ruleset": "classique", "seats": 4, "clock": clock});
+    let created = json_of(post(&app, &tokens[0], "/v1/tables", &body).await, 201).await;
+    let id = created["id"].as_str().unwrap().to_owned();
+    answers_as_read(&app, &tokens[0], &id, &created, "create").await;
+    let at = |path: &str| format!("/v1/tables/{id}/{path}");
+    for (token, what) in [(&tokens[1], "join"), (&tokens[2], "join")] {
+        let answer = json_of(post_empty(&app, token, &at("players")).await, 200).await;
+        answers_as_read(&app, token, &id, &answer, what).await;
+    }
+    let left = json_of(delete(&app, &tokens[2], &at("players/me")).await, 200).await;
+    answers_as_read(&app, &tokens[2], &id, &left, "leave").await;
+    let bot = json!({"level": "basic"});
+    let seated = json_of(post(&app, &tokens[0], &at("bots"), &bot).await, 200).await;
+    answers_as_read(&app, &tokens[0], &id, &seated, "bot").await;
+    let started = json_of(post_empty(&app, &tokens[0], &at("start")).await, 200).await;
+    answers_as_read(&app, &tokens[0], &id, &started, "start").await;
+    // A person's move, when one is on turn before the bot's.
+    let persons = &tokens[..2];
+    let mut moved = None;
+    for (seat, token) in persons.iter().enumerate() {
+        let v = view(&app, token, &id).await;
+        if v["current_seat"] == json!(seat) {
+            let mv = v["legal_moves"][0].clone();
+            let version = v["version"].as_i64();
+            let answer = json_of(play(&app, token, &id, &mv, version).await, 200).await;
+            answers_as_read(&app, token, &id, &answer, "move").await;
+            moved = Some(seat);
+        }
+    }
+    // Nobody moves: the seat on turn times out and goes away (away_after
+    // 1). It comes back on its next turn, within the bot delay: its
+    // deadline is then a new turn's, not the server's move's.
+    let away = eventually(Duration::from_secs(40), || async {
+        let events = all_events(&app, &tokens[0], &id).await;
+        events
+            .iter()
+            .find(|e| e["type"] == "seat_away")
+            .map(|e| e["data"]["seat"].as_u64().unwrap() as usize)
+    })
+    .await
+    .expect("a seat timed out and went away");
+    assert!(away < 2, "a person's seat goes away, not the bot's");
+    let _ = moved;
+    eventually(Duration::from_secs(40), || async {
+        let v = view(&app, &tokens[away], &id).await;
+        (v["current_seat"] == json!(away)).then_some(())
+    })
+    .await
+    .expect("the away seat's turn comes again");
+    let back = json_of(
+        post_empty(&app, &tokens[away], &at("seats/me/back")).await,
+        200,
+    )
+    .await;
+    answers_as_read(&app, &tokens[away], &id, &back, "come back").await;
+    let resigned = json_of(post_empty(&app, &tokens[away], &at("resign")).await, 200).await;
+    answers_as_read(&app, &tokens[away], &id, &resigned, "resign").await;
+
+    // An abort, on a table of its own.
+    let (id, tokens) = started_table_of_two(&app).await;
+    let aborted = json_of(
+        post_empty(&app, &tokens[0], &format!("/v1/tables/{id}/abort")).await,
+        200,
+    )
+    .await;
+    answers_as_read(&app, &tokens[0], &id, &aborted, "abort").await;
+}
+
+/// A started 2-player `classique` table with a clock, on `app`.
+async fn started_table_of_two(app: &TestApp) -> (String, Vec<String>) {
+    started(app, 2, json!({"turn_seconds": 60, "away_after": 2})).await
+}

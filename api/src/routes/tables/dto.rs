@@ -442,17 +442,7 @@ impl TableView {
                 username: seated.username.clone(),
             })
         };
-        let view = match t.game.as_ref() {
-            Some(g) => g.view_with(seat, who),
-            None => SeatView::nothing_dealt(
-                seat,
-                t.seated()
-                    .map(|p| PlayerView::waiting(p.seat))
-                    .filter_map(who)
-                    .collect(),
-                None,
-            ),
-        };
+        let view = t.view_with(seat, who);
         Self {
             table_id: id,
             version: l.version(),
