@@ -124,7 +124,7 @@ async function whoAmI() {
   return me;
 }
 
-function loginForm(why) {
+function loginForm(why, replay) {
   const error = h("p", { class: "error", role: "alert" }, why || "");
   const form = h("form", { class: "panel inline", id: "login" },
     h("label", {}, "Username", h("input", { name: "username", autocomplete: "username", required: true })),
@@ -147,6 +147,15 @@ function loginForm(why) {
       error.textContent = e.message;
     }
   });
+  if (replay) {
+    // A player's replay page, opened without its link's token: say what it
+    // is and how to open it, then offer to log in.
+    show(h("h1", {}, `Replay of round ${replay[2]}`),
+      h("p", { id: "replay-help" }, "This page replays a finished round of a Huit table, every hand shown. " +
+        "Open it with the link your game app gives you (it carries your session), or log in with your Huit account below."),
+      form, error);
+    return;
+  }
   show(h("h1", {}, "Log in"), form, error);
 }
 
@@ -424,10 +433,15 @@ async function route() {
     linked = true;
     history.replaceState(null, "", location.pathname);
   }
+  if (replay) {
+    document.title = `Huit replay: round ${replay[2]}`;
+    const brand = document.querySelector(".brand span");
+    if (brand) brand.textContent = "replay";
+  }
   try {
-    if (!(await whoAmI())) return loginForm();
+    if (!(await whoAmI())) return loginForm(null, replay);
   } catch (e) {
-    return loginForm(e.message);
+    return loginForm(e.message, replay);
   }
   header();
   try {

@@ -9,6 +9,7 @@ use actix_web::{web, HttpResponse};
 const INDEX: &str = include_str!("../console/index.html");
 const SCRIPT: &str = include_str!("../console/console.js");
 const STYLE: &str = include_str!("../console/console.css");
+const ICON: &str = include_str!("../console/favicon.svg");
 
 /// Only this origin's files, no framing, no inline script: what a page
 /// that holds an admin's token needs.
@@ -47,6 +48,12 @@ async fn style() -> HttpResponse {
     file("text/css; charset=utf-8", STYLE)
 }
 
+/// The site's icon: an SVG, also at `/favicon.ico`, where browsers look
+/// for it unasked.
+async fn icon() -> HttpResponse {
+    file("image/svg+xml", ICON)
+}
+
 /// The console's routes (not in the OpenAPI document: they are pages, not
 /// the API).
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -54,5 +61,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route("/admin/", web::get().to(index))
         .route("/admin/console.js", web::get().to(script))
         .route("/admin/console.css", web::get().to(style))
-        .route("/replay/{table}/{round}", web::get().to(index));
+        .route("/replay/{table}/{round}", web::get().to(index))
+        .route("/favicon.svg", web::get().to(icon))
+        .route("/favicon.ico", web::get().to(icon));
 }

@@ -458,6 +458,22 @@ mod tests {
         assert_eq!(err.status_code(), StatusCode::SERVICE_UNAVAILABLE);
     }
 
+    /// The README's table of errors lists every code a client may meet.
+    #[test]
+    fn the_readme_lists_every_code() {
+        use strum::IntoEnumIterator;
+        let readme = include_str!("../../README.md");
+        let table = readme
+            .split("| status | code | when |")
+            .nth(1)
+            .and_then(|rest| rest.split("\n\n").next())
+            .expect("the README's table of errors");
+        for code in ProblemCode::iter() {
+            let listed = format!("`{}`", code.as_str());
+            assert!(table.contains(&listed), "the README's table lacks {listed}");
+        }
+    }
+
     /// A code is sent under the name serde gives it, and reads back.
     #[test]
     fn every_code_is_sent_as_its_serde_name() {

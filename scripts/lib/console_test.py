@@ -235,6 +235,14 @@ def main():
             expected = call("GET", f"/v1/tables/{letters}/rounds/1/replay?step={step}", token=alice)["state"]
             assert hands_drawn(driver) == expected["hands"], f"amerix, step {step}"
         driver.save_screenshot(os.path.join(SHOTS, "letters-phone.png"))
+        # A replay page opened without its link's token says what it is
+        # and how to open it, before it offers to log in.
+        driver.execute_script("sessionStorage.clear()")
+        driver.get(BASE + f"/replay/{fair}/1")
+        wait.until(EC.presence_of_element_located((By.ID, "replay-help")))
+        assert driver.title == "Huit replay: round 1", driver.title
+        assert "link your game app gives you" in driver.find_element(By.ID, "replay-help").text
+        assert driver.find_elements(By.ID, "login"), "and a way to log in"
         # The admin console, at a phone's width (another page load, logged
         # out: the player's token is forgotten first).
         driver.execute_script("sessionStorage.clear()")

@@ -353,6 +353,8 @@ async fn the_console_and_the_replay_pages_are_served_from_the_binary_without_a_t
             "text/html",
             "/admin/console.js",
         ),
+        ("/favicon.ico", "image/svg+xml", "<svg"),
+        ("/favicon.svg", "image/svg+xml", "<svg"),
     ] {
         let res = client.get(app.url(path)).send().await.unwrap();
         assert_eq!(res.status(), 200, "{path}");

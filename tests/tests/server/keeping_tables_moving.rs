@@ -366,11 +366,13 @@ async fn d42_bots_hold_seats_from_the_start_and_play_the_game_out() {
         )
         .await;
     }
+    // As many bots as seats is a request that cannot be met (422), not a
+    // table that filled up (409 `table_full`).
     let too_many = json!({"ruleset": "classique", "seats": 2, "bots": [{"level": "basic"}, {"level": "basic"}]});
     assert_problem(
         post(&app, &me, "/v1/tables", &too_many).await,
-        409,
-        "table_full",
+        422,
+        "invalid_bot",
     )
     .await;
     let body = json!({

@@ -73,6 +73,24 @@ pub struct BotRequest {
 }
 
 impl BotRequest {
+    /// The levels of the bots a new table of `seats` opens with: 422
+    /// `invalid_bot` for an unknown level, or for as many bots as seats or
+    /// more (the creator takes a seat): a request that cannot be met, not a
+    /// table that filled up.
+    pub fn levels(bots: &[BotRequest], seats: u32) -> Result<Vec<Level>, ApiError> {
+        if !bots.is_empty() && bots.len() >= seats as usize {
+            return Err(ApiError::Validation {
+                code: ProblemCode::InvalidBot,
+                detail: format!(
+                    "{} bots for {seats} seats: the creator takes one, so at most {}",
+                    bots.len(),
+                    seats.saturating_sub(1)
+                ),
+            });
+        }
+        bots.iter().map(BotRequest::level).collect()
+    }
+
     /// The level asked for, or 422 `invalid_bot`.
     pub fn level(&self) -> Result<Level, ApiError> {
         self.level

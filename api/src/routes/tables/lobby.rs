@@ -50,8 +50,7 @@ pub async fn list_rulesets() -> Result<HttpResponse, ApiError> {
         (status = 201, description = "The table is open", body = TableSummary,
             headers(("Location" = String, description = "The table's URL"))),
         JsonBody,
-        (status = 409, description = "`table_full`: more bots than free seats", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "`invalid_rules` (unknown preset, bad option, seats out of the rules' bounds; `detail` says why), `invalid_clock` (a clock out of range), `invalid_bot` (no such bot level) or `invalid_body`", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "`invalid_rules` (unknown preset, bad option, seats out of the rules' bounds; `detail` says why), `invalid_clock` (a clock out of range), `invalid_bot` (no such bot level, or as many bots as seats: the caller takes one) or `invalid_body`", body = Problem, content_type = "application/problem+json"),
         TablesOrBots,
         Authenticated,
     )
@@ -71,10 +70,7 @@ pub async fn create_table(
         clock,
         bots,
     } = body.into_inner();
-    let bots = bots
-        .iter()
-        .map(BotRequest::level)
-        .collect::<Result<Vec<_>, _>>()?;
+    let bots = BotRequest::levels(&bots, seats)?;
     let (id, loaded) = tables
         .create(
             &rates,
