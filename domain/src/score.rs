@@ -4,7 +4,7 @@
 
 use crate::card::Card;
 use crate::event::{EndReason, GameEnded, Placing, Seat};
-use crate::rules::{Book, End, Rules, Scoring};
+use crate::rules::{Book, End, HandPoints, Placement, Rules, Scoring};
 
 /// The points of a hand.
 pub fn hand_points(book: &Book, hand: &[Card]) -> i32 {
@@ -15,7 +15,7 @@ pub fn hand_points(book: &Book, hand: &[Card]) -> i32 {
 /// of going out. `blocked`: nobody went out (D31).
 pub fn round_points(rules: &Rules, book: &Book, hands: &[Vec<Card>], out: &[Seat]) -> Vec<i32> {
     match &rules.scoring {
-        Scoring::HandPoints { finisher_bonus } => hands
+        Scoring::HandPoints(HandPoints { finisher_bonus }) => hands
             .iter()
             .enumerate()
             .map(|(seat, hand)| {
@@ -28,7 +28,7 @@ pub fn round_points(rules: &Rules, book: &Book, hands: &[Vec<Card>], out: &[Seat
             .collect(),
         // D17: 50 / 20 / 10 / 0 by order of going out; D31: those still
         // holding cards score 0.
-        Scoring::Placement { awards } => (0..hands.len())
+        Scoring::Placement(Placement { awards }) => (0..hands.len())
             .map(|seat| {
                 out.iter()
                     .position(|s| *s == seat)

@@ -8,8 +8,8 @@ use domain::{Due, ReadError, Salt, TableEvent, EVENT_VERSION};
 use serde::{Serialize, Serializer};
 use serde_json::Value;
 use std::borrow::Cow;
-use utoipa::openapi::schema::{AllOfBuilder, Schema};
-use utoipa::openapi::{Ref, RefOr};
+use utoipa::openapi::schema::{OneOf, Schema};
+use utoipa::openapi::RefOr;
 use utoipa::{PartialSchema, ToSchema};
 use uuid::Uuid;
 
@@ -57,8 +57,8 @@ pub struct StoredEvent {
     pub hash: String,
 }
 
-/// The fields of a stored event besides its `type` and `data` (the schema's
-/// first half; the domain's `EventBody` is the other).
+/// The fields of a stored event besides its `type` and `data`, added to
+/// each event type's `{type, data}` to make it a complete stored event.
 #[derive(ToSchema)]
 #[allow(dead_code)]
 struct EventHead {
@@ -79,25 +79,73 @@ struct EventHead {
     hash: String,
 }
 
+/// The stored event's schema: one complete object per event type (its
+/// head, its `type` as a one-value enum and its typed `data`), each a
+/// component of its own, their union told apart by `type`. Complete
+/// objects rather than an `allOf` of the head and a union: a generator
+/// (openapi-python-client) cannot take an `allOf` of a non-object, and
+/// dropped the events with everything that held them.
+fn event_schemas() -> (OneOf, Vec<(String, RefOr<Schema>)>) {
+    let mut components = domain::schema::event_components();
+    let union = match components
+        .iter()
+        .position(|(name, _)| name == domain::schema::EVENT_BODY)
+    {
+        Some(i) => match components.remove(i).1 {
+            RefOr::T(Schema::OneOf(union)) => union,
+            _ => unreachable!("the events' union is a oneOf"),
+        },
+        None => unreachable!("the domain names the events' union"),
+    };
+    let members: Vec<String> = union
+        .items
+        .iter()
+        .filter_map(|item| match item {
+            RefOr::Ref(r) => r.ref_location.rsplit('/').next().map(str::to_owned),
+            RefOr::T(_) => None,
+        })
+        .collect();
+    let RefOr::T(Schema::Object(head)) = EventHead::schema() else {
+        unreachable!("the head is an object")
+    };
+    for (name, schema) in &mut components {
+        if let (true, RefOr::T(Schema::Object(event))) = (members.contains(name), schema) {
+            let body = std::mem::take(&mut event.properties);
+            let (seq, rest) = head
+                .properties
+                .iter()
+                .partition::<Vec<_>, _>(|(k, _)| *k == "seq");
+            event
+                .properties
+                .extend(seq.into_iter().map(|(k, v)| (k.clone(), v.clone())));
+            event.properties.extend(body);
+            event
+                .properties
+                .extend(rest.into_iter().map(|(k, v)| (k.clone(), v.clone())));
+            event.required.extend(head.required.iter().cloned());
+        }
+    }
+    (union, components)
+}
+
 impl PartialSchema for StoredEvent {
     fn schema() -> RefOr<Schema> {
-        AllOfBuilder::new()
-            .item(EventHead::schema())
-            .item(Ref::from_schema_name(domain::schema::EVENT_BODY))
-            .description(Some(
-                "An event as logged: `{seq, type, v, at, data, prev_hash, hash}`, its data \
-                 typed by its `type`.",
-            ))
-            .examples([serde_json::json!({
-                "seq": 10,
-                "type": "card_played",
-                "v": 2,
-                "at": "2025-01-31T18:04:05.123456Z",
-                "data": {"seat": 0, "card": "8H", "suit": "S", "announce": false, "salt": "4f0c2a1e9b7d3c5a8e6f1d2b0a9c8e7f"},
-                "prev_hash": "5a1f0e0c9b7d3e2a4f6b8c1d0e9f8a7b6c5d4e3f2a1b0c9d8e7f6a5b4c3d2e1f",
-                "hash": "0c9d8e7f6a5b4c3d2e1f5a1f0e0c9b7d3e2a4f6b8c1d0e9f8a7b6c5d4e3f2a1b"
-            })])
-            .into()
+        let (mut union, _) = event_schemas();
+        union.description = Some(
+            "An event as logged: `{seq, type, v, at, data, prev_hash, hash}`, one complete \
+             object per `type`, its data typed by it."
+                .into(),
+        );
+        union.examples = vec![serde_json::json!({
+            "seq": 10,
+            "type": "card_played",
+            "v": 2,
+            "at": "2025-01-31T18:04:05.123456Z",
+            "data": {"seat": 0, "card": "8H", "suit": "S", "announce": false, "salt": "4f0c2a1e9b7d3c5a8e6f1d2b0a9c8e7f"},
+            "prev_hash": "5a1f0e0c9b7d3e2a4f6b8c1d0e9f8a7b6c5d4e3f2a1b0c9d8e7f6a5b4c3d2e1f",
+            "hash": "0c9d8e7f6a5b4c3d2e1f5a1f0e0c9b7d3e2a4f6b8c1d0e9f8a7b6c5d4e3f2a1b"
+        })];
+        RefOr::T(Schema::OneOf(union))
     }
 }
 
@@ -107,7 +155,7 @@ impl ToSchema for StoredEvent {
     }
 
     fn schemas(schemas: &mut Vec<(String, RefOr<Schema>)>) {
-        schemas.extend(domain::schema::event_components());
+        schemas.extend(event_schemas().1);
     }
 }
 

@@ -170,7 +170,7 @@ impl Rules {
                 }
                 return Ok(());
             }
-            Points::Table(t) => t,
+            Points::Table(PointsTable(t)) => t,
         };
         let mut priced = [false; Face::COUNT];
         for (key, v) in table {
@@ -201,10 +201,12 @@ impl Rules {
     /// threshold of 1 to 100,000 and at least one round.
     fn check_scoring_and_end(&self) -> Result<(), RulesError> {
         match &self.scoring {
-            Scoring::Placement { awards } if awards.is_empty() || awards.len() > 3 => {
+            Scoring::Placement(Placement { awards }) if awards.is_empty() || awards.len() > 3 => {
                 return invalid("placement awards must list 1 to 3 values");
             }
-            Scoring::HandPoints { finisher_bonus } if !(-1000..=1000).contains(finisher_bonus) => {
+            Scoring::HandPoints(HandPoints { finisher_bonus })
+                if !(-1000..=1000).contains(finisher_bonus) =>
+            {
                 return invalid("finisher_bonus must be -1000 to 1000");
             }
             _ => {}
@@ -219,7 +221,7 @@ impl Rules {
     }
 
     pub fn is_placement(&self) -> bool {
-        matches!(self.scoring, Scoring::Placement { .. })
+        matches!(self.scoring, Scoring::Placement(_))
     }
 }
 

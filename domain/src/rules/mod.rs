@@ -82,6 +82,9 @@ pub enum Deal {
     Fixed(usize),
     /// `[from_players, cards]` pairs: the last pair whose `from_players` is at
     /// most the number of players applies (S2: `[[2,10],[3,8],[4,6]]`).
+    /// Each pair is a plain array of two numbers in the schema (a tuple's
+    /// `prefixItems` and `items: false` are more than some generators read).
+    #[cfg_attr(feature = "openapi", schema(value_type = Vec<Vec<usize>>))]
     ByPlayers(Vec<(usize, usize)>),
 }
 
@@ -191,8 +194,16 @@ pub enum Points {
     /// S2 negative: strong effect 50, other effect 20, face card 10, else face value, ace 1.
     ByEffect,
     /// Face → points; every face of the deck must be listed.
-    Table(BTreeMap<String, i32>),
+    Table(PointsTable),
 }
+
+/// Face → points; every face of the deck must be listed. A type of its own
+/// so that the schema names it (a generator, openapi-python-client, cannot
+/// take an object inside a union's object unnamed).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(transparent)]
+pub struct PointsTable(pub BTreeMap<String, i32>);
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -200,9 +211,24 @@ pub enum Points {
 pub enum Scoring {
     /// Everyone but the finisher scores the points in hand; the finisher
     /// scores the bonus (S4: −10).
-    HandPoints { finisher_bonus: i32 },
+    HandPoints(HandPoints),
     /// S2 positive: points by order of going out (D17).
-    Placement { awards: Vec<i32> },
+    Placement(Placement),
+}
+
+/// [`Scoring::HandPoints`]: the finisher's bonus (a type of its own, like
+/// [`PointsTable`], so that the schema names it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct HandPoints {
+    pub finisher_bonus: i32,
+}
+
+/// [`Scoring::Placement`]: the points by order of going out.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Placement {
+    pub awards: Vec<i32>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -250,14 +250,14 @@ impl Given<'_> {
             "scoring" => match self.as_str()? {
                 "negative" => {
                     r.points = Points::ByEffect;
-                    r.scoring = Scoring::HandPoints { finisher_bonus: 0 };
+                    r.scoring = Scoring::HandPoints(HandPoints { finisher_bonus: 0 });
                     r.end = End::LowestWinsAbove(r.end.threshold());
                 }
                 "positive" => {
                     r.points = Points::ByEffect;
-                    r.scoring = Scoring::Placement {
+                    r.scoring = Scoring::Placement(Placement {
                         awards: vec![50, 20, 10],
-                    };
+                    });
                     r.end = End::HighestWinsAbove(r.end.threshold());
                 }
                 _ => return Err(self.bad("expected \"negative\" or \"positive\"")),
@@ -348,7 +348,7 @@ fn french_points(special: &[(&str, i32)]) -> Points {
     for (k, v) in special {
         t.insert((*k).into(), *v);
     }
-    Points::Table(t)
+    Points::Table(PointsTable(t))
 }
 
 /// §4: Y 70; W, X, Z 50; vowels but Y 20; pétard 10; étoile 10; others 5.
@@ -365,7 +365,7 @@ fn letter_points() -> Points {
     }
     t.insert("STAR".into(), 10);
     t.insert("BANG".into(), 10);
-    Points::Table(t)
+    Points::Table(PointsTable(t))
 }
 
 /// Rank (or letter) → effect, as the rules hold them.
@@ -397,7 +397,7 @@ fn classique() -> Rules {
         two_player_reverse: TwoPlayerReverse::None,
         announce: announce("Carte !", 2, false),
         points: french_points(&[("8", 50), ("JK", 50), ("A", 25), ("J", 25), ("2", 25)]),
-        scoring: Scoring::HandPoints { finisher_bonus: 0 },
+        scoring: Scoring::HandPoints(HandPoints { finisher_bonus: 0 }),
         end: End::LowestWinsAt(500),
         rounds: None,
     }
@@ -428,7 +428,7 @@ fn moderne() -> Rules {
         two_player_reverse: TwoPlayerReverse::Skip,
         announce: announce("Carte !", 2, false),
         points: french_points(&[("8", 50), ("JK", 50), ("J", 20), ("A", 20), ("2", 20)]),
-        scoring: Scoring::HandPoints { finisher_bonus: 0 },
+        scoring: Scoring::HandPoints(HandPoints { finisher_bonus: 0 }),
         end: End::LowestWinsAt(500),
         rounds: None,
     }
@@ -452,7 +452,7 @@ fn base() -> Rules {
         two_player_reverse: TwoPlayerReverse::None,
         announce: announce("Carte !", 2, false),
         points: Points::ByEffect,
-        scoring: Scoring::HandPoints { finisher_bonus: 0 },
+        scoring: Scoring::HandPoints(HandPoints { finisher_bonus: 0 }),
         end: End::LowestWinsAbove(100),
         rounds: None,
     }
@@ -481,7 +481,7 @@ fn amerix() -> Rules {
         two_player_reverse: TwoPlayerReverse::Skip,
         announce: announce("Toutilix !", 2, true),
         points: letter_points(),
-        scoring: Scoring::HandPoints { finisher_bonus: 0 },
+        scoring: Scoring::HandPoints(HandPoints { finisher_bonus: 0 }),
         end: End::LowestWinsAt(300),
         rounds: None,
     }
@@ -514,9 +514,9 @@ fn sept_757() -> Rules {
         two_player_reverse: TwoPlayerReverse::None,
         announce: announce("CARTE", 1, false),
         points: french_points(&[("JK", 150), ("8", 32), ("A", 11)]),
-        scoring: Scoring::HandPoints {
+        scoring: Scoring::HandPoints(HandPoints {
             finisher_bonus: -10,
-        },
+        }),
         end: End::ReacherLosesAt(151),
         rounds: None,
     }
