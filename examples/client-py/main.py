@@ -1,0 +1,108 @@
+"""Huit's Python example client: two accounts open a `moderne` table with
+two bots and play it to the end, with the types openapi-python-client
+generated from the API's document only (huit_client, see scripts/client-py).
+
+    python main.py http://127.0.0.1:8080
+
+Each person on turn posts the first of their legal moves, based on the
+version seen; when nobody may move (a bot is on turn), alice long-polls her
+view until the table moves. Prints one line:
+client-py ruleset=moderne moves=<n> rounds=<r> winners=[...] events=<e>
+"""
+
+import sys
+import uuid
+from typing import TypeVar
+
+from huit_client import AuthenticatedClient, Client
+from huit_client.api.accounts import create_account
+from huit_client.api.history import list_rounds
+from huit_client.api.sessions import create_session
+from huit_client.api.tables import create_table, get_events, get_view, join_table, post_move, start_table
+from huit_client.models import (
+    AccountDto,
+    BotRequest,
+    Credentials,
+    EventPage,
+    MoveAnswer,
+    MoveRequest,
+    NewAccount,
+    NewTable,
+    Problem,
+    RoundsDto,
+    SessionDto,
+    TableOptions,
+    TableStatus,
+    TableSummary,
+    TableView,
+)
+
+T = TypeVar("T")
+PASSWORD = "correct horse battery"
+MOST_MOVES = 3000
+
+
+def expect(answer: object, kind: type[T], what: str) -> T:
+    """The answer, when it is of the type expected; else the program fails
+    saying what came instead (a Problem carries its code)."""
+    if isinstance(answer, kind):
+        return answer
+    if isinstance(answer, Problem):
+        sys.exit(f"client-py: {what}: {answer.status} {answer.code}: {answer.detail}")
+    sys.exit(f"client-py: {what}: unexpected answer {answer!r}")
+
+
+def player(base: str, name: str) -> AuthenticatedClient:
+    """A new account, logged in."""
+    anonymous = Client(base_url=base)
+    expect(create_account.sync(client=anonymous, body=NewAccount(username=name, password=PASSWORD)), AccountDto, f"register {name}")
+    session = expect(create_session.sync(client=anonymous, body=Credentials(username=name, password=PASSWORD)), SessionDto, f"log in {name}")
+    return AuthenticatedClient(base_url=base, token=session.token)
+
+
+def main() -> None:
+    base = sys.argv[1]
+    suffix = uuid.uuid4().hex[:8]
+    alice, bob = player(base, f"py_alice_{suffix}"), player(base, f"py_bob_{suffix}")
+    opening = NewTable(
+        ruleset="moderne",
+        seats=4,
+        bots=[BotRequest(level="basic"), BotRequest(level="random")],
+        options=TableOptions(rounds=1),
+    )
+    table = expect(create_table.sync(client=alice, body=opening), TableSummary, "open a table")
+    expect(join_table.sync(table.id, client=bob), TableSummary, "bob joins")
+    expect(start_table.sync(table.id, client=alice), TableSummary, "start")
+
+    moves = 0
+    while True:
+        views = [expect(get_view.sync(table.id, client=p), TableView, "view") for p in (alice, bob)]
+        if views[0].status != TableStatus.PLAYING:
+            break
+        on_turn = [(p, v) for p, v in zip((alice, bob), views) if v.legal_moves and v.current_seat == v.my_seat]
+        if not on_turn:
+            # A bot's turn: wait for the table to move past alice's version.
+            get_view.sync_detailed(table.id, client=alice, wait=5, if_none_match=f'"{views[0].version}"')
+            continue
+        client, view = on_turn[0]
+        answer = post_move.sync(table.id, client=client, body=MoveRequest(move=view.legal_moves[0], expected_version=view.version))
+        if isinstance(answer, Problem) and answer.code == "version_conflict":
+            continue  # a bot moved first: read again
+        expect(answer, MoveAnswer, f"move at version {view.version}")
+        moves += 1
+        if moves > MOST_MOVES:
+            sys.exit("client-py: the game does not end")
+
+    final = expect(get_view.sync(table.id, client=alice), TableView, "the last view")
+    if final.status != TableStatus.FINISHED or final.result is None:
+        sys.exit(f"client-py: the game ended as {final.status}")
+    rounds = expect(list_rounds.sync(table.id, client=alice), RoundsDto, "rounds")
+    events = expect(get_events.sync(table.id, client=bob, after=0, limit=500), EventPage, "bob's events")
+    print(
+        f"client-py ruleset=moderne moves={moves} rounds={len(rounds.rounds)} "
+        f"winners={final.result.winners} events={len(events.events)}"
+    )
+
+
+if __name__ == "__main__":
+    main()
