@@ -51,19 +51,65 @@ impl std::fmt::Display for PlayerId {
     }
 }
 
-/// Who sits where.
+/// Who sits where. In the log, as everywhere a client reads it, a bot's
+/// seat has no account (`account_id: null`, its `bot` level says what holds
+/// it); within the engine its id is `bot:<seat>` (older logs wrote it so,
+/// and still read).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(into = "SeatedData", try_from = "SeatedData")]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[cfg_attr(feature = "openapi", schema(example = json!({"seat": 1, "account_id": "6f1c2a8e-3b7d-4c59-9e21-0d4f5a6b7c8d", "username": "alice"})))]
 pub struct Seated {
     #[cfg_attr(feature = "openapi", schema(value_type = usize))]
     pub seat: Seat,
-    #[cfg_attr(feature = "openapi", schema(value_type = String))]
+    /// The account; null for a bot.
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, required = true))]
     pub account_id: PlayerId,
     pub username: String,
     /// The level of the bot that holds the seat (D42); absent: a person.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(required = false))]
     pub bot: Option<Level>,
+}
+
+/// [`Seated`] as its data is written and read.
+#[derive(Serialize, Deserialize)]
+struct SeatedData {
+    seat: Seat,
+    account_id: Option<PlayerId>,
+    username: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    bot: Option<Level>,
+}
+
+impl From<Seated> for SeatedData {
+    fn from(s: Seated) -> Self {
+        SeatedData {
+            seat: s.seat,
+            account_id: s.bot.is_none().then_some(s.account_id),
+            username: s.username,
+            bot: s.bot,
+        }
+    }
+}
+
+impl TryFrom<SeatedData> for Seated {
+    type Error = String;
+
+    fn try_from(d: SeatedData) -> Result<Self, String> {
+        let account_id = match (d.account_id, d.bot) {
+            (Some(id), _) => id,
+            (None, Some(_)) => Seated::bot_id(d.seat),
+            (None, None) => {
+                return Err(format!("seat {}: a person's account_id is missing", d.seat))
+            }
+        };
+        Ok(Seated {
+            seat: d.seat,
+            account_id,
+            username: d.username,
+            bot: d.bot,
+        })
+    }
 }
 
 impl Seated {
@@ -72,10 +118,15 @@ impl Seated {
     pub fn bot(seat: Seat, level: Level) -> Seated {
         Seated {
             seat,
-            account_id: PlayerId::from(format!("bot:{seat}")),
+            account_id: Seated::bot_id(seat),
             username: format!("{level} bot"),
             bot: Some(level),
         }
+    }
+
+    /// The engine's id of the bot at `seat`.
+    fn bot_id(seat: Seat) -> PlayerId {
+        PlayerId::from(format!("bot:{seat}"))
     }
 }
 
@@ -498,7 +549,15 @@ impl Table {
         let players: Vec<Seated> = self
             .seated()
             .enumerate()
-            .map(|(seat, p)| Seated { seat, ..p.clone() })
+            // Seated 0..n-1; a bot's id follows its seat in the game.
+            .map(|(seat, p)| match p.bot {
+                Some(_) => Seated {
+                    seat,
+                    account_id: Seated::bot_id(seat),
+                    ..p.clone()
+                },
+                None => Seated { seat, ..p.clone() },
+            })
             .collect();
         if players.iter().all(|p| p.bot.is_some()) {
             return Err(TableError::NoPersonSeated);

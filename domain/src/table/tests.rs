@@ -302,3 +302,17 @@ fn moves_come_from_seated_players_only() {
     };
     assert_eq!(t.decide(&mv, &mut rng()), Err(TableError::NotSeated));
 }
+
+#[test]
+fn d42_a_bot_seat_has_no_account_in_the_log_and_older_logs_still_read() {
+    let bot = Seated::bot(2, crate::bots::Level::Basic);
+    let written = serde_json::to_value(&bot).unwrap();
+    assert_eq!(written["account_id"], serde_json::Value::Null, "{written}");
+    assert_eq!(serde_json::from_value::<Seated>(written).unwrap(), bot);
+    // An older log wrote the engine's id.
+    let older = serde_json::json!({"seat": 2, "account_id": "bot:2", "username": "basic bot", "bot": "basic"});
+    assert_eq!(serde_json::from_value::<Seated>(older).unwrap(), bot);
+    // A person always has an account.
+    let nobody = serde_json::json!({"seat": 0, "account_id": null, "username": "a"});
+    assert!(serde_json::from_value::<Seated>(nobody).is_err());
+}

@@ -432,6 +432,12 @@ async fn d42_bots_hold_seats_from_the_start_and_play_the_game_out() {
             json!({"seat": 2, "level": "basic"})
         ]
     );
+    // One representation of a bot's seat: no account, in the log as in the
+    // summary.
+    let started = events.iter().find(|e| e["type"] == "game_started").unwrap();
+    for p in started["data"]["players"].as_array().unwrap() {
+        assert_eq!(p["account_id"].is_null(), p["bot"].is_string(), "{p}");
+    }
     // A bot's seed is hidden from the other seats like a card (it would
     // tell the bot's choices from its hand); the log of the game shows it.
     assert!(events
