@@ -865,19 +865,25 @@ async fn every_commands_answer_is_what_a_read_of_its_version_shows() {
     answers_as_read(&app, &tokens[0], &id, &seated, "bot").await;
     let started = json_of(post_empty(&app, &tokens[0], &at("start")).await, 200).await;
     answers_as_read(&app, &tokens[0], &id, &started, "start").await;
-    // A person's move, when one is on turn before the bot's.
-    let persons = &tokens[..2];
-    let mut moved = None;
-    for (seat, token) in persons.iter().enumerate() {
-        let v = view(&app, token, &id).await;
-        if v["current_seat"] == json!(seat) {
-            let mv = v["legal_moves"][0].clone();
-            let version = v["version"].as_i64();
-            let answer = json_of(play(&app, token, &id, &mv, version).await, 200).await;
-            answers_as_read(&app, token, &id, &answer, "move").await;
-            moved = Some(seat);
+    // A person's move: the bot, when it is first, moves after its delay.
+    let moved = eventually(Duration::from_secs(20), || async {
+        for (seat, token) in tokens[..2].iter().enumerate() {
+            let v = view(&app, token, &id).await;
+            if v["current_seat"] == json!(seat) {
+                let mv = v["legal_moves"][0].clone();
+                let answer = json_of(
+                    play(&app, token, &id, &mv, v["version"].as_i64()).await,
+                    200,
+                )
+                .await;
+                answers_as_read(&app, token, &id, &answer, "move").await;
+                return Some(seat);
+            }
         }
-    }
+        None
+    })
+    .await;
+    assert!(moved.is_some(), "a person moved");
     // Nobody moves: the seat on turn times out and goes away (away_after
     // 1). It comes back on its next turn, within the bot delay: its
     // deadline is then a new turn's, not the server's move's.
@@ -891,7 +897,6 @@ async fn every_commands_answer_is_what_a_read_of_its_version_shows() {
     .await
     .expect("a seat timed out and went away");
     assert!(away < 2, "a person's seat goes away, not the bot's");
-    let _ = moved;
     eventually(Duration::from_secs(40), || async {
         let v = view(&app, &tokens[away], &id).await;
         (v["current_seat"] == json!(away)).then_some(())
