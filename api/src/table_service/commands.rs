@@ -272,16 +272,7 @@ impl TableService {
         let mut attempt = 0;
         loop {
             attempt += 1;
-            let entry = self
-                .refresh(table_id, &mut guard, expected_version.unwrap_or(0))
-                .await?;
-            let version = entry.version();
-            if let Some(expected) = expected_version {
-                if expected != version {
-                    return Err(ApiError::VersionConflict { expected });
-                }
-            }
-            let prev_hash = self.prev_hash(table_id, entry).await?;
+            let (version, prev_hash) = self.current(table_id, &mut guard, expected_version).await?;
             let mut pending = Uncommitted::new(&mut guard);
             let decided = match self.decide(pending.entry(), command, searched.take()) {
                 Ok(decided) => decided,
@@ -291,14 +282,16 @@ impl TableService {
                     return Err(refused.into());
                 }
             };
-            let appended = match &prev_hash {
-                Some(prev) => {
-                    let with_writes = idempotency.is_some() || decided.lobby();
-                    self.append(table_id, version, prev, &decided, with_writes)
-                        .await
-                }
-                None => Err(StoreError::Conflict { expected: version }),
-            };
+            let with_writes = idempotency.is_some() || decided.lobby();
+            let appended = self
+                .append(
+                    table_id,
+                    version,
+                    prev_hash.as_deref(),
+                    &decided,
+                    with_writes,
+                )
+                .await;
             let (stored, tx, due_at) = match appended {
                 Ok(appended) => appended,
                 // Another process appended first: read the log again (the
@@ -371,31 +364,46 @@ impl TableService {
         })
     }
 
-    /// The hash of the table's last event, which the next is chained to
-    /// (`None`: the log has no event at the cached version, which another
-    /// writer's append will explain).
-    async fn prev_hash(&self, table_id: Uuid, entry: &Entry) -> Result<Option<String>, ApiError> {
+    /// The table brought up to date in its slot, at the client's version if
+    /// it sent one (409 otherwise): its version, and the hash of its last
+    /// event, which the next is chained to (`None`: the log has no event at
+    /// the cached version, which another writer's append will explain).
+    async fn current(
+        &self,
+        table_id: Uuid,
+        slot: &mut Option<Entry>,
+        expected_version: Option<i64>,
+    ) -> Result<(i64, Option<String>), ApiError> {
+        let entry = self
+            .refresh(table_id, slot, expected_version.unwrap_or(0))
+            .await?;
         let version = entry.version();
-        Ok(match (&entry.head_hash, version) {
-            (Some(hash), _) => Some(hash.clone()),
-            (None, 0) => Some(GENESIS_PREV_HASH.to_owned()),
-            (None, _) => store::events::head_hash(&self.pool, table_id, version).await?,
-        })
+        if let Some(expected) = expected_version.filter(|e| *e != version) {
+            return Err(ApiError::VersionConflict { expected });
+        }
+        let prev_hash = match &entry.head_hash {
+            Some(hash) => Some(hash.clone()),
+            None if version == 0 => Some(GENESIS_PREV_HASH.to_owned()),
+            None => store::events::head_hash(&self.pool, table_id, version).await?,
+        };
+        Ok((version, prev_hash))
     }
 
     /// Appends the decided events after `version`, chained to `prev_hash`:
     /// batched with other tables' moves, committed on their own, or
     /// (`with_writes`) in a transaction left open for what must commit with
     /// them. The stored events, that transaction, and the new `due_at` if
-    /// it changed.
+    /// it changed. Without a `prev_hash` (no event stored at `version`,
+    /// another writer's doing) it is a conflict, and nothing is written.
     async fn append(
         &self,
         table_id: Uuid,
         version: i64,
-        prev_hash: &str,
+        prev_hash: Option<&str>,
         decided: &Decided,
         with_writes: bool,
     ) -> Result<Appended, StoreError> {
+        let prev_hash = prev_hash.ok_or(StoreError::Conflict { expected: version })?;
         let new = new_events(&decided.events);
         let chained = ChainedAppend::new(table_id, version, prev_hash, new, decided.status)
             .with_due(decided.due);
