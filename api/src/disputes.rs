@@ -14,6 +14,7 @@ use crate::error::{ApiError, ProblemCode};
 use crate::history::{self, AuditReport, Parsed};
 use crate::store;
 use crate::store::disputes::{ActionRow, AdminAction, DisputeRow, NewDispute};
+use crate::table_service::player_id;
 
 /// Open disputes a player may have at once (429 `too_many_requests` beyond).
 pub const MAX_OPEN_DISPUTES: i64 = 3;
@@ -53,7 +54,8 @@ fn round_running(detail: String) -> ApiError {
 /// of `parsed`: a player of it, the round (or the game) over, however it
 /// ended.
 fn disputable(parsed: &Parsed, account_id: Uuid, round: Option<i32>) -> Result<(), ApiError> {
-    if parsed.seat_of(account_id)?.is_none() {
+    let table = parsed.table()?;
+    if table.seat_of(&player_id(account_id)).is_none() {
         return Err(ApiError::Problem {
             status: StatusCode::FORBIDDEN,
             code: ProblemCode::NotAPlayer,
@@ -63,7 +65,7 @@ fn disputable(parsed: &Parsed, account_id: Uuid, round: Option<i32>) -> Result<(
     // A round or a game is over however it ended: played out, resigned,
     // aborted (docs/API.md "A result that is over stays over").
     let over = matches!(
-        parsed.table()?.status(),
+        table.status(),
         domain::Status::Finished | domain::Status::Aborted
     );
     match round {

@@ -161,9 +161,8 @@ pub async fn export_log(reader: TableCall<PgPool>) -> Result<HttpResponse, ApiEr
         {
             return Err(not_a_player());
         }
-        let over = store::history::has_event_of_type(pool, table_id, "game_ended").await?
-            || store::history::has_event_of_type(pool, table_id, "game_aborted").await?;
-        if !over {
+        let ends = ["game_ended", "game_aborted"];
+        if !store::history::has_event_of_types(pool, table_id, &ends).await? {
             return Err(ApiError::Problem {
                 status: StatusCode::FORBIDDEN,
                 code: ProblemCode::GameRunning,

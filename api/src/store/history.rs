@@ -27,17 +27,18 @@ pub async fn first_of_type(
     .await
 }
 
-/// Does the log of a table hold an event of type `kind`?
+/// Does the log of a table hold an event of one of the types `kinds`?
 #[tracing::instrument(skip(executor))]
-pub async fn has_event_of_type(
+pub async fn has_event_of_types(
     executor: impl PgExecutor<'_>,
     table_id: Uuid,
-    kind: &str,
+    kinds: &[&str],
 ) -> Result<bool, sqlx::Error> {
+    let kinds: Vec<String> = kinds.iter().map(|k| (*k).to_owned()).collect();
     let found = sqlx::query_scalar!(
-        r#"SELECT EXISTS (SELECT 1 FROM events WHERE table_id = $1 AND type = $2) AS "found!""#,
+        r#"SELECT EXISTS (SELECT 1 FROM events WHERE table_id = $1 AND type = ANY($2)) AS "found!""#,
         table_id,
-        kind,
+        &kinds,
     )
     .fetch_one(executor)
     .await?;

@@ -9,6 +9,7 @@ use domain::Status;
 use tokio::time::Instant;
 use uuid::Uuid;
 
+use super::cache::Slot;
 use super::{redact, redact_parsed, CachedTable, TableService};
 use crate::commit::versions;
 use crate::error::ApiError;
@@ -49,9 +50,10 @@ impl TableService {
         // (with the reads asked for meanwhile, see `crate::commit::versions`),
         // and the log only when the cache is behind it. A table not cached
         // yet is read from its log whole, which is as recent as that.
-        let cached = (self.slot(table_id).try_lock()).map_or(true, |entry| entry.is_some());
+        let slot = self.slot(table_id);
+        let cached = slot.try_lock().map_or(true, |entry| entry.is_some());
         let min_version = self.at_least_stored(table_id, min_version, cached).await?;
-        self.read_cached(table_id, min_version, f).await
+        self.read_slot(table_id, &slot, min_version, f).await
     }
 
     /// Subscribes to the commits of `table_id`, from any process: take it
@@ -126,7 +128,18 @@ impl TableService {
         min_version: i64,
         f: impl FnOnce(&CachedTable) -> R,
     ) -> Result<R, ApiError> {
-        let slot = self.slot(table_id);
+        self.read_slot(table_id, &self.slot(table_id), min_version, f)
+            .await
+    }
+
+    /// `f` on the table of `slot`, brought up to `min_version` at least.
+    async fn read_slot<R>(
+        &self,
+        table_id: Uuid,
+        slot: &Slot,
+        min_version: i64,
+        f: impl FnOnce(&CachedTable) -> R,
+    ) -> Result<R, ApiError> {
         let mut guard = slot.lock().await;
         let entry = self.refresh(table_id, &mut guard, min_version).await?;
         Ok(f(&entry.loaded))
