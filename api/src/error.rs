@@ -96,6 +96,13 @@ pub enum ProblemCode {
     AlreadyResolved,
     NoPersonSeated,
     TooManyBots,
+    InvitationNeeded,
+    SeatReserved,
+    StartsByItself,
+    GameNotOver,
+    RematchOpen,
+    InvitationNotFound,
+    NotPrivate,
 }
 
 impl ProblemCode {
@@ -380,8 +387,14 @@ impl From<TableError> for ApiError {
             | TableError::AbortTooLate
             | TableError::NoPersonSeated
             | TableError::Aborted
-            | TableError::NoAutomaticMove => S::CONFLICT,
-            TableError::NotSeated | TableError::NotCreator => S::FORBIDDEN,
+            | TableError::NoAutomaticMove
+            | TableError::StartsByItself
+            | TableError::GameNotOver
+            | TableError::RematchOpen => S::CONFLICT,
+            TableError::NotSeated
+            | TableError::NotCreator
+            | TableError::InvitationNeeded
+            | TableError::SeatReserved => S::FORBIDDEN,
             TableError::InvalidClock(_) | TableError::Rules(_) => S::UNPROCESSABLE_ENTITY,
             TableError::Rule(rule) => match rule {
                 RuleError::GameOver | RuleError::NotStarted | RuleError::AlreadyStarted => {
@@ -504,6 +517,11 @@ mod tests {
             TableError::Aborted,
             TableError::InvalidClock("x".into()),
             TableError::NoAutomaticMove,
+            TableError::InvitationNeeded,
+            TableError::SeatReserved,
+            TableError::StartsByItself,
+            TableError::GameNotOver,
+            TableError::RematchOpen,
             TableError::Rules(RulesError::Invalid("x".into())),
             TableError::Rule(RuleError::NotStarted),
             TableError::Rule(RuleError::AlreadyStarted),

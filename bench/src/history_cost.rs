@@ -194,6 +194,7 @@ pub async fn run(base: &str, database_url: &str, n: usize, long: usize) -> Resul
         &TableCommand::Join {
             account_id: players[1].id.as_str().into(),
             username: players[1].name.clone(),
+            joining: domain::Joining::Open,
         },
         &mut rng,
     )?);

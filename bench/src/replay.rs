@@ -67,6 +67,7 @@ pub async fn run(database_url: &str, events: usize, seed: u64) -> Result<(), Err
         let cmd = TableCommand::Join {
             account_id: api::table_service::player_id(uuid::Uuid::new_v4()),
             username: format!("{name}_{p}"),
+            joining: domain::Joining::Open,
         };
         log.extend(table.execute(&cmd, &mut rng)?);
     }

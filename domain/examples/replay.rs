@@ -49,6 +49,7 @@ fn main() {
         let join = TableCommand::Join {
             account_id: format!("player-{p}").into(),
             username: format!("player{p}"),
+            joining: domain::Joining::Open,
         };
         log.extend(table.execute(&join, &mut rng).expect("joins"));
     }

@@ -164,6 +164,11 @@ impl TableEvent {
                 seats: _,
                 creator: _,
                 clock: _,
+                // The invitation's code is never in the log.
+                visibility: _,
+                starts_when_full: _,
+                bots_after: _,
+                rematch_of: _,
             }) => Seen::Whole,
             TableEvent::PlayerJoined(Seated {
                 seat: _,
@@ -207,6 +212,10 @@ impl TableEvent {
                 }
             }
             TableEvent::BotSeated { seat: _, level: _ } => Seen::Whole,
+            TableEvent::RematchOffered {
+                seat: _,
+                table_id: _,
+            } => Seen::Whole,
             TableEvent::Game(e) => e.seen_by(reader),
         }
     }

@@ -84,6 +84,7 @@ pub fn play_game(
         let cmd = TableCommand::Join {
             account_id: player_id(*id),
             username: name.clone(),
+            joining: domain::Joining::Open,
         };
         batches.push(table.execute(&cmd, &mut rng).expect("joins"));
     }

@@ -51,6 +51,8 @@ use crate::game::{Game, Round, Status};
 pub enum Command {
     /// Deal the first round; the first dealer is drawn at random (D23).
     Start,
+    /// Deal the first round with this first dealer (a rematch's, D23).
+    StartFrom { dealer: Seat },
     /// Deal the first round from this shuffled deck (first card dealt first)
     /// with this dealer.
     StartWith { dealer: Seat, deck: Vec<Card> },
@@ -149,6 +151,13 @@ impl Game {
                 self.check_can_start()?;
                 let dealer = rng.gen_range(0..self.seats);
                 self.deal(dealer, None, rng, out);
+            }
+            Command::StartFrom { dealer } => {
+                self.check_can_start()?;
+                if *dealer >= self.seats {
+                    return Err(RuleError::NoSuchSeat(*dealer));
+                }
+                self.deal(*dealer, None, rng, out);
             }
             Command::StartWith { dealer, deck } => {
                 self.check_can_start()?;

@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::lobby::{RematchOf, Visibility};
 use super::{BotReason, Clock, PlayerId, Seated};
 use crate::bots::Level;
 use crate::event::{Event, Seat};
@@ -19,6 +20,23 @@ pub struct TableCreated {
     /// The turn clock (D37); absent: no time limit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clock: Option<Clock>,
+    /// `private`: never listed to others, joined through an invitation
+    /// only; absent: `public`.
+    #[serde(default, skip_serializing_if = "Visibility::is_public")]
+    pub visibility: Visibility,
+    /// The game starts by itself once every seat is taken, and nobody
+    /// starts it or seats a bot by hand (quick play, a rematch); absent:
+    /// false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub starts_when_full: bool,
+    /// Quick play: this many seconds after the table opened, `basic` bots
+    /// take its empty seats and the game starts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bots_after: Option<u32>,
+    /// A rematch: the table it follows, whose persons its seats are kept
+    /// for, and its first dealer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rematch_of: Option<RematchOf>,
 }
 
 /// Every event of a table's log: the table's own, whose serde form (the
@@ -87,6 +105,14 @@ pub enum TableEvent {
         #[cfg_attr(feature = "openapi", schema(value_type = usize))]
         seat: Seat,
         level: Level,
+    },
+    /// A player of this finished table opened the next one, `table_id`
+    /// (`POST /v1/tables/{id}/rematch`): the others may join it.
+    RematchOffered {
+        #[cfg_attr(feature = "openapi", schema(value_type = usize))]
+        seat: Seat,
+        #[cfg_attr(feature = "openapi", schema(value_type = String, format = Uuid))]
+        table_id: String,
     },
     /// The game's own events, in their own `{type, data}` form (not the
     /// table's: serialised and read apart, see [`TableEvent::to_json`]).

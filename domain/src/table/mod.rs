@@ -5,10 +5,12 @@ use rand::Rng;
 use serde::{Deserialize, Serialize};
 
 pub(crate) mod events;
+mod lobby;
 mod log;
 mod presence;
 
 pub use events::{TableCreated, TableEvent};
+pub use lobby::{Joining, Lobby, RematchOf, Reserved, Visibility};
 pub use log::{apply, apply_guarded, Fold, FoldError, ReadError};
 pub use presence::{ranking_after_resignations, BotReason, Clock, Due, Presence, Turn, STAND_IN};
 
@@ -161,6 +163,16 @@ pub enum TableError {
     InvalidClock(String),
     #[error("no move is the server's to make now")]
     NoAutomaticMove,
+    #[error("this table is private: it is joined through its invitation")]
+    InvitationNeeded,
+    #[error("the seats of this rematch are kept for the players of the game before it")]
+    SeatReserved,
+    #[error("this table seats its players and starts by itself (quick play, a rematch)")]
+    StartsByItself,
+    #[error("the game is not over")]
+    GameNotOver,
+    #[error("the rematch of this table is already open")]
+    RematchOpen,
     #[error("{0}")]
     Rules(#[from] RulesError),
     #[error("{0}")]
@@ -185,6 +197,11 @@ impl TableError {
             TableError::Aborted => "game_aborted",
             TableError::InvalidClock(_) => "invalid_clock",
             TableError::NoAutomaticMove => "no_automatic_move",
+            TableError::InvitationNeeded => "invitation_needed",
+            TableError::SeatReserved => "seat_reserved",
+            TableError::StartsByItself => "starts_by_itself",
+            TableError::GameNotOver => "game_not_over",
+            TableError::RematchOpen => "rematch_open",
             TableError::Rules(_) => "invalid_rules",
             TableError::Rule(e) => e.code(),
         }
@@ -197,6 +214,7 @@ pub enum TableCommand {
     Join {
         account_id: PlayerId,
         username: String,
+        joining: Joining,
     },
     Leave {
         account_id: PlayerId,
@@ -234,6 +252,13 @@ pub enum TableCommand {
         account_id: PlayerId,
         level: Level,
     },
+    /// The server: quick play's wait is over; bots take the empty seats.
+    FillWithBots,
+    /// A player of the finished game opened its rematch, `table_id`.
+    OfferRematch {
+        account_id: PlayerId,
+        table_id: String,
+    },
 }
 
 /// A table: its rules, who sits, and the game once started.
@@ -256,6 +281,10 @@ pub struct Table {
     pub resigned_order: Vec<Seat>,
     /// D41.
     pub aborted: bool,
+    /// How the table fills and starts, and its rematch.
+    pub lobby: Lobby,
+    /// The first round's dealer, once dealt (a rematch's is the next one).
+    pub first_dealer: Option<Seat>,
     /// The seat whose next act is the server's (after `turn_timed_out` or
     /// `bot_moved`; see `presence`).
     automatic_seat: Option<Seat>,
@@ -270,6 +299,28 @@ impl Table {
         options: &serde_json::Map<String, serde_json::Value>,
         seats: usize,
         clock: Option<Clock>,
+        creator: &PlayerId,
+        username: &str,
+    ) -> Result<Vec<TableEvent>, TableError> {
+        Self::open(
+            ruleset,
+            options,
+            seats,
+            clock,
+            &Lobby::default(),
+            creator,
+            username,
+        )
+    }
+
+    /// [`Table::create`] with the lobby's settings (a private table, one
+    /// that starts by itself, quick play's bots).
+    pub fn open(
+        ruleset: &str,
+        options: &serde_json::Map<String, serde_json::Value>,
+        seats: usize,
+        clock: Option<Clock>,
+        lobby: &Lobby,
         creator: &PlayerId,
         username: &str,
     ) -> Result<Vec<TableEvent>, TableError> {
@@ -292,6 +343,10 @@ impl Table {
                 seats,
                 creator: creator.clone(),
                 clock,
+                visibility: lobby.visibility,
+                starts_when_full: lobby.starts_when_full,
+                bots_after: lobby.bots_after,
+                rematch_of: lobby.rematch_of.clone(),
             }),
             TableEvent::PlayerJoined(Seated {
                 seat: 0,
@@ -321,6 +376,8 @@ impl Table {
             presence: Vec::new(),
             resigned_order: Vec::new(),
             aborted: false,
+            lobby: Lobby::of(c),
+            first_dealer: None,
             automatic_seat: None,
             turn_seat: None,
         };
@@ -387,6 +444,9 @@ impl Table {
                 }
                 self.automatic_seat = Some(*seat);
             }
+            TableEvent::RematchOffered { table_id, .. } => {
+                self.lobby.rematch = Some(table_id.clone());
+            }
             TableEvent::Game(e) => {
                 self.track(e);
                 if let Some(g) = self.game.as_mut() {
@@ -451,7 +511,8 @@ impl Table {
             TableCommand::Join {
                 account_id,
                 username,
-            } => self.join(account_id, username),
+                joining,
+            } => self.join(account_id, username, *joining, rng),
             TableCommand::Leave { account_id } => {
                 if !waiting {
                     return Err(TableError::NotWaiting);
@@ -500,52 +561,28 @@ impl Table {
                     level: *level,
                 }])
             }
+            TableCommand::FillWithBots => self.fill_with_bots(rng),
+            TableCommand::OfferRematch {
+                account_id,
+                table_id,
+            } => self.offer_rematch(account_id, table_id),
         }
     }
 
-    /// The first free seat.
-    fn free_seat(&self) -> Result<Seat, TableError> {
-        self.players
-            .iter()
-            .position(Option::is_none)
-            .ok_or(TableError::Full)
-    }
-
-    /// What only the creator may do, and only while the table waits.
-    fn by_creator_while_waiting(&self, account_id: &PlayerId) -> Result<(), TableError> {
-        if *account_id != self.creator {
-            return Err(TableError::NotCreator);
-        }
-        if self.game.is_some() {
-            return Err(TableError::NotWaiting);
-        }
-        Ok(())
-    }
-
-    /// A person takes the next free seat of a waiting table.
-    fn join(&self, account_id: &PlayerId, username: &str) -> Result<Vec<TableEvent>, TableError> {
-        if self.game.is_some() {
-            return Err(TableError::NotWaiting);
-        }
-        if self.seat_of(account_id).is_some() {
-            return Err(TableError::AlreadySeated);
-        }
-        Ok(vec![TableEvent::PlayerJoined(Seated {
-            seat: self.free_seat()?,
-            account_id: account_id.clone(),
-            username: username.to_owned(),
-            bot: None,
-        })])
-    }
-
-    /// The creator starts the game: the seats renumbered in order, never
-    /// bots alone (D40), and round 1 dealt.
+    /// The creator starts the game (see [`Table::deal_in`]).
     fn start<R: Rng + ?Sized>(
         &self,
         account_id: &PlayerId,
         rng: &mut R,
     ) -> Result<Vec<TableEvent>, TableError> {
         self.by_creator_while_waiting(account_id)?;
+        self.deal_in(rng)
+    }
+
+    /// The game starts: the seats renumbered in order, never bots alone
+    /// (D40), and round 1 dealt, by a dealer drawn at random (D23) or, at
+    /// a rematch, by the one after the game before's.
+    fn deal_in<R: Rng + ?Sized>(&self, rng: &mut R) -> Result<Vec<TableEvent>, TableError> {
         let players: Vec<Seated> = self
             .seated()
             .enumerate()
@@ -571,8 +608,14 @@ impl Table {
         }
         let mut game = Game::new(self.rules.clone(), players.len())?;
         let mut events = vec![TableEvent::GameStarted { players }];
+        let start = match &self.lobby.rematch_of {
+            Some(of) => Command::StartFrom {
+                dealer: of.first_dealer,
+            },
+            None => Command::Start,
+        };
         let mut out = Vec::new();
-        game.execute(&Command::Start, rng, &mut out)?;
+        game.execute(&start, rng, &mut out)?;
         events.extend(out.into_iter().map(TableEvent::Game));
         Ok(events)
     }
@@ -611,6 +654,8 @@ impl Table {
     }
 }
 
+#[cfg(test)]
+mod lobby_tests;
 #[cfg(test)]
 mod presence_tests;
 #[cfg(test)]

@@ -145,6 +145,9 @@ impl Table {
     /// clock (D37; the deadline of a turn that goes on, say after another
     /// seat's challenge, stays, D36); else nothing.
     pub fn due_after(&self, before: Turn, events: &[TableEvent], bot_delay: Duration) -> Due {
+        if self.game.is_none() {
+            return self.due_in_lobby(events);
+        }
         let now = self.turn();
         let new_turn = now != before
             || events
@@ -173,6 +176,20 @@ impl Table {
                 Some(_),
             ) => Due::Keep,
             (Turn { seat: Some(_), .. }, None) | (Turn { seat: None, .. }, _) => Due::Clear,
+        }
+    }
+
+    /// What is due while the table waits: quick play's bots, `bots_after`
+    /// seconds after the table opened (the events that open it set it;
+    /// later lobby events keep it).
+    fn due_in_lobby(&self, events: &[TableEvent]) -> Due {
+        let opened = events
+            .iter()
+            .any(|e| matches!(e, TableEvent::TableCreated(_)));
+        match self.lobby.bots_after {
+            Some(secs) if opened => Due::After(Duration::from_secs(u64::from(secs))),
+            Some(_) => Due::Keep,
+            None => Due::Clear,
         }
     }
 
@@ -350,6 +367,9 @@ impl Table {
                 None
             }
             Event::RoundStarted(_) | Event::RoundEnded(_) | Event::GameEnded(_) => {
+                if let Event::RoundStarted(started) = event {
+                    self.first_dealer.get_or_insert(started.dealer);
+                }
                 self.automatic_seat = None;
                 self.turn_seat = None;
                 None

@@ -14,6 +14,7 @@ fn join(id: &str) -> TableCommand {
     TableCommand::Join {
         account_id: id.into(),
         username: id.into(),
+        joining: crate::table::Joining::Open,
     }
 }
 
@@ -267,11 +268,15 @@ fn every_table_event_is_named_as_it_is_serialised_and_read_back() {
             seat: 1,
             level: crate::bots::Level::Strong,
         },
+        TableEvent::RematchOffered {
+            seat: 0,
+            table_id: "9d7c3f2e-3f0a-4a57-8a3e-2b1c0d9e8f70".into(),
+        },
     ]);
     let mut kinds: Vec<&str> = events.iter().map(TableEvent::kind).collect();
     kinds.sort_unstable();
     kinds.dedup();
-    assert_eq!(kinds.len(), 11, "every table event of its own: {kinds:?}");
+    assert_eq!(kinds.len(), 12, "every table event of its own: {kinds:?}");
     for e in &events {
         let json = e.to_json();
         assert_eq!(json["type"], e.kind(), "{e:?}");

@@ -51,6 +51,7 @@ fn play_table(preset: Preset, seed: u64) -> usize {
             TableCommand::Join {
                 account_id: (*name).into(),
                 username: (*name).into(),
+                joining: domain::Joining::Open,
             }
         };
         log.extend(table.execute(&command, &mut rng).unwrap());

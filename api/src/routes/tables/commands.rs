@@ -82,6 +82,7 @@ pub async fn join_table(call: TableCall<TableService>) -> Result<HttpResponse, A
         Ok(TableCommand::Join {
             account_id,
             username: username.to_owned(),
+            joining: domain::Joining::Open,
         })
     })
     .await

@@ -31,6 +31,7 @@ fn started(clock: Option<Clock>) -> (Table, Vec<TableEvent>) {
         let join = TableCommand::Join {
             account_id: (*id).into(),
             username: (*id).into(),
+            joining: crate::table::Joining::Open,
         };
         log.extend(table.execute(&join, &mut rng()).unwrap());
     }
@@ -60,6 +61,7 @@ fn started_with(people: &[&str], bots: &[Level]) -> (Table, Vec<TableEvent>) {
         let join = TableCommand::Join {
             account_id: (*id).into(),
             username: (*id).into(),
+            joining: crate::table::Joining::Open,
         };
         log.extend(table.execute(&join, &mut rng()).unwrap());
     }

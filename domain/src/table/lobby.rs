@@ -1,0 +1,298 @@
+//! How a table fills and starts beyond its creator's say (docs/API.md
+//! "Finding a game and coming back"): private tables joined through an
+//! invitation, tables that start by themselves when full (quick play, a
+//! rematch), quick play's bots after a wait, and the rematch, whose seats
+//! are kept for the persons of the game before it and whose first dealer
+//! is the one after that game's (D23 moved on by one).
+
+use rand::Rng;
+use serde::{Deserialize, Serialize};
+
+use super::{PlayerId, Seated, Table, TableCommand, TableCreated, TableError, TableEvent};
+use crate::bots::Level;
+use crate::event::Seat;
+use crate::game::Status;
+
+/// Who may find and join a table.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum Visibility {
+    /// Listed to everyone; anyone joins.
+    #[default]
+    Public,
+    /// Listed to its players only; joined through its invitation.
+    Private,
+}
+
+impl Visibility {
+    pub fn is_public(&self) -> bool {
+        *self == Visibility::Public
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Visibility::Public => "public",
+            Visibility::Private => "private",
+        }
+    }
+}
+
+/// A seat kept for one person.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Reserved {
+    #[cfg_attr(feature = "openapi", schema(value_type = usize))]
+    pub seat: Seat,
+    pub account_id: PlayerId,
+}
+
+/// What a rematch table keeps of the table it follows.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct RematchOf {
+    /// The table whose game came before.
+    #[cfg_attr(feature = "openapi", schema(value_type = String, format = Uuid))]
+    pub table_id: String,
+    /// The persons of that game, each at the seat they had (the bots sit
+    /// at theirs from the start).
+    pub reserved: Vec<Reserved>,
+    /// The first dealer: the one after that game's (D23).
+    #[cfg_attr(feature = "openapi", schema(value_type = usize))]
+    pub first_dealer: Seat,
+}
+
+/// A table's lobby settings, as its `table_created` set them, and the
+/// rematch that follows it once one is opened.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Lobby {
+    pub visibility: Visibility,
+    pub starts_when_full: bool,
+    pub bots_after: Option<u32>,
+    pub rematch_of: Option<RematchOf>,
+    /// The table that follows this one (`rematch_offered`).
+    pub rematch: Option<String>,
+}
+
+impl Lobby {
+    pub(super) fn of(created: &TableCreated) -> Self {
+        Lobby {
+            visibility: created.visibility,
+            starts_when_full: created.starts_when_full,
+            bots_after: created.bots_after,
+            rematch_of: created.rematch_of.clone(),
+            rematch: None,
+        }
+    }
+
+    /// The seat kept for `account_id` at a rematch; `Ok(None)` where no
+    /// seat is kept for anyone.
+    fn kept_for(&self, account_id: &PlayerId) -> Result<Option<Seat>, TableError> {
+        let Some(of) = &self.rematch_of else {
+            return Ok(None);
+        };
+        of.reserved
+            .iter()
+            .find(|r| &r.account_id == account_id)
+            .map(|r| Some(r.seat))
+            .ok_or(TableError::SeatReserved)
+    }
+
+    /// Whether `seat` is kept for a person.
+    fn is_kept(&self, seat: Seat) -> bool {
+        self.rematch_of
+            .as_ref()
+            .is_some_and(|of| of.reserved.iter().any(|r| r.seat == seat))
+    }
+}
+
+/// How a person comes to a table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Joining {
+    /// By the table's id (a listed table, a link): public tables only.
+    Open,
+    /// Through the table's invitation (the server checked its code), or
+    /// sent there by the server (quick play, a rematch).
+    Invited,
+}
+
+impl Table {
+    /// A person takes a seat of a waiting table: the one kept for them at
+    /// a rematch, else the first free one (never one kept for another); a
+    /// private table only through its invitation. The game starts with it
+    /// when the table starts by itself and this fills it.
+    pub(super) fn join<R: Rng + ?Sized>(
+        &self,
+        account_id: &PlayerId,
+        username: &str,
+        joining: Joining,
+        rng: &mut R,
+    ) -> Result<Vec<TableEvent>, TableError> {
+        if self.game.is_some() {
+            return Err(TableError::NotWaiting);
+        }
+        if self.seat_of(account_id).is_some() {
+            return Err(TableError::AlreadySeated);
+        }
+        if joining == Joining::Open && !self.lobby.visibility.is_public() {
+            return Err(TableError::InvitationNeeded);
+        }
+        let seat = match self.lobby.kept_for(account_id)? {
+            Some(seat) => seat,
+            None => self.free_seat()?,
+        };
+        let joined = TableEvent::PlayerJoined(Seated {
+            seat,
+            account_id: account_id.clone(),
+            username: username.to_owned(),
+            bot: None,
+        });
+        self.then_start_if_full(vec![joined], rng)
+    }
+
+    /// `events` (lobby events, just decided), followed by the game's start
+    /// when the table starts by itself and they fill it.
+    fn then_start_if_full<R: Rng + ?Sized>(
+        &self,
+        mut events: Vec<TableEvent>,
+        rng: &mut R,
+    ) -> Result<Vec<TableEvent>, TableError> {
+        if !self.lobby.starts_when_full {
+            return Ok(events);
+        }
+        let mut after = self.clone();
+        for e in &events {
+            after.evolve(e);
+        }
+        if after.seated().count() == after.seats {
+            events.extend(after.deal_in(rng)?);
+        }
+        Ok(events)
+    }
+
+    /// The first seat that is free and kept for nobody.
+    pub(super) fn free_seat(&self) -> Result<Seat, TableError> {
+        self.players
+            .iter()
+            .enumerate()
+            .position(|(seat, p)| p.is_none() && !self.lobby.is_kept(seat))
+            .ok_or(TableError::Full)
+    }
+
+    /// What only the creator may do, and only while the table waits and
+    /// does not start by itself.
+    pub(super) fn by_creator_while_waiting(&self, account_id: &PlayerId) -> Result<(), TableError> {
+        if *account_id != self.creator {
+            return Err(TableError::NotCreator);
+        }
+        if self.game.is_some() {
+            return Err(TableError::NotWaiting);
+        }
+        if self.lobby.starts_when_full {
+            return Err(TableError::StartsByItself);
+        }
+        Ok(())
+    }
+
+    /// Quick play's wait is over (the server, at `bots_after`): `basic`
+    /// bots take every empty seat and the game starts, if a person still
+    /// sits there.
+    pub(super) fn fill_with_bots<R: Rng + ?Sized>(
+        &self,
+        rng: &mut R,
+    ) -> Result<Vec<TableEvent>, TableError> {
+        if self.game.is_some() {
+            return Err(TableError::NotWaiting);
+        }
+        if self.lobby.bots_after.is_none() {
+            return Err(TableError::NoAutomaticMove);
+        }
+        let mut after = self.clone();
+        let mut events = Vec::new();
+        while let Ok(seat) = after.free_seat() {
+            let seated = TableEvent::BotSeated {
+                seat,
+                level: Level::Basic,
+            };
+            after.evolve(&seated);
+            events.push(seated);
+        }
+        events.extend(after.deal_in(rng)?);
+        Ok(events)
+    }
+
+    /// A player of this finished game opens the rematch `table_id`.
+    pub(super) fn offer_rematch(
+        &self,
+        account_id: &PlayerId,
+        table_id: &str,
+    ) -> Result<Vec<TableEvent>, TableError> {
+        let seat = self.seat_of(account_id).ok_or(TableError::NotSeated)?;
+        match self.status() {
+            Status::Finished | Status::Aborted => {}
+            Status::Waiting | Status::Playing => return Err(TableError::GameNotOver),
+        }
+        if self.lobby.rematch.is_some() {
+            return Err(TableError::RematchOpen);
+        }
+        Ok(vec![TableEvent::RematchOffered {
+            seat,
+            table_id: table_id.to_owned(),
+        }])
+    }
+
+    /// The first events of the rematch `table_id` of this finished table,
+    /// opened by `account_id` (see [`Table::offer_rematch`]): the same
+    /// rules, clock and visibility, as many seats as the game had, the bots
+    /// at their seats, every person's seat kept for them, the caller in
+    /// theirs, and the first dealer the one after this game's. It starts
+    /// by itself once every person is back.
+    pub fn rematch<R: Rng + ?Sized>(
+        &self,
+        this_table_id: &str,
+        account_id: &PlayerId,
+        username: &str,
+        rng: &mut R,
+    ) -> Result<Vec<TableEvent>, TableError> {
+        self.offer_rematch(account_id, "")?;
+        let n = self.players.len();
+        let first_dealer = (self.first_dealer.unwrap_or(n - 1) + 1) % n;
+        let reserved = self
+            .seated()
+            .filter(|p| p.bot.is_none())
+            .map(|p| Reserved {
+                seat: p.seat,
+                account_id: p.account_id.clone(),
+            })
+            .collect();
+        let mut events = vec![TableEvent::TableCreated(TableCreated {
+            ruleset: self.ruleset.clone(),
+            rules: self.rules.clone(),
+            seats: n,
+            creator: account_id.clone(),
+            clock: self.clock,
+            visibility: self.lobby.visibility,
+            starts_when_full: true,
+            bots_after: None,
+            rematch_of: Some(RematchOf {
+                table_id: this_table_id.to_owned(),
+                reserved,
+                first_dealer,
+            }),
+        })];
+        events.extend(self.seated().filter_map(|p| {
+            p.bot.map(|level| TableEvent::BotSeated {
+                seat: p.seat,
+                level,
+            })
+        }));
+        let mut next = Table::from_events(&events).expect("it begins with table_created");
+        let join = TableCommand::Join {
+            account_id: account_id.clone(),
+            username: username.to_owned(),
+            joining: Joining::Invited,
+        };
+        events.extend(next.execute(&join, rng)?);
+        Ok(events)
+    }
+}
