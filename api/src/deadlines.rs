@@ -1,6 +1,7 @@
 //! What the server does on a table by itself (docs/RULES.md §7): when a
 //! seat's deadline passes, its timeout move (D38); when an away or resigned
-//! seat is on turn, its move by the stand-in bot (D39, D40).
+//! seat is on turn, its move by the stand-in bot (D39, D40); when quick
+//! play's wait is over, its bots (docs/API.md "Finding a game").
 //!
 //! When it is due lives in PostgreSQL (`game_tables.due_at`), set by the
 //! statement that appends the events that make it so (see
@@ -35,7 +36,7 @@ use crate::store;
 use crate::store::due::DueTable;
 use crate::table_service::TableService;
 
-/// Deadlines fired, by kind (`timeout`, `server_move`).
+/// Deadlines fired, by kind (`timeout`, `server_move`, `bots_after`).
 pub const FIRED: &str = "huit_deadlines_fired_total";
 /// How long after its `due_at` a table was fired.
 pub const LATENESS: &str = "huit_deadline_lateness_seconds";
@@ -91,12 +92,19 @@ enum Act {
     /// The move of the seat nobody present holds, with this seed, decided
     /// on this copy of the table.
     PlayFor { seed: u32, table: Box<Table> },
-    /// The seat on turn's timeout.
-    TimeOut(TableCommand),
+    /// A command of the server's, at once: the seat on turn's timeout, or
+    /// quick play's bots; and its kind, for the metrics.
+    Command(TableCommand, &'static str),
 }
 
 /// What the server does on a due table, if anything.
 fn act_for(table: &Table, due_at: chrono::DateTime<chrono::Utc>) -> Option<Act> {
+    if table.status() == domain::Status::Waiting {
+        return table
+            .lobby
+            .bots_after
+            .map(|_| Act::Command(TableCommand::FillWithBots, "bots_after"));
+    }
     if table.automatic().is_some() {
         return Some(Act::PlayFor {
             seed: rand::thread_rng().gen(),
@@ -104,9 +112,8 @@ fn act_for(table: &Table, due_at: chrono::DateTime<chrono::Utc>) -> Option<Act> 
         });
     }
     (table.clock.is_some() && table.must_act().is_some()).then(|| {
-        Act::TimeOut(TableCommand::TimeOut {
-            deadline: chain::format_at(due_at),
-        })
+        let deadline = chain::format_at(due_at);
+        Act::Command(TableCommand::TimeOut { deadline }, "timeout")
     })
 }
 
@@ -159,12 +166,12 @@ async fn fire(tables: &web::Data<TableService>, pool: &PgPool, moving: &Moving, 
                 drop(underway);
             });
         }
-        Ok(Some(Some(Act::TimeOut(command)))) => {
+        Ok(Some(Some(Act::Command(command, kind)))) => {
             let acted = tables
                 .act(due.id, &command, Some(due.version), None, |_, _, _| Ok(()))
                 .await
                 .map(|_| ());
-            fired(pool, &due, "timeout", acted).await;
+            fired(pool, &due, kind, acted).await;
         }
         // The table moved on since: its append set what is due now.
         Ok(None) => {}

@@ -68,6 +68,7 @@ pub mod deadlines;
 pub mod disputes;
 pub mod error;
 pub mod history;
+pub mod invites;
 pub mod log;
 pub mod metrics;
 pub mod openapi;

@@ -27,7 +27,7 @@ use crate::rates::{RateLimits, Rates};
 use crate::searches::SearchBudget;
 use crate::table_service::{BotCaps, TableService};
 use crate::telemetry::RequestSpan;
-use crate::throttle::{LoginLimits, LoginThrottle};
+use crate::throttle::{InviteThrottle, LoginLimits, LoginThrottle};
 use crate::watchers::{WatchLimits, Watchers};
 use crate::{console, deadlines, metrics, routes, MIGRATOR};
 
@@ -142,6 +142,7 @@ impl Application {
         let (hub, listener_task) = CommitHub::start(pool.clone()).await;
 
         let throttle = web::Data::new(LoginThrottle::new(login_limits(&settings)));
+        let guesses = web::Data::new(InviteThrottle(LoginThrottle::new(login_limits(&settings))));
         let rates = web::Data::new(Rates::new(rate_limits(&settings)));
         let descriptors = descriptor_limit();
         let watchers = Watchers::new(watch_limits(&settings, descriptors));
@@ -167,6 +168,7 @@ impl Application {
                 .app_data(pool.clone())
                 .app_data(settings.clone())
                 .app_data(throttle.clone())
+                .app_data(guesses.clone())
                 .app_data(rates.clone())
                 .app_data(tables.clone())
                 .app_data(watchers.clone())

@@ -51,6 +51,13 @@ pub struct LoginThrottle {
     limits: LoginLimits,
 }
 
+/// Failed guesses of invitation codes (`POST /v1/invites/{code}`),
+/// throttled like log-ins with the account's id in the username's place:
+/// per (account, address) and per address a lock-out, per account growing
+/// delays.
+#[derive(Debug)]
+pub struct InviteThrottle(pub LoginThrottle);
+
 /// Past this many tracked keys, expired windows are swept on each failure.
 const SWEEP_ABOVE: usize = 10_000;
 

@@ -213,7 +213,8 @@ impl Folding {
         problems: &mut Problems,
     ) -> bool {
         let seq = stored.seq;
-        if self.game_over {
+        // A finished table's log takes one more event: its rematch's offer.
+        if self.game_over && !matches!(e, TableEvent::RematchOffered { .. }) {
             problems.add(seq, "an event after game_ended");
         }
         let Some(t) = self.table.as_mut() else {

@@ -53,7 +53,11 @@ pub fn configure(cfg: &mut ServiceConfig<'_>) {
             .service(tables::commands::seat_bot)
             .service(tables::commands::resign)
             .service(tables::commands::abort)
-            .service(tables::commands::come_back),
+            .service(tables::commands::come_back)
+            .service(tables::finding::quickplay)
+            .service(tables::finding::join_invited)
+            .service(tables::finding::renew_invite)
+            .service(tables::finding::rematch),
     );
 }
 

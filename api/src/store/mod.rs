@@ -18,6 +18,7 @@ pub mod events;
 pub mod held;
 pub mod history;
 pub mod idempotency;
+pub mod lobby;
 pub mod players;
 pub mod sessions;
 pub mod tables;

@@ -3,7 +3,7 @@
 //! the log's insert ([`super::events::insert_batch`]) only.
 
 use chrono::{DateTime, Utc};
-use domain::Status;
+use domain::{Status, Visibility};
 use serde_json::Value;
 use sqlx::{PgConnection, PgExecutor};
 use uuid::Uuid;
@@ -111,6 +111,7 @@ pub struct ListedTable {
     pub version: i64,
     pub created_by: Uuid,
     pub created_at: DateTime<Utc>,
+    pub visibility: Visibility,
 }
 
 /// [`ListedTable`] as the row holds it.
@@ -122,6 +123,7 @@ struct ListedRow {
     version: i64,
     created_by: Uuid,
     created_at: DateTime<Utc>,
+    visibility: String,
 }
 
 impl TryFrom<ListedRow> for ListedTable {
@@ -139,30 +141,38 @@ impl TryFrom<ListedRow> for ListedTable {
             version: r.version,
             created_by: r.created_by,
             created_at: r.created_at,
+            visibility: match r.visibility.as_str() {
+                "private" => Visibility::Private,
+                _ => Visibility::Public,
+            },
         })
     }
 }
 
 /// Tables in `(created_at, id)` order after the cursor, at most `limit`;
 /// only those with `status` when given, only those where `member` sits when
-/// given.
+/// given; private tables only when `viewer` created them or sits there.
 #[tracing::instrument(skip(executor))]
 pub async fn list(
     executor: impl PgExecutor<'_>,
     status: Option<Status>,
     member: Option<Uuid>,
+    viewer: Uuid,
     after: Option<(DateTime<Utc>, Uuid)>,
     limit: i64,
 ) -> Result<Vec<ListedTable>, sqlx::Error> {
     let (after_at, after_id) = after.unzip();
     let rows = sqlx::query_as!(
         ListedRow,
-        r#"SELECT t.id, t.ruleset, t.status, t.seats, t.version, t.created_by, t.created_at
+        r#"SELECT t.id, t.ruleset, t.status, t.seats, t.version, t.created_by, t.created_at,
+                  t.visibility
            FROM game_tables t
            WHERE ($1::text IS NULL OR t.status = $1)
              AND ($2::uuid IS NULL OR EXISTS (
                    SELECT 1 FROM table_players p WHERE p.table_id = t.id AND p.account_id = $2))
              AND ($3::timestamptz IS NULL OR (t.created_at, t.id) > ($3, $4::uuid))
+             AND (t.visibility = 'public' OR t.created_by = $6 OR EXISTS (
+                   SELECT 1 FROM table_players p WHERE p.table_id = t.id AND p.account_id = $6))
            ORDER BY t.created_at, t.id
            LIMIT $5"#,
         status.map(Status::as_str),
@@ -170,6 +180,7 @@ pub async fn list(
         after_at,
         after_id,
         limit,
+        viewer,
     )
     .fetch_all(executor)
     .await?;

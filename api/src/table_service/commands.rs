@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use domain::bots::Level;
-use domain::{Clock, Table, TableCommand, TableEvent};
+use domain::{Clock, Lobby, Table, TableCommand, TableEvent};
 use serde_json::{Map, Value};
 use sqlx::PgConnection;
 use uuid::Uuid;
@@ -15,6 +15,7 @@ use super::{
     TableService, MAX_ATTEMPTS,
 };
 use crate::error::{ApiError, ProblemCode};
+use crate::invites;
 use crate::log::chain::GENESIS_PREV_HASH;
 use crate::log::Durability;
 use crate::log::{ChainedAppend, StoredEvent};
@@ -47,17 +48,28 @@ const BOTS_RETRY_AFTER: Duration = Duration::from_secs(60);
 
 impl TableService {
     /// Keeps the projections in step with lobby events, on the appending
-    /// transaction: `table_players` (the accounts seated, for listings) and
-    /// the bots a table seats; when the events seat a bot or start a game
-    /// with bots, the creator's bots are counted against [`BotCaps`].
+    /// transaction: `table_players` (the accounts seated, for listings),
+    /// whether a quick-play table is open, and the bots a table seats; when
+    /// the events seat a bot or start a game with bots, the creator's bots
+    /// are counted against [`BotCaps`] (`capped`: not the `basic` bots
+    /// the server seats at quick play, which its rate bounds).
     async fn project(
         &self,
         conn: &mut PgConnection,
         table_id: Uuid,
         created_by: Uuid,
         events: &[TableEvent],
+        capped: bool,
     ) -> Result<(), ApiError> {
         let mut bots_running = false;
+        let seated = events.iter().any(|e| {
+            matches!(
+                e,
+                TableEvent::PlayerJoined(_)
+                    | TableEvent::PlayerLeft { .. }
+                    | TableEvent::GameStarted { .. }
+            )
+        });
         for e in events {
             match e {
                 TableEvent::PlayerJoined(s) => {
@@ -83,7 +95,10 @@ impl TableService {
                 _ => {}
             }
         }
-        if !bots_running {
+        if seated {
+            store::lobby::reopen_or_close(conn, table_id).await?;
+        }
+        if !(bots_running && capped) {
             return Ok(());
         }
         let caps = self.bot_caps;
@@ -112,13 +127,50 @@ pub struct Opening<'a> {
     pub clock: Option<Clock>,
     /// Bots that take the seats after the creator's, in order.
     pub bots: &'a [Level],
+    /// Its visibility, whether it starts by itself, quick play's bots.
+    pub lobby: &'a Lobby,
+}
+
+impl Opening<'_> {
+    /// The first events of the table `creator` opens: created, the
+    /// creator at seat 0, then the bots; or why it cannot be.
+    pub fn events(&self, creator: Uuid, username: &str) -> Result<Vec<TableEvent>, ApiError> {
+        let mut events = Table::open(
+            self.ruleset,
+            self.options,
+            self.seats,
+            self.clock,
+            self.lobby,
+            &player_id(creator),
+            username,
+        )?;
+        let mut table = Table::from_events(&events).ok_or_else(|| corrupt("no table_created"))?;
+        for level in self.bots {
+            let seat_bot = TableCommand::SeatBot {
+                account_id: player_id(creator),
+                level: *level,
+            };
+            events.extend(table.execute(&seat_bot, &mut rand::thread_rng())?);
+        }
+        Ok(events)
+    }
+}
+
+/// A table written in a transaction not committed yet: what
+/// [`TableService::opened`] makes known once it is.
+#[derive(Debug)]
+pub(super) struct Unannounced {
+    pub(super) id: Uuid,
+    table: Table,
+    stored: Vec<StoredEvent>,
+    events: Vec<TableEvent>,
 }
 
 impl TableService {
-    /// Opens a table: its projection row, `table_created` and the creator's
-    /// `player_joined` at seat 0, in one transaction. A valid request counts
-    /// against `creator`'s table rate (an invalid one is refused first and
-    /// costs nothing).
+    /// Opens a table: its projection row, `table_created`, the creator's
+    /// `player_joined` at seat 0 and its bots, in one transaction. A valid
+    /// request counts against `creator`'s table rate (an invalid one is
+    /// refused first and costs nothing).
     #[tracing::instrument(skip(self, rates, opening), fields(ruleset = opening.ruleset))]
     pub async fn create(
         &self,
@@ -127,47 +179,80 @@ impl TableService {
         username: &str,
         opening: Opening<'_>,
     ) -> Result<(Uuid, CachedTable), ApiError> {
-        let Opening {
-            ruleset,
-            options,
-            seats,
-            clock,
-            bots,
-        } = opening;
-        let mut events = Table::create(
-            ruleset,
-            options,
-            seats,
-            clock,
-            &player_id(creator),
-            username,
-        )?;
-        let mut table = Table::from_events(&events).ok_or_else(|| corrupt("no table_created"))?;
-        for level in bots {
-            let seat_bot = TableCommand::SeatBot {
-                account_id: player_id(creator),
-                level: *level,
-            };
-            events.extend(table.execute(&seat_bot, &mut rand::thread_rng())?);
-        }
+        let events = opening.events(creator, username)?;
         rates.table(creator)?;
-        let id = Uuid::new_v4();
-        let seats = i32::try_from(seats).map_err(ApiError::internal)?;
+        self.open(creator, events, None).await
+    }
+
+    /// Writes a new table of these first events, committed, and makes it
+    /// known (see [`Self::open_in`]).
+    pub(super) async fn open(
+        &self,
+        creator: Uuid,
+        events: Vec<TableEvent>,
+        quickplay_key: Option<&str>,
+    ) -> Result<(Uuid, CachedTable), ApiError> {
         let mut tx = self.pool.begin().await?;
-        store::tables::insert_with_seats(&mut *tx, id, &table.ruleset, seats, creator).await?;
+        let opened = self
+            .open_in(&mut tx, creator, events, quickplay_key)
+            .await?;
+        tx.commit().await?;
+        self.opened(opened).await
+    }
+
+    /// Writes a new table of these first events in `tx`: its projection
+    /// row (a private one with an invitation; a quick-play one open for
+    /// its settings, [`StoreError::Conflict`] when one is already), its
+    /// events and their projections. Known to nobody until
+    /// [`Self::opened`], once `tx` commits.
+    pub(super) async fn open_in(
+        &self,
+        tx: &mut PgConnection,
+        creator: Uuid,
+        events: Vec<TableEvent>,
+        quickplay_key: Option<&str>,
+    ) -> Result<Unannounced, ApiError> {
+        let table = Table::from_events(&events).ok_or_else(|| corrupt("no table_created"))?;
+        let id = Uuid::new_v4();
+        let seats = i32::try_from(table.seats).map_err(ApiError::internal)?;
+        let code = (!table.lobby.visibility.is_public()).then(invites::new_code);
+        let digest = code.as_deref().map(invites::digest);
+        let lobby = store::lobby::LobbyRow {
+            visibility: table.lobby.visibility.as_str(),
+            invite: code.as_deref().zip(digest.as_ref().map(|d| &d[..])),
+            quickplay_key,
+        };
+        store::lobby::insert(&mut *tx, id, &table.ruleset, seats, creator, lobby).await?;
+        let due = table.due_after(domain::Turn::default(), &events, self.bot_delay);
         let chained = ChainedAppend::new(
             id,
             0,
             GENESIS_PREV_HASH,
             new_events(&events),
             Some(table.status().as_str()),
-        );
+        )
+        .with_due(due);
         let stored = self
             .log
-            .append(chained, Durability::InTransaction(&mut tx))
+            .append(chained, Durability::InTransaction(&mut *tx))
             .await?;
-        self.project(&mut tx, id, creator, &events).await?;
-        tx.commit().await?;
+        self.project(&mut *tx, id, creator, &events, true).await?;
+        Ok(Unannounced {
+            id,
+            table,
+            stored,
+            events,
+        })
+    }
+
+    /// A new table, committed: announced to every process and cached here.
+    pub(super) async fn opened(&self, new: Unannounced) -> Result<(Uuid, CachedTable), ApiError> {
+        let Unannounced {
+            id,
+            table,
+            stored,
+            events,
+        } = new;
         self.log.announce(id, stored.len() as i64);
         let row = store::tables::get(&self.pool, id)
             .await?
@@ -183,7 +268,7 @@ impl TableService {
             entry.push(s, e);
         }
         *self.slot(id).lock().await = Some(entry);
-        tracing::info!(table_id = %id, "table created");
+        tracing::info!(table_id = %id, "table opened");
         Ok((id, loaded))
     }
 
@@ -219,15 +304,32 @@ impl TableService {
         idempotency: Option<(Uuid, &Idempotency)>,
         answer: impl Fn(&CachedTable, &[StoredEvent], &[TableEvent]) -> Result<R, ApiError>,
     ) -> Result<Acted<R>, ApiError> {
-        self.act_decided(
-            table_id,
-            command,
-            None,
-            expected_version,
+        let writes = Writes {
             idempotency,
-            answer,
-        )
-        .await
+            tx: None,
+        };
+        self.act_decided(table_id, command, None, expected_version, writes, answer)
+            .await
+    }
+
+    /// [`Self::act`] at `expected_version`, its events joining `tx`, which
+    /// holds writes of the caller's own, and committing it: all of it, or
+    /// nothing (409 `version_conflict` when the table moved on).
+    pub(super) async fn act_with<R: serde::Serialize>(
+        &self,
+        tx: store::Tx<'static>,
+        table_id: Uuid,
+        command: &TableCommand,
+        expected_version: i64,
+        answer: impl Fn(&CachedTable, &[StoredEvent], &[TableEvent]) -> Result<R, ApiError>,
+    ) -> Result<Acted<R>, ApiError> {
+        let writes = Writes {
+            idempotency: None,
+            tx: Some(tx),
+        };
+        let version = Some(expected_version);
+        self.act_decided(table_id, command, None, version, writes, answer)
+            .await
     }
 
     /// The server's move for the seat it plays on `table` (a copy of a due
@@ -244,7 +346,7 @@ impl TableService {
             &command,
             Some(searched),
             Some(version),
-            None,
+            Writes::default(),
             |_, _, _| Ok(()),
         )
         .await?;
@@ -257,16 +359,19 @@ impl TableService {
     /// with what must commit with them), publish (the cache's tail, the
     /// long polls of this process, the other processes). Until the append
     /// is known to have committed, the cached table is [`Uncommitted`].
-    #[tracing::instrument(skip(self, command, searched, idempotency, answer), fields(command = ?command))]
+    #[tracing::instrument(skip(self, command, searched, writes, answer), fields(command = ?command))]
     async fn act_decided<R: serde::Serialize>(
         &self,
         table_id: Uuid,
         command: &TableCommand,
         mut searched: Option<Searched>,
         expected_version: Option<i64>,
-        idempotency: Option<(Uuid, &Idempotency)>,
+        mut writes: Writes<'_>,
         answer: impl Fn(&CachedTable, &[StoredEvent], &[TableEvent]) -> Result<R, ApiError>,
     ) -> Result<Acted<R>, ApiError> {
+        // A transaction of the caller's is appended to once: never decided
+        // again without a version to hold to.
+        debug_assert!(writes.tx.is_none() || expected_version.is_some());
         let slot = self.slot(table_id);
         let mut guard = slot.lock().await;
         let mut attempt = 0;
@@ -282,14 +387,15 @@ impl TableService {
                     return Err(refused.into());
                 }
             };
-            let with_writes = idempotency.is_some() || decided.lobby();
+            let with_writes =
+                writes.tx.is_some() || writes.idempotency.is_some() || decided.lobby();
             let appended = self
                 .append(
                     table_id,
                     version,
                     prev_hash.as_deref(),
                     &decided,
-                    with_writes,
+                    with_writes.then(|| writes.tx.take()),
                 )
                 .await;
             let (stored, tx, due_at) = match appended {
@@ -317,15 +423,10 @@ impl TableService {
             }
             let answer = answer(loaded, &stored, &decided.events)?;
             if let Some(tx) = tx {
-                self.commit_with(
-                    tx,
-                    table_id,
-                    loaded.created_by,
-                    &decided.events,
-                    idempotency,
-                    &answer,
-                )
-                .await?;
+                let capped = !matches!(command, TableCommand::FillWithBots);
+                let project = (loaded.created_by, &decided.events[..], capped);
+                self.commit_with(tx, table_id, project, writes.idempotency, &answer)
+                    .await?;
             }
             count_appended(command, decided.events.len());
             self.publish(table_id, pending.keep(), &stored, decided.events);
@@ -392,27 +493,31 @@ impl TableService {
     /// Appends the decided events after `version`, chained to `prev_hash`:
     /// batched with other tables' moves, committed on their own, or
     /// (`with_writes`) in a transaction left open for what must commit with
-    /// them. The stored events, that transaction, and the new `due_at` if
-    /// it changed. Without a `prev_hash` (no event stored at `version`,
-    /// another writer's doing) it is a conflict, and nothing is written.
+    /// them (the caller's own, when it holds one). The stored events, that
+    /// transaction, and the new `due_at` if it changed. Without a
+    /// `prev_hash` (no event stored at `version`, another writer's doing)
+    /// it is a conflict, and nothing is written.
     async fn append(
         &self,
         table_id: Uuid,
         version: i64,
         prev_hash: Option<&str>,
         decided: &Decided,
-        with_writes: bool,
+        with_writes: Option<Option<store::Tx<'static>>>,
     ) -> Result<Appended, StoreError> {
         let prev_hash = prev_hash.ok_or(StoreError::Conflict { expected: version })?;
         let new = new_events(&decided.events);
         let chained = ChainedAppend::new(table_id, version, prev_hash, new, decided.status)
             .with_due(decided.due);
         let due_at = chained.due_at();
-        if !with_writes {
+        let Some(tx) = with_writes else {
             let stored = self.log.append(chained, Durability::Batched).await?;
             return Ok((stored, None, due_at));
-        }
-        let mut tx = self.pool.begin().await?;
+        };
+        let mut tx = match tx {
+            Some(tx) => tx,
+            None => self.pool.begin().await?,
+        };
         let stored = self
             .log
             .append(chained, Durability::InTransaction(&mut tx))
@@ -421,17 +526,18 @@ impl TableService {
     }
 
     /// What commits with the events in their transaction: the projections
-    /// of lobby events, and the answer of a request with an idempotency key.
+    /// of lobby events (for the table's creator, its events, whether its
+    /// bot caps apply), and the answer of a request with an idempotency key.
     async fn commit_with<R: serde::Serialize>(
         &self,
         mut tx: store::Tx<'static>,
         table_id: Uuid,
-        created_by: Uuid,
-        events: &[TableEvent],
+        (created_by, events, capped): (Uuid, &[TableEvent], bool),
         idempotency: Option<(Uuid, &Idempotency)>,
         answer: &R,
     ) -> Result<(), ApiError> {
-        self.project(&mut tx, table_id, created_by, events).await?;
+        self.project(&mut tx, table_id, created_by, events, capped)
+            .await?;
         if let Some((account_id, idem)) = idempotency {
             let body = serde_json::to_value(answer).map_err(ApiError::internal)?;
             store::idempotency::save(
@@ -466,6 +572,16 @@ impl TableService {
         self.hub.committed(table_id, entry.version());
         self.log.announce(table_id, entry.version());
     }
+}
+
+/// What commits with a command's events besides its projections.
+#[derive(Debug, Default)]
+struct Writes<'a> {
+    /// The answer of a request with an `Idempotency-Key`, saved with them.
+    idempotency: Option<(Uuid, &'a Idempotency)>,
+    /// A transaction of the caller's, with writes of its own, which they
+    /// join and commit.
+    tx: Option<store::Tx<'static>>,
 }
 
 /// What a command decided: its events, the table's new status if it

@@ -68,9 +68,11 @@
 
 mod cache;
 mod commands;
+mod lobby;
 mod reads;
 
 pub use commands::{BotCaps, Opening};
+pub use lobby::quickplay_key;
 pub use reads::Subscription;
 
 use std::collections::HashMap;

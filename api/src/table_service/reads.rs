@@ -217,10 +217,11 @@ impl TableService {
         &self,
         status: Option<Status>,
         member: Option<Uuid>,
+        viewer: Uuid,
         after: Option<(DateTime<Utc>, Uuid)>,
         limit: i64,
     ) -> Result<Vec<(store::tables::ListedTable, Vec<store::tables::SeatRow>)>, ApiError> {
-        let tables = store::tables::list(&self.pool, status, member, after, limit).await?;
+        let tables = store::tables::list(&self.pool, status, member, viewer, after, limit).await?;
         let ids: Vec<Uuid> = tables.iter().map(|t| t.id).collect();
         let mut seats: HashMap<Uuid, Vec<store::tables::SeatRow>> = HashMap::new();
         for row in store::tables::players_of(&self.pool, &ids).await? {

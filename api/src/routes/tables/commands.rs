@@ -13,7 +13,7 @@
 #![allow(missing_debug_implementations)]
 
 use actix_web::{delete, post, web, HttpResponse};
-use domain::{PlayerId, TableCommand};
+use domain::{Joining, PlayerId, TableCommand};
 use uuid::Uuid;
 
 use super::dto::{BotRequest, TableSummary, TableView};
@@ -26,14 +26,24 @@ use crate::table_service::{player_id, CachedTable, TableService};
 /// What a command answers with: the table's summary (lobby commands) or the
 /// caller's view (commands on a running game), and the version it shows,
 /// for the ETag.
-pub(super) trait Answer: serde::Serialize {
+pub(super) trait Answer: serde::Serialize + Sized {
     fn after(table_id: Uuid, loaded: &CachedTable, account_id: Uuid) -> (i64, Self);
+
+    /// What the caller alone is shown besides (see
+    /// [`TableSummary::shown_to`]).
+    async fn shown_to(self, _: &TableService, _: Uuid) -> Result<Self, ApiError> {
+        Ok(self)
+    }
 }
 
 impl Answer for TableSummary {
     fn after(table_id: Uuid, loaded: &CachedTable, _: Uuid) -> (i64, Self) {
         let summary = TableSummary::of(table_id, loaded);
         (summary.table.version, summary)
+    }
+
+    async fn shown_to(self, tables: &TableService, caller: Uuid) -> Result<Self, ApiError> {
+        TableSummary::shown_to(self, tables, caller).await
     }
 }
 
@@ -62,17 +72,21 @@ impl TableCall<TableService> {
             })
             .await?;
         let (version, answer) = acted.answer;
+        let answer = answer.shown_to(&self.state, account_id).await?;
         Ok(HttpResponse::Ok().insert_header(etag(version)).json(answer))
     }
 }
 
-/// Join a table that has not started: take the next free seat.
+/// Join a public table that has not started: take the next free seat (a
+/// private table is joined through its invitation, a rematch by its
+/// players, `POST /v1/tables/{id}/rematch`).
 #[utoipa::path(
     tag = "tables",
     params(TablePath),
     responses(
         (status = 200, description = "Seated; the table's summary", body = TableSummary),
-        (status = 409, description = "`table_full`, `already_seated`, `table_not_waiting`, or `version_conflict` when other writers kept winning", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "`invitation_needed` (a private table) or `seat_reserved` (a rematch's seats are kept for the players of the game before it)", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "`table_full`, `already_seated`, `table_not_waiting`, or `version_conflict` when other writers kept winning; a table that starts by itself starts with the join that fills it", body = Problem, content_type = "application/problem+json"),
         OnTable,
     )
 )]
@@ -82,7 +96,7 @@ pub async fn join_table(call: TableCall<TableService>) -> Result<HttpResponse, A
         Ok(TableCommand::Join {
             account_id,
             username: username.to_owned(),
-            joining: domain::Joining::Open,
+            joining: Joining::Open,
         })
     })
     .await

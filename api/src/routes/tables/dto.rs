@@ -3,7 +3,10 @@
 use chrono::{DateTime, Utc};
 use domain::bots::Level;
 use domain::rules::TableOptions;
-use domain::{Clock, GameEnded, Move, PlayerId, PlayerView, Rules, SeatView, Status, TableEvent};
+use domain::{
+    Clock, GameEnded, Lobby, Move, PlayerId, PlayerView, Rules, SeatView, Status, TableEvent,
+    Visibility,
+};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use utoipa::{IntoParams, ToSchema};
@@ -14,7 +17,7 @@ use crate::error::{ApiError, ProblemCode};
 use crate::log::StoredEvent;
 use crate::routes::shared::cursor_after;
 use crate::store::tables::{ListedTable, SeatRow};
-use crate::table_service::{redact_parsed, CachedTable};
+use crate::table_service::{redact_parsed, CachedTable, TableService};
 
 /// The rules of `classique`, for the examples.
 fn classique_rules() -> Value {
@@ -60,6 +63,58 @@ pub struct NewTable {
     #[serde(default)]
     #[schema(max_items = 17)]
     pub bots: Vec<BotRequest>,
+    /// `private`: listed to its players only, joined through the
+    /// invitation its creator is shown (`invite_code`); default `public`.
+    #[serde(default)]
+    pub visibility: Visibility,
+}
+
+/// The longest wait for quick play's bots, in seconds.
+pub const MAX_BOTS_AFTER: u32 = 3600;
+
+/// Asking quick play for a table.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(example = json!({"ruleset": "classique", "seats": 2, "bots_after": 30}))]
+pub struct QuickPlay {
+    /// A preset id from `GET /v1/rulesets`.
+    pub ruleset: String,
+    /// Options, as when opening a table: tables match on the rules they
+    /// make, however spelled.
+    #[serde(default)]
+    #[schema(value_type = Option<TableOptions>)]
+    pub options: Option<Map<String, Value>>,
+    /// The number of players (within the rules' bounds).
+    #[serde(deserialize_with = "crate::routes::integer::u32")]
+    pub seats: u32,
+    /// A turn clock; absent: no time limit.
+    #[serde(default)]
+    pub clock: Option<Clock>,
+    /// Seconds (1 to 3600) after the table opened when `basic` bots take
+    /// its empty seats and it starts; absent: it waits for people.
+    #[serde(default)]
+    #[schema(minimum = 1, maximum = 3600)]
+    pub bots_after: Option<u32>,
+}
+
+impl QuickPlay {
+    /// Quick play's lobby: the table starts by itself when full, with its
+    /// bots after the wait (422 `invalid_body` for a wait out of range).
+    pub fn lobby(&self) -> Result<Lobby, ApiError> {
+        if let Some(s) = self
+            .bots_after
+            .filter(|s| !(1..=MAX_BOTS_AFTER).contains(s))
+        {
+            return Err(ApiError::InvalidBody(format!(
+                "bots_after is {s}: it must be 1 to {MAX_BOTS_AFTER} seconds"
+            )));
+        }
+        Ok(Lobby {
+            starts_when_full: true,
+            bots_after: self.bots_after,
+            ..Lobby::default()
+        })
+    }
 }
 
 /// A bot to seat.
@@ -201,7 +256,13 @@ pub struct TableHead {
     "created_by": "0b5c9e04-5f5e-4a43-9f1e-0c2b8d1c7a10",
     "created_at": "2025-01-31T18:04:05.123456Z",
     "result": null,
-    "clock": {"turn_seconds": 60, "away_after": 2, "deadline": "2025-01-31T18:05:05.123456Z"}
+    "clock": {"turn_seconds": 60, "away_after": 2, "deadline": "2025-01-31T18:05:05.123456Z"},
+    "visibility": "public",
+    "invite_code": null,
+    "starts_when_full": false,
+    "bots_after": null,
+    "rematch_of": null,
+    "rematch": null
 }))]
 pub struct TableSummary {
     #[serde(flatten)]
@@ -221,6 +282,26 @@ pub struct TableSummary {
     /// The turn clock (docs/RULES.md D37); null: no time limit.
     #[schema(required = true)]
     pub clock: Option<ClockDto>,
+    /// `private`: listed to its players only, joined through its
+    /// invitation.
+    pub visibility: Visibility,
+    /// A private table's invitation (`POST /v1/invites/{code}`), shown to
+    /// its creator only; null for everyone else.
+    #[schema(required = true, example = "7k2m9q4xtv")]
+    pub invite_code: Option<String>,
+    /// The game starts by itself once every seat is taken (quick play, a
+    /// rematch).
+    pub starts_when_full: bool,
+    /// Quick play: seconds after the table opened when `basic` bots take
+    /// its empty seats; null: none.
+    #[schema(required = true)]
+    pub bots_after: Option<u32>,
+    /// The table whose rematch this one is; null: none.
+    #[schema(required = true)]
+    pub rematch_of: Option<Uuid>,
+    /// This table's rematch, once a player opened it; null: none yet.
+    #[schema(required = true)]
+    pub rematch: Option<Uuid>,
 }
 
 /// A table's clock (docs/RULES.md D37-D39) and its running deadline.
@@ -284,8 +365,30 @@ impl TableSummary {
             round: game.and_then(|g| g.round()).map(|r| r.number),
             result: game.and_then(|g| g.result()).cloned(),
             clock: ClockDto::of(l),
+            visibility: t.lobby.visibility,
+            invite_code: None,
+            starts_when_full: t.lobby.starts_when_full,
+            bots_after: t.lobby.bots_after,
+            rematch_of: t.lobby.rematch_of.as_ref().map(|of| table_id(&of.table_id)),
+            rematch: t.lobby.rematch.as_deref().map(table_id),
         }
     }
+
+    /// The summary as `caller` is shown it: with the invitation when they
+    /// created this private table.
+    pub async fn shown_to(mut self, tables: &TableService, caller: Uuid) -> Result<Self, ApiError> {
+        let TableHead { id, created_by, .. } = self.table;
+        self.invite_code = tables
+            .invite_code_for(id, self.visibility, created_by, caller)
+            .await?;
+        Ok(self)
+    }
+}
+
+/// A table's id as its log holds it (the nil id if it were not one, which
+/// the server never writes).
+fn table_id(id: &str) -> Uuid {
+    id.parse().unwrap_or_default()
 }
 
 /// A seated player in a list.
@@ -307,7 +410,8 @@ fn listed_table_example() -> Value {
         "players": [{"seat": 0, "account_id": "0b5c9e04-5f5e-4a43-9f1e-0c2b8d1c7a10", "username": "alice"}],
         "version": 2,
         "created_by": "0b5c9e04-5f5e-4a43-9f1e-0c2b8d1c7a10",
-        "created_at": "2025-01-31T18:04:05.123456Z"
+        "created_at": "2025-01-31T18:04:05.123456Z",
+        "visibility": "public"
     })
 }
 
@@ -321,6 +425,8 @@ pub struct ListedTableDto {
     #[schema(required = true)]
     pub seats: Option<i32>,
     pub players: Vec<ListedPlayer>,
+    /// `private` tables are listed to their creator and players only.
+    pub visibility: Visibility,
 }
 
 impl ListedTableDto {
@@ -335,6 +441,7 @@ impl ListedTableDto {
                 created_at: t.created_at,
             },
             seats: t.seats,
+            visibility: t.visibility,
             players: seats
                 .into_iter()
                 .map(|s| ListedPlayer {

@@ -3,7 +3,7 @@
 
 use actix_web::http::header;
 use actix_web::{get, post, web, HttpResponse};
-use domain::Preset;
+use domain::{Lobby, Preset};
 
 use super::dto::{BotRequest, NewTable, RulesetDto, TablePage, TableSummary};
 use super::headers::etag;
@@ -69,8 +69,13 @@ pub async fn create_table(
         seats,
         clock,
         bots,
+        visibility,
     } = body.into_inner();
     let bots = BotRequest::levels(&bots, seats)?;
+    let lobby = Lobby {
+        visibility,
+        ..Lobby::default()
+    };
     let (id, loaded) = tables
         .create(
             &rates,
@@ -82,17 +87,21 @@ pub async fn create_table(
                 seats: seats as usize,
                 clock,
                 bots: &bots,
+                lobby: &lobby,
             },
         )
         .await?;
-    let summary = TableSummary::of(id, &loaded);
+    let summary = TableSummary::of(id, &loaded)
+        .shown_to(&tables, user.account.id)
+        .await?;
     Ok(HttpResponse::Created()
         .insert_header((header::LOCATION, format!("/v1/tables/{id}")))
         .insert_header(etag(summary.table.version))
         .json(summary))
 }
 
-/// List tables, oldest first, by cursor.
+/// List tables, oldest first, by cursor: the public ones, and the private
+/// ones the caller created or sits at.
 #[utoipa::path(
     tag = "tables",
     params(ListQuery),
@@ -117,7 +126,9 @@ pub async fn list_tables(
     let limit = page_limit(limit)?;
     let after = after.as_deref().map(ListQuery::cursor).transpose()?;
     let member = mine.unwrap_or(false).then_some(user.account.id);
-    let rows = tables.list(status, member, after, limit + 1).await?;
+    let rows = tables
+        .list(status, member, user.account.id, after, limit + 1)
+        .await?;
     Ok(HttpResponse::Ok().json(TablePage::of(rows, limit as usize)))
 }
 
@@ -134,11 +145,12 @@ pub async fn list_tables(
 #[get("/tables/{id}")]
 pub async fn get_table(
     tables: web::Data<TableService>,
-    _user: AuthUser,
+    user: AuthUser,
     path: TablePath,
 ) -> Result<HttpResponse, ApiError> {
     let id = path.0;
     let summary = tables.read(id, 0, |l| TableSummary::of(id, l)).await?;
+    let summary = summary.shown_to(&tables, user.account.id).await?;
     Ok(HttpResponse::Ok()
         .insert_header(etag(summary.table.version))
         .json(summary))

@@ -1,0 +1,239 @@
+//! Finding a game (docs/API.md "Finding a game and coming back"): quick
+//! play, joining through an invitation, renewing one, and the rematch.
+//! The engine decides who may sit where and when a table starts
+//! (`domain::Table::join`, `domain::Table::rematch`); this is where those
+//! decisions meet the other tables and the other processes.
+//!
+//! # Quick play across processes
+//! A quick-play table is open (`game_tables.quickplay_open` holds its
+//! settings' key) while it waits with a person seated; a unique index
+//! keeps one open table per key. A caller (1) gets back the waiting table
+//! of these settings it sits at, else (2) joins the open one at the
+//! version it was found at, else (3) opens one. Whoever loses a race
+//! tries again from (1): a join that met another writer's append is a
+//! version conflict; an opening that met another's open table is refused
+//! by the index, and its transaction writes nothing. So no seat is taken
+//! twice (the log's append is the lock on a table) and there are never two
+//! open tables of one setting (the index is the lock on the setting),
+//! whichever processes the callers reach.
+
+use sha2::{Digest, Sha256};
+use uuid::Uuid;
+
+use domain::{Joining, TableCommand, TableEvent, Visibility};
+
+use super::commands::Opening;
+use super::{corrupt, player_id, CachedTable, TableService, MAX_ATTEMPTS};
+use crate::error::{ApiError, ProblemCode};
+use crate::invites;
+use crate::rates::Rates;
+use crate::store;
+
+/// The key of a quick-play table's settings: the SHA-256 (hex) of its rule
+/// set, its rules as the options made them (so that options spelled
+/// differently but meaning the same match), its seats, clock and
+/// `bots_after`, from its `table_created`.
+pub fn quickplay_key(events: &[TableEvent]) -> Result<String, ApiError> {
+    let Some(TableEvent::TableCreated(c)) = events.first() else {
+        return Err(corrupt("no table_created"));
+    };
+    let settings = serde_json::json!({
+        "ruleset": c.ruleset,
+        "rules": c.rules,
+        "seats": c.seats,
+        "clock": c.clock,
+        "bots_after": c.bots_after,
+    });
+    let text = serde_json::to_vec(&settings).map_err(ApiError::internal)?;
+    Ok(hex::encode(Sha256::digest(text)))
+}
+
+/// Whether a quick-play join lost a race it should run again: the table
+/// moved on, filled or started meanwhile, or the caller sat down there
+/// through another request.
+fn lost_race(err: &ApiError) -> bool {
+    match err {
+        ApiError::VersionConflict { .. } => true,
+        ApiError::Problem { code, .. } => matches!(
+            code,
+            ProblemCode::TableFull | ProblemCode::TableNotWaiting | ProblemCode::AlreadySeated
+        ),
+        _ => false,
+    }
+}
+
+/// A race lost every time (409 `version_conflict`): the client may try
+/// again.
+fn too_busy() -> ApiError {
+    ApiError::VersionConflict { expected: 0 }
+}
+
+impl TableService {
+    /// Quick play (see the module documentation): the table of these
+    /// settings (`opening.lobby` starts by itself, with quick play's bots)
+    /// the caller now sits at. Every call counts against the caller's
+    /// table rate, once its settings are valid.
+    #[tracing::instrument(skip(self, rates, opening), fields(ruleset = opening.ruleset))]
+    pub async fn quickplay(
+        &self,
+        rates: &Rates,
+        caller: Uuid,
+        username: &str,
+        opening: Opening<'_>,
+    ) -> Result<(Uuid, CachedTable), ApiError> {
+        let events = opening.events(caller, username)?;
+        let key = quickplay_key(&events)?;
+        rates.table(caller)?;
+        for _ in 0..MAX_ATTEMPTS {
+            if let Some(id) = store::lobby::waiting_at(&self.pool, caller, &key).await? {
+                return Ok((id, self.read(id, 0, CachedTable::clone).await?));
+            }
+            if let Some((id, version)) = store::lobby::open_table(&self.pool, &key).await? {
+                match self.join(id, Some(version), caller, username).await {
+                    Err(e) if lost_race(&e) => continue,
+                    joined => return joined.map(|table| (id, table)),
+                }
+            }
+            match self.open(caller, events.clone(), Some(&key)).await {
+                Err(ApiError::VersionConflict { .. }) => continue,
+                opened => return opened,
+            }
+        }
+        Err(too_busy())
+    }
+
+    /// Seats `caller` at a table the server sent them to (an invitation, a
+    /// rematch): the table after it, or as it is when they sit there
+    /// already.
+    pub async fn seat(
+        &self,
+        id: Uuid,
+        caller: Uuid,
+        username: &str,
+    ) -> Result<(Uuid, CachedTable), ApiError> {
+        let (seated, table) = self
+            .read(id, 0, |l| (l.seat_of(caller).is_some(), l.clone()))
+            .await?;
+        if seated {
+            return Ok((id, table));
+        }
+        match self.join(id, None, caller, username).await {
+            Err(ApiError::Problem {
+                code: ProblemCode::AlreadySeated,
+                ..
+            }) => Ok((id, self.read(id, 0, CachedTable::clone).await?)),
+            joined => joined.map(|table| (id, table)),
+        }
+    }
+
+    /// `caller` joins `id` as the server's guest (at `version` when given).
+    async fn join(
+        &self,
+        id: Uuid,
+        version: Option<i64>,
+        caller: Uuid,
+        username: &str,
+    ) -> Result<CachedTable, ApiError> {
+        let join = TableCommand::Join {
+            account_id: player_id(caller),
+            username: username.to_owned(),
+            joining: Joining::Invited,
+        };
+        let acted = self
+            .act(id, &join, version, None, |l, _, _| Ok(l.version()))
+            .await?;
+        self.read(id, acted.answer, CachedTable::clone).await
+    }
+
+    /// The table whose invitation `code` is, if any (the code compared in
+    /// constant time).
+    pub async fn invited_to(&self, code: &str) -> Result<Option<Uuid>, ApiError> {
+        let Some(code) = invites::normal(code) else {
+            return Ok(None);
+        };
+        let found = store::lobby::invited_to(&self.pool, &invites::digest(&code)).await?;
+        Ok(found
+            .filter(|(_, stored)| invites::same(stored, &code))
+            .map(|(id, _)| id))
+    }
+
+    /// The creator of a private table replaces its invitation: the old
+    /// code stops working at once, in every process (each join looks the
+    /// code up). 403 `not_creator`, 409 `not_private` for a public table.
+    pub async fn renew_invite(&self, id: Uuid, caller: Uuid) -> Result<CachedTable, ApiError> {
+        let table = self.read(id, 0, CachedTable::clone).await?;
+        if table.created_by != caller {
+            return Err(domain::TableError::NotCreator.into());
+        }
+        let code = invites::new_code();
+        if !store::lobby::renew_invite(&self.pool, id, &code, &invites::digest(&code)).await? {
+            return Err(ApiError::Problem {
+                status: actix_web::http::StatusCode::CONFLICT,
+                code: ProblemCode::NotPrivate,
+                detail: "this table is public: it has no invitation".into(),
+            });
+        }
+        Ok(table)
+    }
+
+    /// The invitation code `caller` is shown for a table: its creator's,
+    /// of a private table.
+    pub async fn invite_code_for(
+        &self,
+        id: Uuid,
+        visibility: Visibility,
+        created_by: Uuid,
+        caller: Uuid,
+    ) -> Result<Option<String>, ApiError> {
+        if visibility.is_public() || created_by != caller {
+            return Ok(None);
+        }
+        Ok(store::lobby::invite_code(&self.pool, id).await?)
+    }
+
+    /// A player of the finished table `old_id` asks for its rematch: the
+    /// first call opens it (counted against the caller's table rate) and
+    /// appends `rematch_offered` to the old table in the same transaction,
+    /// so that there is one rematch whoever asks at once, in whichever
+    /// process; later calls seat the caller there, or give it back.
+    #[tracing::instrument(skip(self, rates))]
+    pub async fn rematch(
+        &self,
+        rates: &Rates,
+        old_id: Uuid,
+        caller: Uuid,
+        username: &str,
+    ) -> Result<(Uuid, CachedTable), ApiError> {
+        for _ in 0..MAX_ATTEMPTS {
+            let (version, old) = self
+                .read(old_id, 0, |l| (l.version(), l.table.clone()))
+                .await?;
+            if old.seat_of(&player_id(caller)).is_none() {
+                return Err(domain::TableError::NotSeated.into());
+            }
+            if let Some(next) = &old.lobby.rematch {
+                let next = next.parse().map_err(corrupt)?;
+                return self.seat(next, caller, username).await;
+            }
+            let mut rng = rand::thread_rng();
+            let events =
+                old.rematch(&old_id.to_string(), &player_id(caller), username, &mut rng)?;
+            rates.table(caller)?;
+            let mut tx = self.pool.begin().await?;
+            let new = self.open_in(&mut tx, caller, events, None).await?;
+            let offer = TableCommand::OfferRematch {
+                account_id: player_id(caller),
+                table_id: new.id.to_string(),
+            };
+            match self
+                .act_with(tx, old_id, &offer, version, |_, _, _| Ok(()))
+                .await
+            {
+                Err(ApiError::VersionConflict { .. }) => continue,
+                Err(e) => return Err(e),
+                Ok(_) => return self.opened(new).await,
+            }
+        }
+        Err(too_busy())
+    }
+}
