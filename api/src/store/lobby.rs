@@ -53,19 +53,15 @@ pub async fn insert(
     Ok(())
 }
 
-/// The quick-play table open for these settings, and its version.
+/// The quick-play table open for these settings.
 #[tracing::instrument(skip(executor))]
 pub async fn open_table(
     executor: impl PgExecutor<'_>,
     key: &str,
-) -> Result<Option<(Uuid, i64)>, sqlx::Error> {
-    let row = sqlx::query!(
-        "SELECT id, version FROM game_tables WHERE quickplay_open = $1",
-        key
-    )
-    .fetch_optional(executor)
-    .await?;
-    Ok(row.map(|r| (r.id, r.version)))
+) -> Result<Option<Uuid>, sqlx::Error> {
+    sqlx::query_scalar!("SELECT id FROM game_tables WHERE quickplay_open = $1", key)
+        .fetch_optional(executor)
+        .await
 }
 
 /// The waiting quick-play table of these settings where `account_id`

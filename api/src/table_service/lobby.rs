@@ -1,21 +1,22 @@
 //! Finding a game (docs/API.md "Finding a game and coming back"): quick
 //! play, joining through an invitation, renewing one, and the rematch.
 //! The engine decides who may sit where and when a table starts
-//! (`domain::Table::join`, `domain::Table::rematch`); this is where those
-//! decisions meet the other tables and the other processes.
+//! (`Table::join`, `Table::rematch`); this is where those decisions meet
+//! the other tables and the other processes.
 //!
 //! # Quick play across processes
 //! A quick-play table is open (`game_tables.quickplay_open` holds its
 //! settings' key) while it waits with a person seated; a unique index
 //! keeps one open table per key. A caller (1) gets back the waiting table
-//! of these settings it sits at, else (2) joins the open one at the
-//! version it was found at, else (3) opens one. Whoever loses a race
-//! tries again from (1): a join that met another writer's append is a
-//! version conflict; an opening that met another's open table is refused
-//! by the index, and its transaction writes nothing. So no seat is taken
-//! twice (the log's append is the lock on a table) and there are never two
-//! open tables of one setting (the index is the lock on the setting),
-//! whichever processes the callers reach.
+//! of these settings it sits at, else (2) joins the open one, else (3)
+//! opens one. Joins of one table take turns on its lock in a process and
+//! are decided again when another process appended first; whoever finds
+//! the table full or started, or meets another's open table when opening
+//! one (the index refuses it, and its transaction writes nothing), tries
+//! again from (1) after a short random pause. So no seat is taken twice
+//! (the log's append is the lock on a table) and there are never two open
+//! tables of one setting (the index is the lock on the setting), whichever
+//! processes the callers reach.
 
 use sha2::{Digest, Sha256};
 use uuid::Uuid;
@@ -62,6 +63,16 @@ fn lost_race(err: &ApiError) -> bool {
     }
 }
 
+/// How many times quick play tries again after losing a race.
+const QUICKPLAY_ATTEMPTS: usize = 32;
+
+/// A short random pause before trying again, so that the losers of one
+/// race do not meet again at once.
+async fn pause() {
+    let ms = rand::Rng::gen_range(&mut rand::thread_rng(), 1..=8);
+    tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+}
+
 /// A race lost every time (409 `version_conflict`): the client may try
 /// again.
 fn too_busy() -> ApiError {
@@ -84,19 +95,20 @@ impl TableService {
         let events = opening.events(caller, username)?;
         let key = quickplay_key(&events)?;
         rates.table(caller)?;
-        for _ in 0..MAX_ATTEMPTS {
+        for _ in 0..QUICKPLAY_ATTEMPTS {
             if let Some(id) = store::lobby::waiting_at(&self.pool, caller, &key).await? {
                 return Ok((id, self.read(id, 0, CachedTable::clone).await?));
             }
-            if let Some((id, version)) = store::lobby::open_table(&self.pool, &key).await? {
-                match self.join(id, Some(version), caller, username).await {
-                    Err(e) if lost_race(&e) => continue,
-                    joined => return joined.map(|table| (id, table)),
-                }
-            }
-            match self.open(caller, events.clone(), Some(&key)).await {
-                Err(ApiError::VersionConflict { .. }) => continue,
-                opened => return opened,
+            let tried = match store::lobby::open_table(&self.pool, &key).await? {
+                Some(id) => self
+                    .join(id, caller, username)
+                    .await
+                    .map(|table| (id, table)),
+                None => self.open(caller, events.clone(), Some(&key)).await,
+            };
+            match tried {
+                Err(e) if lost_race(&e) => pause().await,
+                seated => return seated,
             }
         }
         Err(too_busy())
@@ -117,7 +129,7 @@ impl TableService {
         if seated {
             return Ok((id, table));
         }
-        match self.join(id, None, caller, username).await {
+        match self.join(id, caller, username).await {
             Err(ApiError::Problem {
                 code: ProblemCode::AlreadySeated,
                 ..
@@ -126,21 +138,15 @@ impl TableService {
         }
     }
 
-    /// `caller` joins `id` as the server's guest (at `version` when given).
-    async fn join(
-        &self,
-        id: Uuid,
-        version: Option<i64>,
-        caller: Uuid,
-        username: &str,
-    ) -> Result<CachedTable, ApiError> {
+    /// `caller` joins `id` as the server's guest.
+    async fn join(&self, id: Uuid, caller: Uuid, username: &str) -> Result<CachedTable, ApiError> {
         let join = TableCommand::Join {
             account_id: player_id(caller),
             username: username.to_owned(),
             joining: Joining::Invited,
         };
         let acted = self
-            .act(id, &join, version, None, |l, _, _| Ok(l.version()))
+            .act(id, &join, None, None, |l, _, _| Ok(l.version()))
             .await?;
         self.read(id, acted.answer, CachedTable::clone).await
     }

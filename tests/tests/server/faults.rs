@@ -674,3 +674,111 @@ async fn a_deadline_set_before_the_server_was_killed_fires_after_a_restart() {
     );
     assert_eq!(timeouts(pool.clone(), id.clone()).await, 1, "fired once");
 }
+
+/// Quick play (docs/API.md "Finding a game"), two server processes on one
+/// database, every caller at once through either: nobody is seated twice,
+/// every table but one is full and started, and one table of the setting
+/// is left waiting, the fewest possible.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_processes_serving_quick_play_seat_everyone_once_at_the_fewest_tables() {
+    let scratch = Scratch::new("quickplay");
+    let (db, _, pool) = fresh_database().await;
+    let url = database_url(&db);
+    let a = Server::start(&scratch, "huit-a", &url, &[]).await;
+    let b = Server::start(&scratch, "huit-b", &url, &[]).await;
+    let apps = [app_of(&a, &pool), app_of(&b, &pool)];
+    const CALLERS: usize = 14;
+    const SEATS: usize = 4;
+    let mut tokens = Vec::new();
+    for i in 0..CALLERS {
+        tokens.push(apps[i % 2].player_token(&format!("quick{i}")).await);
+    }
+    let body = json!({"ruleset": "classique", "seats": SEATS});
+    let answers = futures_util::future::join_all(tokens.iter().enumerate().map(|(i, token)| {
+        let (app, body) = (&apps[i % 2], &body);
+        async move {
+            let res = app
+                .client
+                .post(app.url("/v1/quickplay"))
+                .bearer_auth(token)
+                .json(body)
+                .send()
+                .await
+                .expect("sent");
+            json_of(res, 200).await["id"].as_str().unwrap().to_owned()
+        }
+    }))
+    .await;
+    let tables: HashSet<&String> = answers.iter().collect();
+    assert_eq!(tables.len(), CALLERS.div_ceil(SEATS), "{answers:?}");
+    let seated: Vec<(Uuid, i64)> = sqlx::query_as(
+        "SELECT table_id, count(*) FROM table_players GROUP BY table_id ORDER BY count(*) DESC",
+    )
+    .fetch_all(&pool)
+    .await
+    .unwrap();
+    let counts: Vec<i64> = seated.iter().map(|(_, n)| *n).collect();
+    assert_eq!(counts, [4, 4, 4, 2]);
+    let rows: i64 = sqlx::query_scalar("SELECT count(DISTINCT account_id) FROM table_players")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(rows as usize, CALLERS, "everyone seated once");
+    let statuses: Vec<String> =
+        sqlx::query_scalar("SELECT status FROM game_tables ORDER BY status")
+            .fetch_all(&pool)
+            .await
+            .unwrap();
+    assert_eq!(statuses, ["playing", "playing", "playing", "waiting"]);
+    for id in tables {
+        assert_log_whole(&pool, id, &[]).await;
+    }
+}
+
+/// Quick play's bots are due in the database: the server that opened the
+/// table is killed before they are, another one started later seats them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn quick_plays_bots_come_after_a_restart() {
+    let scratch = Scratch::new("bots-after");
+    let (db, _, pool) = fresh_database().await;
+    let url = database_url(&db);
+    let env = [("HUIT_DUE_POLL_MS", "50"), ("HUIT_BOT_DELAY_MS", "0")];
+    let mut server = Server::start(&scratch, "huit-a", &url, &env).await;
+    let app = app_of(&server, &pool);
+    let token = app.player_token("waiting_alone").await;
+    let body = json!({"ruleset": "classique", "seats": 3, "bots_after": 2});
+    let res = app
+        .client
+        .post(app.url("/v1/quickplay"))
+        .bearer_auth(&token)
+        .json(&body)
+        .send()
+        .await
+        .expect("sent");
+    let id = json_of(res, 200).await["id"].as_str().unwrap().to_owned();
+    server.kill9();
+    let status = |pool: PgPool, id: String| async move {
+        sqlx::query_scalar::<_, String>("SELECT status FROM game_tables WHERE id = $1::uuid")
+            .bind(id)
+            .fetch_one(&pool)
+            .await
+            .expect("read")
+    };
+    assert_eq!(status(pool.clone(), id.clone()).await, "waiting");
+    let server = Server::start(&scratch, "huit-b", &url, &env).await;
+    let started = eventually(Duration::from_secs(20), || {
+        let (pool, id) = (pool.clone(), id.clone());
+        async move { (status(pool, id).await == "playing").then_some(()) }
+    })
+    .await;
+    assert!(started.is_some(), "the bots came: {}", server.log_tail());
+    let bots: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM events WHERE table_id = $1::uuid AND type = 'bot_seated'",
+    )
+    .bind(&id)
+    .fetch_one(&pool)
+    .await
+    .unwrap();
+    assert_eq!(bots, 2, "seated once");
+    assert_log_whole(&pool, &id, &[]).await;
+}

@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use crate::support::{
-    all_events, delete, get, json_of, play, post, post_empty, spawn_second_process, view,
+    all_events, audit, delete, get, json_of, play, post, post_empty, spawn_second_process, view,
 };
 use e2e::games::tamper;
 use e2e::{assert_problem, eventually, spawn_app_with, TestApp};
@@ -68,24 +68,6 @@ async fn own_move(app: &TestApp, id: &str, tokens: &[String]) -> Option<usize> {
         }
     }
     None
-}
-
-/// The audit of a table, as an administrator reads it.
-async fn audit(app: &TestApp, id: &str) -> Value {
-    let name = format!("admin_{}", &uuid::Uuid::new_v4().simple().to_string()[..8]);
-    let hash = api::password::hash("correct horse battery").unwrap();
-    api::store::accounts::insert(&app.pool, &name, &hash, api::store::accounts::Role::Admin)
-        .await
-        .unwrap();
-    let token = app.login(&name, "correct horse battery").await["token"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    json_of(
-        get(app, &token, &format!("/v1/admin/tables/{id}/audit")).await,
-        200,
-    )
-    .await
 }
 
 /// An event's data without its salt (every event has one, docs/API.md).

@@ -15,6 +15,7 @@ mod descriptors;
 mod disputes;
 mod events;
 mod faults;
+mod finding_a_game;
 mod games;
 mod hidden_cards;
 mod history;

@@ -161,6 +161,24 @@ pub async fn all_events(app: &TestApp, token: &str, id: &str) -> Vec<Value> {
     }
 }
 
+/// The audit of a table, as an administrator reads it.
+pub async fn audit(app: &TestApp, id: &str) -> Value {
+    let name = format!("admin_{}", &uuid::Uuid::new_v4().simple().to_string()[..8]);
+    let hash = api::password::hash("correct horse battery").unwrap();
+    api::store::accounts::insert(&app.pool, &name, &hash, api::store::accounts::Role::Admin)
+        .await
+        .unwrap();
+    let token = app.login(&name, "correct horse battery").await["token"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    json_of(
+        get(app, &token, &format!("/v1/admin/tables/{id}/audit")).await,
+        200,
+    )
+    .await
+}
+
 /// A second server process on the database of `app` (its own pool, cache
 /// and LISTEN connection).
 pub async fn spawn_second_process(app: &TestApp) -> TestApp {
