@@ -103,6 +103,7 @@ pub enum ProblemCode {
     RematchOpen,
     InvitationNotFound,
     NotPrivate,
+    QuickplayTableOpen,
 }
 
 impl ProblemCode {
@@ -354,6 +355,13 @@ impl From<StoreError> for ApiError {
             StoreError::Conflict { expected } => Self::VersionConflict { expected },
             StoreError::NoTable => Self::NotFound("no such table".into()),
             StoreError::UsernameTaken => Self::UsernameTaken,
+            StoreError::QuickPlayOpen => Self::Problem {
+                status: StatusCode::CONFLICT,
+                code: ProblemCode::QuickplayTableOpen,
+                detail: "another quick-play table of these settings is open: \
+                         POST /v1/quickplay sits you there"
+                    .into(),
+            },
             StoreError::KeyInUse => Self::Problem {
                 status: StatusCode::CONFLICT,
                 code: ProblemCode::IdempotencyKeyInUse,

@@ -19,8 +19,8 @@ pub struct LobbyRow<'a> {
 
 /// Creates the projection row of a new table with its seats and lobby
 /// columns (status `waiting`, version 0); append its first events in the
-/// same transaction. [`StoreError::Conflict`] when a quick-play table of
-/// these settings is open already (`game_tables_quickplay_open_key`).
+/// same transaction. [`StoreError::QuickPlayOpen`] when a quick-play table
+/// of these settings is open already (`game_tables_quickplay_open_key`).
 #[tracing::instrument(skip(conn, lobby))]
 pub async fn insert(
     conn: &mut PgConnection,
@@ -46,11 +46,17 @@ pub async fn insert(
     )
     .execute(conn)
     .await
-    .map_err(|e| match violates(&e, "game_tables_quickplay_open_key") {
-        true => StoreError::Conflict { expected: 0 },
-        false => e.into(),
-    })?;
+    .map_err(quickplay_open)?;
     Ok(())
+}
+
+/// [`StoreError::QuickPlayOpen`] for the index that keeps one open table
+/// per settings.
+fn quickplay_open(err: sqlx::Error) -> StoreError {
+    match violates(&err, "game_tables_quickplay_open_key") {
+        true => StoreError::QuickPlayOpen,
+        false => err.into(),
+    }
 }
 
 /// The quick-play table open for these settings.
@@ -85,8 +91,8 @@ pub async fn waiting_at(
 
 /// After a table's lobby events (in their transaction): a quick-play table
 /// is open while it waits with a person seated, and closed once it started
-/// or its last person left. [`StoreError::Conflict`] when reopening it
-/// would make two open tables of one settings.
+/// or its last person left. [`StoreError::QuickPlayOpen`] when reopening
+/// it would make two open tables of one settings.
 #[tracing::instrument(skip(conn))]
 pub async fn reopen_or_close(conn: &mut PgConnection, id: Uuid) -> Result<(), StoreError> {
     sqlx::query!(
@@ -100,10 +106,7 @@ pub async fn reopen_or_close(conn: &mut PgConnection, id: Uuid) -> Result<(), St
     )
     .execute(conn)
     .await
-    .map_err(|e| match violates(&e, "game_tables_quickplay_open_key") {
-        true => StoreError::Conflict { expected: 0 },
-        false => e.into(),
-    })?;
+    .map_err(quickplay_open)?;
     Ok(())
 }
 

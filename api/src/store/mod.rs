@@ -40,6 +40,10 @@ pub enum StoreError {
     /// case.
     #[error("the username is taken")]
     UsernameTaken,
+    /// `game_tables_quickplay_open_key`: a quick-play table of these
+    /// settings is open already (there is one at most).
+    #[error("another quick-play table of these settings is open")]
+    QuickPlayOpen,
     /// `idempotency_keys_pkey`: another request with the same key is being
     /// written.
     #[error("a request with this Idempotency-Key is being processed")]

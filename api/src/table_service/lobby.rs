@@ -49,15 +49,19 @@ pub fn quickplay_key(events: &[TableEvent]) -> Result<String, ApiError> {
     Ok(hex::encode(Sha256::digest(text)))
 }
 
-/// Whether a quick-play join lost a race it should run again: the table
-/// moved on, filled or started meanwhile, or the caller sat down there
-/// through another request.
+/// Whether a quick-play call lost a race it should run again: the table
+/// moved on, filled or started meanwhile, the caller sat down there
+/// through another request, or another caller opened the setting's table
+/// first.
 fn lost_race(err: &ApiError) -> bool {
     match err {
         ApiError::VersionConflict { .. } => true,
         ApiError::Problem { code, .. } => matches!(
             code,
-            ProblemCode::TableFull | ProblemCode::TableNotWaiting | ProblemCode::AlreadySeated
+            ProblemCode::TableFull
+                | ProblemCode::TableNotWaiting
+                | ProblemCode::AlreadySeated
+                | ProblemCode::QuickplayTableOpen
         ),
         _ => false,
     }

@@ -125,6 +125,28 @@ async fn quick_play_matches_exactly_the_same_settings_and_gives_a_waiting_caller
 }
 
 #[tokio::test]
+async fn a_quick_play_table_its_last_person_left_is_closed_to_quick_play() {
+    let app = spawn_app().await;
+    let [a, b, c]: [String; 3] = players(&app, 3).await.try_into().unwrap();
+    let body = json!({"ruleset": "classique", "seats": 3});
+    let first = id_of(&json_of(quickplay(&app, &a, &body).await, 200).await);
+    let left = delete(&app, &a, &format!("/v1/tables/{first}/players/me")).await;
+    json_of(left, 200).await;
+    // Nobody waits there: the next caller opens another table.
+    let second = id_of(&json_of(quickplay(&app, &b, &body).await, 200).await);
+    assert_ne!(second, first);
+    assert_eq!(
+        id_of(&json_of(quickplay(&app, &c, &body).await, 200).await),
+        second
+    );
+    // Coming back to the empty table by its id does not open it again to
+    // quick play while another is open: refused, nothing written.
+    let back = post_empty(&app, &a, &format!("/v1/tables/{first}/players")).await;
+    assert_problem(back, 409, "quickplay_table_open").await;
+    assert_eq!(summary(&app, &a, &first).await["players"], json!([]));
+}
+
+#[tokio::test]
 async fn quick_play_refuses_bad_settings_and_is_rate_limited_like_opening_tables() {
     let app = spawn_app_with(|s| s.tables_per_minute = 2).await;
     let [a]: [String; 1] = players(&app, 1).await.try_into().unwrap();

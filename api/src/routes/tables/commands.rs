@@ -86,7 +86,7 @@ impl TableCall<TableService> {
     responses(
         (status = 200, description = "Seated; the table's summary", body = TableSummary),
         (status = 403, description = "`invitation_needed` (a private table) or `seat_reserved` (a rematch's seats are kept for the players of the game before it)", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "`table_full`, `already_seated`, `table_not_waiting`, or `version_conflict` when other writers kept winning; a table that starts by itself starts with the join that fills it", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "`table_full`, `already_seated`, `table_not_waiting`, `quickplay_table_open` (a quick-play table left empty, while another of its settings is open), or `version_conflict` when other writers kept winning; a table that starts by itself starts with the join that fills it", body = Problem, content_type = "application/problem+json"),
         OnTable,
     )
 )]
