@@ -47,13 +47,14 @@
 //! | module | what it owns |
 //! |---|---|
 //! | [`routes`] | thin actix-web handlers, each documented for OpenAPI: authenticate, parse, one service call, answer |
-//! | [`auth`], [`throttle`], [`rates`], [`watchers`] | who is calling, and how much they may ask: bearer tokens, failed log-ins, creation rates, open streams |
-//! | [`table_service`] | tables: the per-process cache of folded tables, commands (the write path), reads, and the one loop of long polls and streams |
+//! | [`auth`], [`throttle`], [`rates`], [`watchers`] | who is calling, and how much they may ask: bearer tokens, failed log-ins and invitation guesses, creation rates, open streams |
+//! | [`table_service`] | tables: the per-process cache of folded tables, commands (the write path), reads, the one loop of long polls and streams, and finding a game (quick play, invitations, rematches) |
 //! | [`log`] | a table's log: its records, its hash chain, the one append (batched, or in the caller's transaction) and the announcement of commits |
 //! | [`commit`] | what brings every process up to date: the `LISTEN` hub, batched version reads, the batcher |
 //! | [`deadlines`] | what the server does on a table by itself: timeouts, away, resigned and bot seats' moves, and their metrics |
 //! | [`searches`] | the budget of bot searches: how many at once, and how much each may search under pressure |
 //! | [`disputes`] | filing, opening and resolving disputes |
+//! | [`invites`] | private tables' invitation codes: made, read as spoken, looked up by digest, compared in constant time |
 //! | [`sse`] | the server-sent event streams |
 //! | [`history`] | round histories, replays and audits, from the log alone |
 //! | [`store`] | every SQL statement of the service, and its own error ([`store::StoreError`]) |

@@ -21,6 +21,8 @@
 //!   moves, whether any fires twice, and the server's CPU while it waits.
 //! - `loadgen bot-flood`: people's move latency and deadline lateness,
 //!   calm and while one account floods the server with `strong` bots.
+//! - `loadgen quickplay`: players arriving through quick play: its latency
+//!   at A concurrent arrivals, and the tables opened against the fewest.
 
 mod append_cost;
 mod baseline;
@@ -29,6 +31,7 @@ mod clocks;
 mod conn;
 mod history_cost;
 mod load;
+mod quickplay;
 mod replay;
 
 use clap::{Parser, Subcommand};
@@ -121,6 +124,18 @@ enum Command {
         #[arg(long)]
         server_pid: Option<u32>,
     },
+    /// Players arriving through quick play, A at once, wave after wave.
+    Quickplay {
+        /// The servers (comma-separated); arrivals go to each in turn.
+        #[arg(long, value_delimiter = ',', default_value = "http://127.0.0.1:8080")]
+        base_url: Vec<String>,
+        #[arg(long, default_value_t = 64)]
+        arrivals: usize,
+        #[arg(long, default_value_t = 4)]
+        seats: usize,
+        #[arg(long, default_value_t = 10)]
+        waves: usize,
+    },
     /// Write a long table to the database, then time its rebuild from the log.
     ReplaySpeed {
         #[arg(long, env = "DATABASE_URL")]
@@ -167,6 +182,21 @@ fn main() -> std::io::Result<()> {
             .enable_all()
             .build()?
             .block_on(append_cost::run(&database_url, &sizes, moves, tables))
+            .map_err(|e| std::io::Error::other(e.to_string())),
+        Command::Quickplay {
+            base_url,
+            arrivals,
+            seats,
+            waves,
+        } => tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()?
+            .block_on(quickplay::run(quickplay::QuickPlayArgs {
+                base_urls: base_url,
+                arrivals,
+                seats,
+                waves,
+            }))
             .map_err(|e| std::io::Error::other(e.to_string())),
         Command::ReplaySpeed {
             database_url,

@@ -9,14 +9,19 @@
 //! settings' key) while it waits with a person seated; a unique index
 //! keeps one open table per key. A caller (1) gets back the waiting table
 //! of these settings it sits at, else (2) joins the open one, else (3)
-//! opens one. Joins of one table take turns on its lock in a process and
-//! are decided again when another process appended first; whoever finds
-//! the table full or started, or meets another's open table when opening
-//! one (the index refuses it, and its transaction writes nothing), tries
-//! again from (1) after a short random pause. So no seat is taken twice
-//! (the log's append is the lock on a table) and there are never two open
-//! tables of one setting (the index is the lock on the setting), whichever
-//! processes the callers reach.
+//! opens one. The callers of one settings take turns in a process (one
+//! queue per key), so that a crowd arriving at once is seated one after
+//! the other instead of racing for the same seat; between processes, a
+//! join is decided again when another process appended first, and whoever
+//! finds the table full or started, or meets another's open table when
+//! opening one (the index refuses it, and its transaction writes nothing),
+//! tries again from (1) after a short random pause. So no seat is taken
+//! twice (the log's append is the lock on a table) and there are never two
+//! open tables of one setting (the index is the lock on the setting),
+//! whichever processes the callers reach.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex as StdMutex};
 
 use sha2::{Digest, Sha256};
 use uuid::Uuid;
@@ -67,6 +72,24 @@ fn lost_race(err: &ApiError) -> bool {
     }
 }
 
+/// The queues of quick play's callers in a process, one per settings key.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Turns(Arc<StdMutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>>);
+
+/// Past this many keys, the queues nobody holds are dropped.
+const TURNS_SOFT_LIMIT: usize = 1024;
+
+impl Turns {
+    /// The queue of `key`.
+    fn of(&self, key: &str) -> Arc<tokio::sync::Mutex<()>> {
+        let mut turns = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if turns.len() > TURNS_SOFT_LIMIT {
+            turns.retain(|_, queue| Arc::strong_count(queue) > 1);
+        }
+        turns.entry(key.to_owned()).or_default().clone()
+    }
+}
+
 /// How many times quick play tries again after losing a race.
 const QUICKPLAY_ATTEMPTS: usize = 32;
 
@@ -99,6 +122,8 @@ impl TableService {
         let events = opening.events(caller, username)?;
         let key = quickplay_key(&events)?;
         rates.table(caller)?;
+        let queue = self.quickplay_turns.of(&key);
+        let _turn = queue.lock().await;
         for _ in 0..QUICKPLAY_ATTEMPTS {
             if let Some(id) = store::lobby::waiting_at(&self.pool, caller, &key).await? {
                 return Ok((id, self.read(id, 0, CachedTable::clone).await?));

@@ -148,6 +148,9 @@ pub struct TableService {
     searches: SearchBudget,
     /// The most bots one account runs at once.
     bot_caps: BotCaps,
+    /// Quick play's callers of one settings take turns in this process
+    /// (see `lobby`).
+    quickplay_turns: lobby::Turns,
 }
 
 fn not_found() -> ApiError {
@@ -225,6 +228,7 @@ impl TableService {
             bot_delay: std::time::Duration::ZERO,
             searches: SearchBudget::new(SearchBudget::default_threads()),
             bot_caps: BotCaps::default(),
+            quickplay_turns: lobby::Turns::default(),
         }
     }
 
