@@ -241,12 +241,12 @@ impl Table {
         }])
     }
 
-    /// The first events of the rematch `table_id` of this finished table,
-    /// opened by `account_id` (see [`Table::offer_rematch`]): the same
-    /// rules, clock and visibility, as many seats as the game had, the bots
-    /// at their seats, every person's seat kept for them, the caller in
-    /// theirs, and the first dealer the one after this game's. It starts
-    /// by itself once every person is back.
+    /// The first events of the rematch of this finished table (whose id
+    /// is `this_table_id`), opened by `account_id`, a person of its game:
+    /// the same rules, clock and visibility, as many seats as the game had,
+    /// the bots at their seats, every person's seat kept for them, the
+    /// caller in theirs, and the first dealer the one after this game's. It
+    /// starts by itself once every person is back.
     pub fn rematch<R: Rng + ?Sized>(
         &self,
         this_table_id: &str,

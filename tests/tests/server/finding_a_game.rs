@@ -494,3 +494,63 @@ async fn two_players_asking_for_a_rematch_at_once_get_one_table() {
         .unwrap();
     assert_eq!(tables, 2, "no rematch opened and dropped half-way");
 }
+
+#[tokio::test]
+async fn an_invitation_meets_the_table_as_it_is_and_a_rematch_counts_as_opening_a_table() {
+    let app = spawn_app_with(|s| s.tables_per_minute = 2).await;
+    let [a, b, c]: [String; 3] = players(&app, 3).await.try_into().unwrap();
+    let body = json!({"ruleset": "classique", "seats": 2, "visibility": "private"});
+    let table = json_of(post(&app, &a, "/v1/tables", &body).await, 201).await;
+    let (id, code) = (
+        id_of(&table),
+        table["invite_code"].as_str().unwrap().to_owned(),
+    );
+    let page = json_of(get(&app, &a, "/v1/tables?mine=true").await, 200).await;
+    assert_eq!(page["tables"][0]["visibility"], "private");
+    json_of(
+        post_empty(&app, &b, &format!("/v1/invites/{code}")).await,
+        200,
+    )
+    .await;
+    // Full: the code still names the table, which has no seat left.
+    let full = post_empty(&app, &c, &format!("/v1/invites/{code}")).await;
+    assert_problem(full, 409, "table_full").await;
+    // A table that is not there.
+    let gone = delete(
+        &app,
+        &a,
+        &format!("/v1/tables/{}/invite", uuid::Uuid::new_v4()),
+    )
+    .await;
+    assert_problem(gone, 404, "not_found").await;
+    // The rematch of a private table is private, with a code of its own,
+    // and its seats are kept even for someone holding that code.
+    let start = post_empty(&app, &a, &format!("/v1/tables/{id}/start")).await;
+    json_of(start, 200).await;
+    // a resigns: b alone is left, and the game is over.
+    json_of(
+        post_empty(&app, &a, &format!("/v1/tables/{id}/resign")).await,
+        200,
+    )
+    .await;
+    let next = json_of(
+        post_empty(&app, &a, &format!("/v1/tables/{id}/rematch")).await,
+        200,
+    )
+    .await;
+    assert_eq!(next["visibility"], "private");
+    let next_code = next["invite_code"]
+        .as_str()
+        .expect("its creator sees its code");
+    assert_ne!(next_code, code);
+    let res = post_empty(&app, &c, &format!("/v1/invites/{next_code}")).await;
+    assert_problem(res, 403, "seat_reserved").await;
+    // b comes back (sitting at a rematch opens nothing); a has opened two
+    // tables this minute, the rematch one of them: the next is refused.
+    let back = post_empty(&app, &b, &format!("/v1/tables/{id}/rematch")).await;
+    assert_eq!(json_of(back, 200).await["status"], "playing");
+    let third = json!({"ruleset": "classique", "seats": 2});
+    let opened = post(&app, &a, "/v1/tables", &third).await;
+    assert_problem(opened, 429, "too_many_requests").await;
+    json_of(post(&app, &b, "/v1/tables", &third).await, 201).await;
+}
