@@ -7,6 +7,8 @@
 //! - `cache`: the folded tables of this process, their cold load, and how a
 //!   cached table is brought up to date;
 //! - `commands`: creating a table and acting on one (the write path);
+//! - `lobby`: finding a game (quick play, invitations, the rematch), and
+//!   what holds across processes there;
 //! - `reads`: reads, listing, and the one loop of long polls and streams
 //!   (subscribe, read, wait for a commit: [`TableService::wait_for`]).
 //!

@@ -221,12 +221,9 @@ impl Table {
         Ok(events)
     }
 
-    /// A player of this finished game opens the rematch `table_id`.
-    pub(super) fn offer_rematch(
-        &self,
-        account_id: &PlayerId,
-        table_id: &str,
-    ) -> Result<Vec<TableEvent>, TableError> {
+    /// The seat of `account_id` when they may open this table's rematch:
+    /// a person of its game, once the game is over, and no rematch open yet.
+    fn may_rematch(&self, account_id: &PlayerId) -> Result<Seat, TableError> {
         let seat = self.seat_of(account_id).ok_or(TableError::NotSeated)?;
         match self.status() {
             Status::Finished | Status::Aborted => {}
@@ -235,6 +232,16 @@ impl Table {
         if self.lobby.rematch.is_some() {
             return Err(TableError::RematchOpen);
         }
+        Ok(seat)
+    }
+
+    /// A player of this finished game opens the rematch `table_id`.
+    pub(super) fn offer_rematch(
+        &self,
+        account_id: &PlayerId,
+        table_id: &str,
+    ) -> Result<Vec<TableEvent>, TableError> {
+        let seat = self.may_rematch(account_id)?;
         Ok(vec![TableEvent::RematchOffered {
             seat,
             table_id: table_id.to_owned(),
@@ -254,7 +261,7 @@ impl Table {
         username: &str,
         rng: &mut R,
     ) -> Result<Vec<TableEvent>, TableError> {
-        self.offer_rematch(account_id, "")?;
+        self.may_rematch(account_id)?;
         let n = self.players.len();
         let first_dealer = (self.first_dealer.unwrap_or(n - 1) + 1) % n;
         let reserved = self
