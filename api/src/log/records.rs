@@ -215,6 +215,9 @@ pub struct ChainedAppend {
     pub events: Vec<StoredEvent>,
     /// What becomes of the table's `due_at`.
     pub due: Due,
+    /// The account the table waits for after the events (`None`: nobody,
+    /// or the server plays the seat on turn): `game_tables.turn_account`.
+    pub turn: Option<Uuid>,
 }
 
 impl ChainedAppend {
@@ -253,12 +256,18 @@ impl ChainedAppend {
             status,
             events,
             due: Due::Keep,
+            turn: None,
         }
     }
 
     /// The same, setting the table's `due_at` as `due` says.
     pub fn with_due(self, due: Due) -> Self {
         Self { due, ..self }
+    }
+
+    /// The same, the table waiting for `turn` after the events.
+    pub fn with_turn(self, turn: Option<Uuid>) -> Self {
+        Self { turn, ..self }
     }
 
     /// The table's `due_at` after the append: `None` to keep it as it is.

@@ -33,6 +33,7 @@ pub fn configure(cfg: &mut ServiceConfig<'_>) {
             .service(sessions::create_session)
             .service(sessions::delete_current_session)
             .service(me::get_me)
+            .service(me::my_tables)
             .service(history::list_rounds)
             .service(history::replay_round)
             .service(history::export_log)

@@ -79,10 +79,11 @@ pub async fn insert_batch(
                UPDATE game_tables g
                SET version = r.version, status = COALESCE(r.status, g.status),
                    snapshot = NULL, updated_at = now(),
-                   due_at = CASE WHEN r.keep_due THEN g.due_at ELSE r.due_at END
+                   due_at = CASE WHEN r.keep_due THEN g.due_at ELSE r.due_at END,
+                   turn_account = r.turn
                FROM UNNEST($1::uuid[], $2::bigint[], $3::bigint[], $4::text[],
-                           $13::bool[], $14::timestamptz[])
-                    AS r(id, expected, version, status, keep_due, due_at)
+                           $13::bool[], $14::timestamptz[], $15::uuid[])
+                    AS r(id, expected, version, status, keep_due, due_at, turn)
                WHERE g.id = ANY($1::uuid[]) AND g.id = r.id AND g.version = r.expected
                RETURNING g.id
            ), inserted AS (
@@ -109,6 +110,7 @@ pub async fn insert_batch(
         &rows.hashes,
         &t.keep_due,
         &t.due_ats as &[Option<DateTime<Utc>>],
+        &t.turns as &[Option<Uuid>],
     )
     .fetch_all(&mut *conn)
     .await?;
@@ -143,6 +145,8 @@ struct TableColumns {
     /// Whether each table keeps its `due_at`, and its new one when not.
     keep_due: Vec<bool>,
     due_ats: Vec<Option<DateTime<Utc>>>,
+    /// The account each table waits for.
+    turns: Vec<Option<Uuid>>,
 }
 
 impl TableColumns {
@@ -155,6 +159,7 @@ impl TableColumns {
             statuses: order.iter().map(|c| c.status).collect(),
             keep_due: due.iter().map(Option::is_none).collect(),
             due_ats: due.into_iter().map(Option::flatten).collect(),
+            turns: order.iter().map(|c| c.turn).collect(),
         }
     }
 }

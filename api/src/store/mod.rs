@@ -19,6 +19,7 @@ pub mod held;
 pub mod history;
 pub mod idempotency;
 pub mod lobby;
+pub mod mine;
 pub mod players;
 pub mod sessions;
 pub mod tables;

@@ -231,7 +231,8 @@ impl TableService {
             new_events(&events),
             Some(table.status().as_str()),
         )
-        .with_due(due);
+        .with_due(due)
+        .with_turn(waits_for(&table));
         let stored = self
             .log
             .append(chained, Durability::InTransaction(&mut *tx))
@@ -461,6 +462,7 @@ impl TableService {
         Ok(Decided {
             status: (after != before).then(|| after.as_str()),
             due: table.due_after(turn_before, &events, self.bot_delay),
+            turn: waits_for(table),
             events,
         })
     }
@@ -508,7 +510,8 @@ impl TableService {
         let prev_hash = prev_hash.ok_or(StoreError::Conflict { expected: version })?;
         let new = new_events(&decided.events);
         let chained = ChainedAppend::new(table_id, version, prev_hash, new, decided.status)
-            .with_due(decided.due);
+            .with_due(decided.due)
+            .with_turn(decided.turn);
         let due_at = chained.due_at();
         let Some(tx) = with_writes else {
             let stored = self.log.append(chained, Durability::Batched).await?;
@@ -591,6 +594,8 @@ struct Decided {
     events: Vec<TableEvent>,
     status: Option<&'static str>,
     due: domain::Due,
+    /// The account the table waits for after them.
+    turn: Option<Uuid>,
 }
 
 impl Decided {
@@ -646,6 +651,11 @@ impl Drop for Uncommitted<'_> {
             *slot = None;
         }
     }
+}
+
+/// The account `table` waits for (see `domain::Table::to_act`).
+fn waits_for(table: &Table) -> Option<Uuid> {
+    table.to_act().and_then(|id| id.as_str().parse().ok())
 }
 
 /// Counts a command's appended events, and its move, by who made it.

@@ -75,7 +75,7 @@ mod reads;
 
 pub use commands::{BotCaps, Opening};
 pub use lobby::quickplay_key;
-pub use reads::Subscription;
+pub use reads::{Mine, Subscription};
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex as StdMutex};

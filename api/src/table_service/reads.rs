@@ -1,6 +1,6 @@
 //! Reads of a table: its state now or once it changes (the view's long
 //! poll), its events after a seq (from the cache's tail or the log, with
-//! a long poll), and the list of tables.
+//! a long poll), the list of tables, and a player's own tables.
 
 use std::collections::HashMap;
 
@@ -234,6 +234,49 @@ impl TableService {
                 (t, players)
             })
             .collect())
+    }
+}
+
+/// A page of a player's tables ([`TableService::mine`]).
+#[derive(Debug)]
+pub struct Mine {
+    /// The tables, as this process has them now.
+    pub tables: Vec<(Uuid, CachedTable)>,
+    /// How many tables wait for the player, in all.
+    pub my_turn: i64,
+    /// The key of the page's last table when more follow (the cursor).
+    pub next: Option<(DateTime<Utc>, Uuid)>,
+}
+
+impl TableService {
+    /// A page of `account`'s tables: those that wait for it (`on_turn`),
+    /// soonest deadline first, or those it sits at that are not over,
+    /// oldest first; chosen by an index, never by reading a log, then
+    /// read (concurrently) like any table.
+    pub async fn mine(
+        &self,
+        account: Uuid,
+        on_turn: bool,
+        after: Option<(DateTime<Utc>, Uuid)>,
+        limit: i64,
+    ) -> Result<Mine, ApiError> {
+        let mut page = match on_turn {
+            true => store::mine::on_turn(&self.pool, account, after, limit + 1).await?,
+            false => store::mine::not_over(&self.pool, account, after, limit + 1).await?,
+        };
+        let more = page.len() as i64 > limit;
+        page.truncate(limit as usize);
+        let next = page.last().filter(|_| more).map(|(id, key)| (*key, *id));
+        let reads = page.iter().map(|(id, _)| async move {
+            Ok::<_, ApiError>((*id, self.read(*id, 0, CachedTable::clone).await?))
+        });
+        let tables = futures_util::future::try_join_all(reads).await?;
+        let my_turn = store::mine::on_turn_count(&self.pool, account).await?;
+        Ok(Mine {
+            tables,
+            my_turn,
+            next,
+        })
     }
 }
 

@@ -17,7 +17,7 @@ use rand_chacha::rand_core::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
-use super::{Table, TableCommand, TableError, TableEvent};
+use super::{PlayerId, Table, TableCommand, TableError, TableEvent};
 use crate::bots::{Level, Playouts};
 use crate::engine::{Command, RuleError};
 use crate::event::{DrawReason, EndReason, Event, GameEnded, Pending, Placing, Seat};
@@ -200,6 +200,17 @@ impl Table {
             return None;
         }
         self.game.as_ref()?.round()?.current
+    }
+
+    /// The person the table waits for: the player of the seat on turn,
+    /// unless the server plays it (a bot's, an away or resigned seat).
+    pub fn to_act(&self) -> Option<&PlayerId> {
+        let seat = self.must_act()?;
+        if self.automatic().is_some() {
+            return None;
+        }
+        let seated = self.players.get(seat)?.as_ref()?;
+        seated.bot.is_none().then_some(&seated.account_id)
     }
 
     /// The seat on turn when the server plays it at once, and why.

@@ -1,6 +1,7 @@
-//! Finding a game (docs/API.md "Finding a game and coming back"): quick
-//! play, private tables and their invitations, and the rematch. Quick play
-//! across two processes and its bots after a restart are in `faults`.
+//! Finding a game and coming back (docs/API.md): quick play, private
+//! tables and their invitations, the rematch, and the player's own tables.
+//! Quick play across two processes and its bots after a restart are in
+//! `faults`.
 
 use std::time::Duration;
 
@@ -553,4 +554,123 @@ async fn an_invitation_meets_the_table_as_it_is_and_a_rematch_counts_as_opening_
     let opened = post(&app, &a, "/v1/tables", &third).await;
     assert_problem(opened, 429, "too_many_requests").await;
     json_of(post(&app, &b, "/v1/tables", &third).await, 201).await;
+}
+
+/// A started two-player `classique` table of `a` and `b` (`clock` when
+/// given), played on until it is `a`'s turn.
+async fn a_to_play(app: &TestApp, a: &str, b: &str, clock: Option<Value>) -> String {
+    let mut body = json!({"ruleset": "classique", "seats": 2, "options": {"target": 100000}});
+    if let Some(clock) = clock {
+        body["clock"] = clock;
+    }
+    let id = id_of(&json_of(post(app, a, "/v1/tables", &body).await, 201).await);
+    json_of(
+        post_empty(app, b, &format!("/v1/tables/{id}/players")).await,
+        200,
+    )
+    .await;
+    json_of(
+        post_empty(app, a, &format!("/v1/tables/{id}/start")).await,
+        200,
+    )
+    .await;
+    loop {
+        let v = crate::support::view(app, b, &id).await;
+        if v["current_seat"] == 0 {
+            return id;
+        }
+        let mv = v["legal_moves"][0].clone();
+        let res = crate::support::play(app, b, &id, &mv, v["version"].as_i64()).await;
+        json_of(res, 200).await;
+    }
+}
+
+fn ids_of(page: &Value) -> Vec<String> {
+    page["tables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(id_of)
+        .collect()
+}
+
+#[tokio::test]
+async fn my_tables_on_turn_come_soonest_deadline_first_with_the_count_of_them() {
+    let app = spawn_app().await;
+    let [a, b, c]: [String; 3] = players(&app, 3).await.try_into().unwrap();
+    let slow = a_to_play(&app, &a, &b, Some(json!({"turn_seconds": 3600}))).await;
+    let none = a_to_play(&app, &a, &b, None).await;
+    let fast = a_to_play(&app, &a, &b, Some(json!({"turn_seconds": 60}))).await;
+    // A table that waits for someone else, and one that has not started.
+    let theirs = a_to_play(&app, &c, &a, None).await;
+    let waiting = json!({"ruleset": "classique", "seats": 3});
+    let waiting = id_of(&json_of(post(&app, &a, "/v1/tables", &waiting).await, 201).await);
+
+    let page = json_of(get(&app, &a, "/v1/me/tables?turn=mine").await, 200).await;
+    assert_eq!(ids_of(&page), [fast.clone(), slow.clone(), none.clone()]);
+    assert_eq!(page["my_turn"], 3);
+    assert_eq!(page["next"], Value::Null);
+    let first = &page["tables"][0];
+    assert!(first["clock"]["deadline"].is_string(), "{first}");
+    // Every table a sits at that is not over, oldest first.
+    let all = json_of(get(&app, &a, "/v1/me/tables").await, 200).await;
+    assert_eq!(
+        ids_of(&all),
+        [
+            slow.clone(),
+            none.clone(),
+            fast.clone(),
+            theirs.clone(),
+            waiting
+        ]
+    );
+    assert_eq!(all["my_turn"], 3);
+    // `theirs` waits for c, not for a, who sits there too.
+    let c_page = json_of(get(&app, &c, "/v1/me/tables?turn=mine").await, 200).await;
+    assert_eq!(
+        (c_page["my_turn"].clone(), ids_of(&c_page)),
+        (json!(1), vec![theirs])
+    );
+    // Once a's moves pass the turn, the table leaves a's list for b's.
+    loop {
+        let v = crate::support::view(&app, &a, &fast).await;
+        if v["current_seat"] == 1 {
+            break;
+        }
+        let (mv, version) = (&v["legal_moves"][0], v["version"].as_i64());
+        json_of(
+            crate::support::play(&app, &a, &fast, mv, version).await,
+            200,
+        )
+        .await;
+    }
+    let now = json_of(get(&app, &a, "/v1/me/tables?turn=mine").await, 200).await;
+    assert_eq!(ids_of(&now), [slow.clone(), none.clone()]);
+    assert_eq!(now["my_turn"], 2);
+    let b_page = json_of(get(&app, &b, "/v1/me/tables?turn=mine").await, 200).await;
+    assert_eq!(ids_of(&b_page), [fast.clone()]);
+    // Pages, by cursor.
+    let one = json_of(get(&app, &a, "/v1/me/tables?turn=mine&limit=1").await, 200).await;
+    let next = one["next"].as_str().expect("more follow").to_owned();
+    let two = get(
+        &app,
+        &a,
+        &format!("/v1/me/tables?turn=mine&limit=1&after={next}"),
+    )
+    .await;
+    let two = json_of(two, 200).await;
+    assert_ne!(ids_of(&one), ids_of(&two));
+    assert_eq!(two["my_turn"], now["my_turn"]);
+    // A game that is over is not listed.
+    json_of(
+        post_empty(&app, &a, &format!("/v1/tables/{slow}/resign")).await,
+        200,
+    )
+    .await;
+    let all = json_of(get(&app, &a, "/v1/me/tables").await, 200).await;
+    assert!(!ids_of(&all).contains(&slow));
+    for bad in ["turn=yours", "limit=0", "limit=101", "after=nope"] {
+        let res = get(&app, &a, &format!("/v1/me/tables?{bad}")).await;
+        assert_problem(res, 400, "invalid_query").await;
+    }
 }

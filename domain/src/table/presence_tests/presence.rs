@@ -26,6 +26,31 @@ fn d37_only_the_seat_on_turn_of_a_running_game_must_act() {
 }
 
 #[test]
+fn the_table_waits_for_the_person_on_turn_never_for_a_seat_the_server_plays() {
+    let (mut table, mut log) = started(clock(2));
+    let seat = table.must_act().unwrap();
+    assert_eq!(table.to_act(), Some(&PLAYERS[seat].into()));
+    // Away after two timeouts: the server plays it, nobody is waited for.
+    for _ in 0..2 {
+        until_turn_of(&mut table, &mut log, seat);
+        time_out(&mut table, &mut log);
+    }
+    until_turn_of(&mut table, &mut log, seat);
+    assert!(table.presence[seat].away);
+    assert_eq!(table.to_act(), None);
+    // A bot's seat, and a table not started, wait for nobody either.
+    let (bots, _) = started_with(&["a"], &[Level::Basic]);
+    let on_turn = bots.must_act().unwrap();
+    let expected = (bots.bot_at(on_turn).is_none()).then(|| PlayerId::from("a"));
+    assert_eq!(bots.to_act(), expected.as_ref());
+    let waiting = Table::from_events(
+        &Table::create("classique", &Default::default(), 3, None, &"a".into(), "a").unwrap(),
+    )
+    .unwrap();
+    assert_eq!(waiting.to_act(), None);
+}
+
+#[test]
 fn d37_a_clock_out_of_range_is_refused() {
     for (turn_seconds, away_after) in [(4, 2), (1_209_601, 2), (30, 0), (30, 11)] {
         let clock = Some(Clock {
