@@ -23,6 +23,7 @@
 //!   calm and while one account floods the server with `strong` bots.
 //! - `loadgen quickplay`: players arriving through quick play: its latency
 //!   at A concurrent arrivals, and the tables opened against the fewest.
+//! - `loadgen my-tables`: a page of a player's tables, at T running tables.
 
 mod append_cost;
 mod baseline;
@@ -31,6 +32,7 @@ mod clocks;
 mod conn;
 mod history_cost;
 mod load;
+mod my_tables;
 mod quickplay;
 mod replay;
 
@@ -136,6 +138,17 @@ enum Command {
         #[arg(long, default_value_t = 10)]
         waves: usize,
     },
+    /// A page of one player's tables, among T running ones.
+    MyTables {
+        #[arg(long, default_value = "http://127.0.0.1:8080")]
+        base_url: String,
+        #[arg(long, default_value_t = 500)]
+        tables: usize,
+        #[arg(long, default_value_t = 20)]
+        limit: usize,
+        #[arg(long, default_value_t = 200)]
+        requests: usize,
+    },
     /// Write a long table to the database, then time its rebuild from the log.
     ReplaySpeed {
         #[arg(long, env = "DATABASE_URL")]
@@ -196,6 +209,21 @@ fn main() -> std::io::Result<()> {
                 arrivals,
                 seats,
                 waves,
+            }))
+            .map_err(|e| std::io::Error::other(e.to_string())),
+        Command::MyTables {
+            base_url,
+            tables,
+            limit,
+            requests,
+        } => tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()?
+            .block_on(my_tables::run(my_tables::MyTablesArgs {
+                base_url,
+                tables,
+                limit,
+                requests,
             }))
             .map_err(|e| std::io::Error::other(e.to_string())),
         Command::ReplaySpeed {
