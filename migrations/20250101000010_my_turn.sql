@@ -1,10 +1,14 @@
 -- The account each table waits for (docs/API.md "Finding a game and coming
 -- back": `GET /v1/me/tables?turn=mine`): the player of the seat on turn,
--- unless the server plays it. Set by the statement that appends the events
--- that make it so, like `due_at`; the index serves a player's tables on
--- turn, soonest deadline first (no deadline last: the year 9999), without
--- reading a log.
+-- unless the server plays it; null: nobody. Set by the statement that
+-- appends the events that make it so, like `due_at`. A player's tables on
+-- turn are found from their `table_players` rows
+-- (`table_players_account_id_idx`), each table read by its key: no log is
+-- read.
+--
+-- Deliberately not indexed: a move changes it, and an update that changes
+-- an indexed column cannot be heap-only (HOT), so every move would add an
+-- entry to each of `game_tables`' indexes (moves/s down 12 % at 16 x 4
+-- with an index here, 8 % with a table of its own indexed by account,
+-- BENCHMARKS.md).
 ALTER TABLE game_tables ADD COLUMN turn_account uuid;
-CREATE INDEX game_tables_turn_idx
-    ON game_tables (turn_account, (COALESCE(due_at, '9999-12-31 00:00:00+00'::timestamptz)), id)
-    WHERE turn_account IS NOT NULL;

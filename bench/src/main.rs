@@ -144,6 +144,9 @@ enum Command {
         base_url: String,
         #[arg(long, default_value_t = 500)]
         tables: usize,
+        /// Finished tables of the player besides.
+        #[arg(long, default_value_t = 0)]
+        finished: usize,
         #[arg(long, default_value_t = 20)]
         limit: usize,
         #[arg(long, default_value_t = 200)]
@@ -214,6 +217,7 @@ fn main() -> std::io::Result<()> {
         Command::MyTables {
             base_url,
             tables,
+            finished,
             limit,
             requests,
         } => tokio::runtime::Builder::new_multi_thread()
@@ -222,6 +226,7 @@ fn main() -> std::io::Result<()> {
             .block_on(my_tables::run(my_tables::MyTablesArgs {
                 base_url,
                 tables,
+                finished,
                 limit,
                 requests,
             }))

@@ -1,10 +1,11 @@
 //! `loadgen my-tables`: one player at T running tables (`--tables`, 500 by
-//! default), about half of them waiting for the player: how long
+//! default), about half of them waiting for the player, and F finished
+//! ones (`--finished`, their rows still in `table_players`): how long
 //! `GET /v1/me/tables?turn=mine` and `GET /v1/me/tables` take for a page
 //! (`--limit`), asked `--requests` times each, once every table is cached
 //! by the server (the first request of each kind warms it). Prints one
 //! line per kind:
-//! `my-tables kind=<turn_mine|not_over> tables=<t> my_turn=<n> limit=<l> p50_ms=<a> p99_ms=<b>`
+//! `my-tables kind=<turn_mine|not_over> tables=<t> finished=<f> my_turn=<n> limit=<l> p50_ms=<a> p99_ms=<b>`
 
 use std::time::Instant;
 
@@ -17,6 +18,7 @@ use crate::Error;
 pub struct MyTablesArgs {
     pub base_url: String,
     pub tables: usize,
+    pub finished: usize,
     pub limit: usize,
     pub requests: usize,
 }
@@ -28,12 +30,20 @@ pub async fn run(args: MyTablesArgs) -> Result<(), Error> {
     let other = player(&client, base, "other").await?.token;
     let table = json!({"ruleset": "classique", "seats": 2, "options": {"target": 100000}});
     let opened = Instant::now();
+    for _ in 0..args.finished {
+        let id = started_table(&client, base, &table, &me, &other).await?;
+        let resign = client
+            .post(format!("{base}/v1/tables/{id}/resign"))
+            .bearer_auth(&other);
+        body(resign.send().await?, "resign").await?;
+    }
     for _ in 0..args.tables {
         started_table(&client, base, &table, &me, &other).await?;
     }
     eprintln!(
-        "loadgen my-tables: {} tables opened in {:.1} s",
+        "loadgen my-tables: {} running and {} finished tables opened in {:.1} s",
         args.tables,
+        args.finished,
         opened.elapsed().as_secs_f64()
     );
     for (kind, query) in [("turn_mine", "turn=mine&"), ("not_over", "")] {
@@ -51,8 +61,9 @@ pub async fn run(args: MyTablesArgs) -> Result<(), Error> {
         }
         ms.sort_by(f64::total_cmp);
         println!(
-            "my-tables kind={kind} tables={} my_turn={my_turn} limit={} p50_ms={:.2} p99_ms={:.2}",
+            "my-tables kind={kind} tables={} finished={} my_turn={my_turn} limit={} p50_ms={:.2} p99_ms={:.2}",
             args.tables,
+            args.finished,
             args.limit,
             percentile(&ms, 0.50),
             percentile(&ms, 0.99),

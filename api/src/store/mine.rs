@@ -1,6 +1,7 @@
-//! An account's tables (`GET /v1/me/tables`): those waiting for it, by
-//! `game_tables.turn_account` and its index (migration 10), and those it
-//! sits at, by `table_players`; never a log.
+//! An account's tables (`GET /v1/me/tables`): those it sits at, by its
+//! `table_players` rows (`table_players_account_id_idx`), and of those the
+//! ones waiting for it, by `game_tables.turn_account` (migration 10); never
+//! a log.
 
 use chrono::{DateTime, Utc};
 use sqlx::PgExecutor;
@@ -9,8 +10,9 @@ use uuid::Uuid;
 /// A page of an account's tables: ids with the key of their order.
 pub type Page = Vec<(Uuid, DateTime<Utc>)>;
 
-/// The tables waiting for `account_id` (`game_tables.turn_account`),
-/// soonest deadline first (none: last), after the cursor, at most `limit`.
+/// The tables waiting for `account_id` (`game_tables.turn_account`, from
+/// its `table_players` rows), soonest deadline first (none: last), after
+/// the cursor, at most `limit`.
 #[tracing::instrument(skip(executor))]
 pub async fn on_turn(
     executor: impl PgExecutor<'_>,
@@ -20,12 +22,13 @@ pub async fn on_turn(
 ) -> Result<Page, sqlx::Error> {
     let (after_key, after_id) = after.unzip();
     let rows = sqlx::query!(
-        r#"SELECT id, COALESCE(due_at, '9999-12-31 00:00:00+00'::timestamptz) AS "key!"
-           FROM game_tables
-           WHERE turn_account = $1
+        r#"SELECT g.id, COALESCE(g.due_at, '9999-12-31 00:00:00+00'::timestamptz) AS "key!"
+           FROM table_players p JOIN game_tables g ON g.id = p.table_id
+           WHERE p.account_id = $1 AND g.turn_account = $1
              AND ($2::timestamptz IS NULL
-                  OR (COALESCE(due_at, '9999-12-31 00:00:00+00'::timestamptz), id) > ($2, $3::uuid))
-           ORDER BY COALESCE(due_at, '9999-12-31 00:00:00+00'::timestamptz), id
+                  OR (COALESCE(g.due_at, '9999-12-31 00:00:00+00'::timestamptz), g.id)
+                     > ($2, $3::uuid))
+           ORDER BY 2, 1
            LIMIT $4"#,
         account_id,
         after_key,
@@ -44,7 +47,9 @@ pub async fn on_turn_count(
     account_id: Uuid,
 ) -> Result<i64, sqlx::Error> {
     sqlx::query_scalar!(
-        r#"SELECT count(*) AS "n!" FROM game_tables WHERE turn_account = $1"#,
+        r#"SELECT count(*) AS "n!"
+           FROM table_players p JOIN game_tables g ON g.id = p.table_id
+           WHERE p.account_id = $1 AND g.turn_account = $1"#,
         account_id
     )
     .fetch_one(executor)
