@@ -648,7 +648,7 @@ async fn my_tables_on_turn_come_soonest_deadline_first_with_the_count_of_them() 
     assert_eq!(ids_of(&now), [slow.clone(), none.clone()]);
     assert_eq!(now["my_turn"], 2);
     let b_page = json_of(get(&app, &b, "/v1/me/tables?turn=mine").await, 200).await;
-    assert_eq!(ids_of(&b_page), [fast.clone()]);
+    assert_eq!(ids_of(&b_page), [fast.as_str()]);
     // Pages, by cursor.
     let one = json_of(get(&app, &a, "/v1/me/tables?turn=mine&limit=1").await, 200).await;
     let next = one["next"].as_str().expect("more follow").to_owned();
