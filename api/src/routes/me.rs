@@ -8,7 +8,7 @@ use crate::auth::AuthUser;
 use crate::error::{ApiError, Problem};
 use crate::routes::problems::Authenticated;
 use crate::routes::shared::{cursor_after, page_limit, AccountDto, ListQuery};
-use crate::routes::tables::dto::TableSummary;
+use crate::routes::tables::dto::{table_summary_example, TableSummary};
 use crate::table_service::TableService;
 
 /// The caller's account.
@@ -49,8 +49,14 @@ pub enum TurnFilter {
     Mine,
 }
 
+/// The example of [`MyTables`].
+fn my_tables_example() -> serde_json::Value {
+    serde_json::json!({"tables": [table_summary_example()], "my_turn": 1, "next": null})
+}
+
 /// A page of the caller's tables.
 #[derive(Debug, Serialize, ToSchema)]
+#[schema(example = my_tables_example)]
 pub struct MyTables {
     /// Their summaries, as the caller is shown them (each with its clock's
     /// `deadline`).

@@ -33,15 +33,19 @@ fn id_of(summary: &Value) -> String {
     summary["id"].as_str().expect("id").to_owned()
 }
 
-/// The ids of the tables `token` is listed.
-async fn listed(app: &TestApp, token: &str) -> Vec<String> {
-    let page = json_of(get(app, token, "/v1/tables?limit=100").await, 200).await;
+/// The ids of the tables of a page.
+fn ids_of(page: &Value) -> Vec<String> {
     page["tables"]
         .as_array()
         .unwrap()
         .iter()
         .map(id_of)
         .collect()
+}
+
+/// The ids of the tables `token` is listed.
+async fn listed(app: &TestApp, token: &str) -> Vec<String> {
+    ids_of(&json_of(get(app, token, "/v1/tables?limit=100").await, 200).await)
 }
 
 #[tokio::test]
@@ -583,15 +587,6 @@ async fn a_to_play(app: &TestApp, a: &str, b: &str, clock: Option<Value>) -> Str
         let res = crate::support::play(app, b, &id, &mv, v["version"].as_i64()).await;
         json_of(res, 200).await;
     }
-}
-
-fn ids_of(page: &Value) -> Vec<String> {
-    page["tables"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(id_of)
-        .collect()
 }
 
 #[tokio::test]

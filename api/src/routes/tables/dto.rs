@@ -239,31 +239,36 @@ pub struct TableHead {
     pub created_at: DateTime<Utc>,
 }
 
+/// The example of a [`TableSummary`], alone and in a page.
+pub fn table_summary_example() -> Value {
+    serde_json::json!({
+        "id": "6f1c2a5e-2b7d-4c1e-9a53-0d4f8b2e7c11",
+        "ruleset": "classique",
+        "rules": classique_rules(),
+        "status": "playing",
+        "seats": 4,
+        "players": [
+            {"seat": 0, "account_id": "0b5c9e04-5f5e-4a43-9f1e-0c2b8d1c7a10", "bot": null, "username": "alice", "hand_size": 5, "total": 0, "away": false, "resigned": false},
+            {"seat": 1, "account_id": "7d1e0c8a-3b9f-4e2d-8c6a-5f4b3a2e1d00", "bot": null, "username": "bob", "hand_size": 7, "total": 0, "away": false, "resigned": false}
+        ],
+        "round": 1,
+        "version": 9,
+        "created_by": "0b5c9e04-5f5e-4a43-9f1e-0c2b8d1c7a10",
+        "created_at": "2025-01-31T18:04:05.123456Z",
+        "result": null,
+        "clock": {"turn_seconds": 60, "away_after": 2, "deadline": "2025-01-31T18:05:05.123456Z"},
+        "visibility": "public",
+        "invite_code": null,
+        "starts_when_full": false,
+        "bots_after": null,
+        "rematch_of": null,
+        "rematch": null
+    })
+}
+
 /// A table's public summary.
 #[derive(Debug, Serialize, ToSchema)]
-#[schema(example = json!({
-    "id": "6f1c2a5e-2b7d-4c1e-9a53-0d4f8b2e7c11",
-    "ruleset": "classique",
-    "rules": classique_rules(),
-    "status": "playing",
-    "seats": 4,
-    "players": [
-        {"seat": 0, "account_id": "0b5c9e04-5f5e-4a43-9f1e-0c2b8d1c7a10", "bot": null, "username": "alice", "hand_size": 5, "total": 0, "away": false, "resigned": false},
-        {"seat": 1, "account_id": "7d1e0c8a-3b9f-4e2d-8c6a-5f4b3a2e1d00", "bot": null, "username": "bob", "hand_size": 7, "total": 0, "away": false, "resigned": false}
-    ],
-    "round": 1,
-    "version": 9,
-    "created_by": "0b5c9e04-5f5e-4a43-9f1e-0c2b8d1c7a10",
-    "created_at": "2025-01-31T18:04:05.123456Z",
-    "result": null,
-    "clock": {"turn_seconds": 60, "away_after": 2, "deadline": "2025-01-31T18:05:05.123456Z"},
-    "visibility": "public",
-    "invite_code": null,
-    "starts_when_full": false,
-    "bots_after": null,
-    "rematch_of": null,
-    "rematch": null
-}))]
+#[schema(example = table_summary_example)]
 pub struct TableSummary {
     #[serde(flatten)]
     pub table: TableHead,
