@@ -202,7 +202,7 @@ impl TableService {
 
     /// Writes a new table of these first events in `tx`: its projection
     /// row (a private one with an invitation; a quick-play one open for
-    /// its settings, [`StoreError::Conflict`] when one is already), its
+    /// its settings, 409 `quickplay_table_open` when one is already), its
     /// events and their projections. Known to nobody until
     /// [`Self::opened`], once `tx` commits.
     pub(super) async fn open_in(

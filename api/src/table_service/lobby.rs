@@ -20,9 +20,6 @@
 //! open tables of one setting (the index is the lock on the setting),
 //! whichever processes the callers reach.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex as StdMutex};
-
 use sha2::{Digest, Sha256};
 use uuid::Uuid;
 
@@ -72,23 +69,9 @@ fn lost_race(err: &ApiError) -> bool {
     }
 }
 
-/// The queues of quick play's callers in a process, one per settings key.
-#[derive(Debug, Clone, Default)]
-pub(super) struct Turns(Arc<StdMutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>>);
-
-/// Past this many keys, the queues nobody holds are dropped.
-const TURNS_SOFT_LIMIT: usize = 1024;
-
-impl Turns {
-    /// The queue of `key`.
-    fn of(&self, key: &str) -> Arc<tokio::sync::Mutex<()>> {
-        let mut turns = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        if turns.len() > TURNS_SOFT_LIMIT {
-            turns.retain(|_, queue| Arc::strong_count(queue) > 1);
-        }
-        turns.entry(key.to_owned()).or_default().clone()
-    }
-}
+/// Past this many settings keys, the queues of quick play's callers that
+/// nobody holds are dropped.
+pub(super) const TURNS_SOFT_LIMIT: usize = 1024;
 
 /// How many times quick play tries again after losing a race.
 const QUICKPLAY_ATTEMPTS: usize = 32;
@@ -122,7 +105,7 @@ impl TableService {
         let events = opening.events(caller, username)?;
         let key = quickplay_key(&events)?;
         rates.table(caller)?;
-        let queue = self.quickplay_turns.of(&key);
+        let queue = self.quickplay_turns.of(key.clone());
         let _turn = queue.lock().await;
         for _ in 0..QUICKPLAY_ATTEMPTS {
             if let Some(id) = store::lobby::waiting_at(&self.pool, caller, &key).await? {
@@ -177,7 +160,8 @@ impl TableService {
         let acted = self
             .act(id, &join, None, None, |l, _, _| Ok(l.version()))
             .await?;
-        self.read(id, acted.answer, CachedTable::clone).await
+        // Committed here: the cache holds that version, nothing to ask.
+        self.read_cached(id, acted.answer, CachedTable::clone).await
     }
 
     /// The table whose invitation `code` is, if any (the code compared in

@@ -83,6 +83,7 @@ use std::sync::{Arc, Mutex as StdMutex};
 use chrono::{DateTime, Utc};
 use domain::{PlayerId, Seen, Table, TableEvent};
 use sqlx::PgPool;
+use tokio::sync::Mutex;
 use uuid::Uuid;
 
 use crate::commit::notify::CommitHub;
@@ -140,7 +141,7 @@ pub struct Acted<R> {
 pub struct TableService {
     pool: PgPool,
     hub: CommitHub,
-    cache: Arc<StdMutex<HashMap<Uuid, Slot>>>,
+    cache: Held<Uuid, Mutex<Option<cache::Entry>>>,
     log: Log,
     versions: VersionReads,
     /// How long after the table moved the server plays an away, resigned
@@ -150,9 +151,9 @@ pub struct TableService {
     searches: SearchBudget,
     /// The most bots one account runs at once.
     bot_caps: BotCaps,
-    /// Quick play's callers of one settings take turns in this process
-    /// (see `lobby`).
-    quickplay_turns: lobby::Turns,
+    /// Quick play's callers of one settings take turns in this process,
+    /// one queue per settings key (see `lobby`).
+    quickplay_turns: Held<String, Mutex<()>>,
 }
 
 fn not_found() -> ApiError {
@@ -215,7 +216,7 @@ pub fn redact_parsed(e: &StoredEvent, event: &TableEvent, viewer: Option<usize>)
 impl TableService {
     /// Tables cached in this process now.
     pub fn cached(&self) -> usize {
-        self.cache.lock().unwrap_or_else(|p| p.into_inner()).len()
+        self.cache.len()
     }
 
     /// The service of a process whose commits `hub` hears (with a hub
@@ -226,11 +227,11 @@ impl TableService {
             versions: Reads::batcher(&pool),
             pool,
             hub,
-            cache: Arc::default(),
+            cache: Held::new(CACHE_SOFT_LIMIT),
             bot_delay: std::time::Duration::ZERO,
             searches: SearchBudget::new(SearchBudget::default_threads()),
             bot_caps: BotCaps::default(),
-            quickplay_turns: lobby::Turns::default(),
+            quickplay_turns: Held::new(lobby::TURNS_SOFT_LIMIT),
         }
     }
 
@@ -265,10 +266,47 @@ impl TableService {
     }
 
     fn slot(&self, table_id: Uuid) -> Slot {
-        let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
-        if cache.len() > CACHE_SOFT_LIMIT {
-            cache.retain(|_, slot| Arc::strong_count(slot) > 1);
+        self.cache.of(table_id)
+    }
+}
+
+/// Entries shared by key (made when first asked for), for as long as
+/// someone holds them: past `soft_limit` keys, those nobody holds are
+/// dropped before the next is made. The tables' cache slots, quick play's
+/// queues.
+#[derive(Debug)]
+struct Held<K, T> {
+    entries: Arc<StdMutex<HashMap<K, Arc<T>>>>,
+    soft_limit: usize,
+}
+
+impl<K, T> Clone for Held<K, T> {
+    fn clone(&self) -> Self {
+        Self {
+            entries: self.entries.clone(),
+            soft_limit: self.soft_limit,
         }
-        cache.entry(table_id).or_default().clone()
+    }
+}
+
+impl<K: std::hash::Hash + Eq, T: Default> Held<K, T> {
+    fn new(soft_limit: usize) -> Self {
+        Self {
+            entries: Arc::default(),
+            soft_limit,
+        }
+    }
+
+    /// The entry of `key`.
+    fn of(&self, key: K) -> Arc<T> {
+        let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        if entries.len() > self.soft_limit {
+            entries.retain(|_, entry| Arc::strong_count(entry) > 1);
+        }
+        entries.entry(key).or_default().clone()
+    }
+
+    fn len(&self) -> usize {
+        self.entries.lock().unwrap_or_else(|p| p.into_inner()).len()
     }
 }

@@ -122,7 +122,7 @@ impl TableService {
     /// `f` on the table as the cache has it, at `min_version` at least,
     /// without asking for its stored version (the hub tells the cache of
     /// every commit it hears).
-    async fn read_cached<R>(
+    pub(super) async fn read_cached<R>(
         &self,
         table_id: Uuid,
         min_version: i64,
