@@ -37,7 +37,8 @@ pub use game::{Game, Round, Status};
 pub use redaction::{Salt, Seen};
 pub use rules::{Effect, Preset, Rules, RulesError};
 pub use table::{
-    BotReason, Clock, Due, Fold, FoldError, Joining, Lobby, PlayerId, ReadError, RematchOf,
-    Reserved, Seated, Table, TableCommand, TableCreated, TableError, TableEvent, Turn, Visibility,
+    BotReason, Clock, Due, Fold, FoldError, Joining, Lobby, Notice, NoticeKind, PlayerId,
+    ReadError, RematchOf, Reserved, Seated, Table, TableCommand, TableCreated, TableError,
+    TableEvent, Turn, Visibility,
 };
 pub use view::{FullView, PendingKind, PendingView, PlayerView, SeatView};

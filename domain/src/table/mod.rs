@@ -7,11 +7,13 @@ use serde::{Deserialize, Serialize};
 pub(crate) mod events;
 mod lobby;
 mod log;
+pub mod notices;
 mod presence;
 
 pub use events::{TableCreated, TableEvent};
 pub use lobby::{Joining, Lobby, RematchOf, Reserved, Visibility};
 pub use log::{apply, apply_guarded, Fold, FoldError, ReadError};
+pub use notices::{Notice, NoticeKind, TURN_ENDING};
 pub use presence::{ranking_after_resignations, BotReason, Clock, Due, Presence, Turn, STAND_IN};
 
 use crate::bots::{Level, Playouts};

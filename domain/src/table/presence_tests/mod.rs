@@ -4,6 +4,7 @@
 //! bot seats (D42, `bots`). This module holds the tables they start from.
 
 mod bots;
+mod notices;
 mod presence;
 
 use rand::SeedableRng;
