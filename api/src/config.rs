@@ -132,6 +132,36 @@ pub struct Settings {
     #[arg(long, env = "HUIT_MAX_BOTS", default_value_t = 8)]
     pub max_bots: i64,
 
+    /// Where every feed item is POSTed, signed (Standard Webhooks); no
+    /// webhooks when unset. An `http://` URL: an app's push relay, or an
+    /// egress proxy that speaks TLS onwards.
+    #[arg(long, env = "HUIT_WEBHOOK_URL")]
+    pub webhook_url: Option<String>,
+
+    /// The webhooks' signing secret: `whsec_` then the base64 of at least
+    /// 24 random bytes. Required with `HUIT_WEBHOOK_URL`.
+    #[arg(long, env = "HUIT_WEBHOOK_SECRET", hide_env_values = true)]
+    pub webhook_secret: Option<WebhookSecret>,
+
+    /// The waits before each retry of a webhook that failed, comma-separated
+    /// (`500ms`, `5s`, `5m`, `2h`, `1d`); after the last, the delivery is
+    /// failed (admins may send it again).
+    #[arg(
+        long,
+        env = "HUIT_WEBHOOK_RETRY_SCHEDULE",
+        default_value = "5s,5m,30m,2h,5h,10h,14h,20h,24h"
+    )]
+    pub webhook_retry_schedule: RetrySchedule,
+
+    /// Seconds a webhook's receiver has to answer (connecting included).
+    #[arg(long, env = "HUIT_WEBHOOK_TIMEOUT_SECS", default_value_t = 10)]
+    pub webhook_timeout_secs: u64,
+
+    /// Seconds a feed item is kept (then pruned, unless its webhook is
+    /// still to be delivered); 30 days by default.
+    #[arg(long, env = "HUIT_FEED_RETENTION_SECS", default_value_t = 30 * 24 * 3600)]
+    pub feed_retention_secs: u64,
+
     /// Where `/metrics` (the Prometheus text format) is served, on a
     /// listener of its own, e.g. `127.0.0.1:9100`; not served when unset.
     #[arg(long, env = "HUIT_METRICS_BIND")]
@@ -169,6 +199,64 @@ impl Settings {
     }
 }
 
+/// The webhooks' signing key, from `whsec_<base64>`; never printed.
+#[derive(Clone)]
+pub struct WebhookSecret(pub Vec<u8>);
+
+impl std::str::FromStr for WebhookSecret {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        use base64::Engine;
+        let key = s
+            .strip_prefix("whsec_")
+            .ok_or("a webhook secret starts with whsec_")?;
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(key)
+            .map_err(|e| format!("a webhook secret is whsec_ then base64: {e}"))?;
+        if bytes.len() < 24 {
+            return Err("a webhook secret holds at least 24 bytes".into());
+        }
+        Ok(Self(bytes))
+    }
+}
+
+impl fmt::Debug for WebhookSecret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("\"<redacted>\"")
+    }
+}
+
+/// The waits before each retry of a webhook.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RetrySchedule(pub Vec<Duration>);
+
+impl std::str::FromStr for RetrySchedule {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        s.split(',')
+            .map(|wait| {
+                let wait = wait.trim();
+                let digits = wait.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+                let n: u64 = digits
+                    .parse()
+                    .map_err(|_| format!("{wait:?}: a number then ms, s, m, h or d"))?;
+                let unit = match &wait[digits.len()..] {
+                    "ms" => 1,
+                    "s" => 1_000,
+                    "m" => 60_000,
+                    "h" => 3_600_000,
+                    "d" => 86_400_000,
+                    _ => return Err(format!("{wait:?}: a number then ms, s, m, h or d")),
+                };
+                Ok(Duration::from_millis(n.saturating_mul(unit)))
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map(Self)
+    }
+}
+
 /// A PostgreSQL connection URL. It may hold a password, so it is never
 /// printed (`Debug` shows `<redacted>`).
 #[derive(Clone)]
@@ -195,6 +283,48 @@ impl fmt::Debug for DatabaseUrl {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_retry_schedule_reads_as_waits_and_a_secret_as_its_bytes() {
+        let s = Settings::with_database_url("postgres://u@127.0.0.1:5432/huit");
+        let hours = |h: u64| Duration::from_secs(h * 3600);
+        assert_eq!(
+            s.webhook_retry_schedule.0,
+            [
+                Duration::from_secs(5),
+                Duration::from_secs(300),
+                Duration::from_secs(1800),
+                hours(2),
+                hours(5),
+                hours(10),
+                hours(14),
+                hours(20),
+                hours(24)
+            ],
+            "Standard Webhooks' schedule, about three days"
+        );
+        assert_eq!(
+            "500ms, 1s,2d".parse::<RetrySchedule>().unwrap().0,
+            [
+                Duration::from_millis(500),
+                Duration::from_secs(1),
+                hours(48)
+            ]
+        );
+        for bad in ["", "5", "5x", "s", "1s,"] {
+            assert!(bad.parse::<RetrySchedule>().is_err(), "{bad:?}");
+        }
+        let secret: WebhookSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw".parse().unwrap();
+        assert_eq!(secret.0.len(), 24);
+        for bad in [
+            "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+            "whsec_c2hvcnQ=",
+            "whsec_!!",
+        ] {
+            assert!(bad.parse::<WebhookSecret>().is_err(), "{bad:?}");
+        }
+        assert_eq!(format!("{secret:?}"), "\"<redacted>\"");
+    }
 
     /// The defaults are the attributes' (the README's table says the same).
     #[test]

@@ -1,7 +1,11 @@
 //! What the server does on a table by itself (docs/RULES.md §7): when a
 //! seat's deadline passes, its timeout move (D38); when an away or resigned
 //! seat is on turn, its move by the stand-in bot (D39, D40); when quick
-//! play's wait is over, its bots (docs/API.md "Finding a game").
+//! play's wait is over, its bots (docs/API.md "Finding a game"); when 80 %
+//! of a turn's clock is gone, the turn's alarm (`turn_ending` in its
+//! player's feed: `game_tables.turn_ending_at`, rung once by one statement
+//! that clears it, [`TableService::ring_turn_endings`]). And the feeds'
+//! items past their retention are pruned.
 //!
 //! When it is due lives in PostgreSQL (`game_tables.due_at`), set by the
 //! statement that appends the events that make it so (see
@@ -36,7 +40,8 @@ use crate::store;
 use crate::store::due::DueTable;
 use crate::table_service::TableService;
 
-/// Deadlines fired, by kind (`timeout`, `server_move`, `bots_after`).
+/// Deadlines fired, by kind (`timeout`, `server_move`, `bots_after`,
+/// `turn_ending`).
 pub const FIRED: &str = "huit_deadlines_fired_total";
 /// How long after its `due_at` a table was fired.
 pub const LATENESS: &str = "huit_deadline_lateness_seconds";
@@ -46,19 +51,32 @@ const BATCH: i64 = 256;
 /// Due tables fired at once.
 const CONCURRENT: usize = 64;
 
-/// Looks for due tables every `every` and fires them, until the process
-/// ends.
+/// How often the feeds are pruned (or every retention period, if shorter).
+const PRUNE_EVERY: Duration = Duration::from_secs(60);
+/// Feed items deleted per statement when pruning.
+const PRUNE_BATCH: i64 = 10_000;
+
+/// Looks for due tables every `every` and fires them, and rings the turns'
+/// alarms, until the process ends; prunes the feed items older than
+/// `retention`.
 pub fn spawn(
     tables: web::Data<TableService>,
     pool: PgPool,
     every: Duration,
+    retention: Duration,
 ) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         let moving = Moving::default();
         let mut ticks = tokio::time::interval(every.max(Duration::from_millis(10)));
         ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut pruned = tokio::time::Instant::now();
         loop {
             ticks.tick().await;
+            ring(&tables).await;
+            if pruned.elapsed() >= PRUNE_EVERY.min(retention) {
+                pruned = tokio::time::Instant::now();
+                prune(&pool, retention).await;
+            }
             // Everything due now, a batch at a time, fired concurrently:
             // the log writer gathers their appends into few statements. A
             // bounded number of batches per look, should some keep failing.
@@ -84,6 +102,40 @@ pub fn spawn(
             }
         }
     })
+}
+
+/// Rings every turn's alarm due now, a batch at a time.
+async fn ring(tables: &TableService) {
+    for _ in 0..16 {
+        match tables.ring_turn_endings(BATCH).await {
+            Ok(rung) => {
+                metrics::counter!(FIRED, "kind" => "turn_ending").increment(rung as u64);
+                if rung < BATCH as usize {
+                    return;
+                }
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "could not ring the turns' alarms");
+                return;
+            }
+        }
+    }
+}
+
+/// Deletes the feed items older than `retention` (but those still to be
+/// delivered), a batch at a time.
+async fn prune(pool: &PgPool, retention: Duration) {
+    let before = chrono::Utc::now() - chrono::Duration::from_std(retention).unwrap_or_default();
+    for _ in 0..100 {
+        match store::feed::prune(pool, before, PRUNE_BATCH).await {
+            Ok(n) if n < PRUNE_BATCH as u64 => return,
+            Ok(_) => {}
+            Err(e) => {
+                tracing::warn!(error = %e, "could not prune the feeds");
+                return;
+            }
+        }
+    }
 }
 
 /// What the server does on a due table.

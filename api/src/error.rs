@@ -104,6 +104,8 @@ pub enum ProblemCode {
     InvitationNotFound,
     NotPrivate,
     QuickplayTableOpen,
+    DeliveryPending,
+    WebhooksOff,
 }
 
 impl ProblemCode {

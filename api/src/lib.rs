@@ -17,8 +17,9 @@
 //!    stamps it and hashes it onto the cached head ([`log::chain`]).
 //! 5. **Append**: [`log::Log::append`], batched: the [`log::writer`] puts
 //!    every move queued meanwhile into ONE statement
-//!    ([`store::events::insert_batch`]: `game_tables`' version, status and
-//!    `due_at`, and the event rows), committed before the move is answered.
+//!    ([`store::events::insert_batch`]: `game_tables`' version, status,
+//!    `due_at`, the event rows and the feed items the events cause,
+//!    `domain::Table::notices`), committed before the move is answered.
 //! 6. **Publish**: the cache's tail takes the stored events, the hub wakes
 //!    this process's waiters, and [`log::announce`] tells every process
 //!    (`NOTIFY table_events`, in a transaction of its own).
@@ -54,6 +55,7 @@
 //! | [`deadlines`] | what the server does on a table by itself: timeouts, away, resigned and bot seats' moves, and their metrics |
 //! | [`searches`] | the budget of bot searches: how many at once, and how much each may search under pressure |
 //! | [`disputes`] | filing, opening and resolving disputes |
+//! | [`feed`], [`webhooks`] | a player's feed (written with the events that cause its items), its long poll and stream, and its webhooks: signed, delivered from the outbox by any process, retried |
 //! | [`invites`] | private tables' invitation codes: made, read as spoken, looked up by digest, compared in constant time |
 //! | [`sse`] | the server-sent event streams |
 //! | [`history`] | round histories, replays and audits, from the log alone |
@@ -68,6 +70,7 @@ pub mod console;
 pub mod deadlines;
 pub mod disputes;
 pub mod error;
+pub mod feed;
 pub mod history;
 pub mod invites;
 pub mod log;
@@ -84,6 +87,7 @@ pub mod table_service;
 pub mod telemetry;
 pub mod throttle;
 pub mod watchers;
+pub mod webhooks;
 
 /// The migrations of `migrations/`, embedded in the binary.
 pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../migrations");

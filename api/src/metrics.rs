@@ -127,6 +127,7 @@ async fn scrape(sources: web::Data<Sources>) -> HttpResponse {
         .set(f64::from(size.saturating_sub(idle)));
     metrics::gauge!("huit_db_connections_max").set(f64::from(pool.options().get_max_connections()));
     crate::deadlines::gauge(pool).await;
+    crate::webhooks::gauge(pool).await;
     let handle = handle();
     handle.run_upkeep();
     HttpResponse::Ok()

@@ -25,10 +25,12 @@ use crate::error::{self, ApiError, ProblemCode};
 use crate::openapi::{self, ApiDoc};
 use crate::rates::{RateLimits, Rates};
 use crate::searches::SearchBudget;
+use crate::store::events::Outbox;
 use crate::table_service::{BotCaps, TableService};
 use crate::telemetry::RequestSpan;
 use crate::throttle::{InviteThrottle, LoginLimits, LoginThrottle};
 use crate::watchers::{WatchLimits, Watchers};
+use crate::webhooks::Webhooks;
 use crate::{console, deadlines, metrics, routes, MIGRATOR};
 
 /// A pool that connects on first use; a request waits at most
@@ -80,6 +82,8 @@ pub struct Application {
     listener_task: tokio::task::JoinHandle<()>,
     revocations: tokio::task::JoinHandle<()>,
     deadlines: tokio::task::JoinHandle<()>,
+    /// The webhooks' sender, when webhooks are on.
+    sender: Option<tokio::task::JoinHandle<()>>,
     /// `/metrics` on its own listener, when `HUIT_METRICS_BIND` is set.
     metrics: Option<(u16, Server)>,
 }
@@ -149,12 +153,21 @@ impl Application {
         let revocations = watchers.spawn_revocation_checks(pool.clone());
         let watchers = web::Data::new(watchers);
         let pool = web::Data::new(pool);
-        let tables = web::Data::new(table_service(&settings, pool.get_ref(), &hub));
+        let webhooks = webhooks(&settings)?;
+        let outbox = match webhooks {
+            Some(_) => Outbox::On,
+            None => Outbox::Off,
+        };
+        let tables = table_service(&settings, pool.get_ref(), &hub).with_outbox(outbox);
+        let tables = web::Data::new(tables);
         let deadlines = deadlines::spawn(
             tables.clone(),
             pool.get_ref().clone(),
             Duration::from_millis(settings.due_poll_ms),
+            Duration::from_secs(settings.feed_retention_secs),
         );
+        let sender =
+            webhooks.map(|w| crate::webhooks::spawn(w, pool.get_ref().clone(), hub.any_feed()));
         let metrics = metrics_listener(&settings, &pool, &tables, &watchers)?;
         let cors_origins = cors_origins(&settings.cors_origins)?;
         let body_limit = settings.body_limit_bytes;
@@ -212,6 +225,7 @@ impl Application {
             listener_task,
             revocations,
             deadlines,
+            sender,
             metrics,
         })
     }
@@ -244,6 +258,9 @@ impl Application {
         self.listener_task.abort();
         self.revocations.abort();
         self.deadlines.abort();
+        if let Some(sender) = &self.sender {
+            sender.abort();
+        }
         result
     }
 }
@@ -308,6 +325,25 @@ fn watch_limits(settings: &Settings, descriptors: usize) -> WatchLimits {
             0 => (descriptors / 2).max(1),
             n => n,
         },
+    }
+}
+
+/// The webhooks `settings` ask for, if any (an error when half set).
+fn webhooks(settings: &Settings) -> std::io::Result<Option<Webhooks>> {
+    let invalid = |e: String| std::io::Error::new(std::io::ErrorKind::InvalidInput, e);
+    match (&settings.webhook_url, &settings.webhook_secret) {
+        (None, _) => Ok(None),
+        (Some(_), None) => Err(invalid(
+            "HUIT_WEBHOOK_URL needs HUIT_WEBHOOK_SECRET (whsec_...)".into(),
+        )),
+        (Some(url), Some(secret)) => Webhooks::new(
+            url.clone(),
+            secret.clone(),
+            settings.webhook_retry_schedule.clone(),
+            Duration::from_secs(settings.webhook_timeout_secs.max(1)),
+        )
+        .map(Some)
+        .map_err(invalid),
     }
 }
 

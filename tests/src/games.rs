@@ -4,7 +4,7 @@
 //! `serde_json`, `sqlx` and `uuid`.
 
 use api::error::ApiError;
-use api::log::announce::announce;
+use api::log::announce::{announce, Announced};
 use api::log::chain::GENESIS_PREV_HASH;
 use api::log::{ChainedAppend, NewEvent, StoredEvent};
 use api::store::events;
@@ -142,7 +142,7 @@ pub async fn store_table(pool: &PgPool, creator: Uuid, batches: &[Vec<TableEvent
 /// every server process, as the server does; returns the new version.
 pub async fn append(pool: &PgPool, id: Uuid, version: i64, batches: &[Vec<TableEvent>]) -> i64 {
     let version = append_unannounced(pool, id, version, batches).await;
-    announce(pool, &[(id, version)])
+    announce(pool, &[Announced::Table(id, Some(version))])
         .await
         .expect("the new version is announced");
     version
@@ -188,7 +188,7 @@ pub async fn append_at(
             .ok_or(conflict)?,
     };
     let chained = ChainedAppend::new(table, expected_version, &prev_hash, events.to_vec(), None);
-    events::insert_one(conn, &chained).await?;
+    events::insert_one(conn, &chained, events::Outbox::Off).await?;
     Ok(chained.events)
 }
 

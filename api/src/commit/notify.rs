@@ -30,17 +30,66 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 use uuid::Uuid;
 
-use crate::log::announce::{parse_payload, CHANNEL};
+use crate::log::announce::{parse_payload, Announced, CHANNEL};
 
 /// Above this many tables, the versions heard are forgotten (and the epoch
 /// moves, so no cache trusts what it can no longer check).
 const HEARD_LIMIT: usize = 16_384;
 
-/// Wake-ups per table. Cheap to clone; shared by every worker.
+/// Wake-ups per table, and per account's feed. Cheap to clone; shared by
+/// every worker.
 #[derive(Debug, Clone, Default)]
 pub struct CommitHub {
-    senders: Arc<Mutex<HashMap<Uuid, watch::Sender<u64>>>>,
+    tables: Wakers,
+    feeds: Wakers,
+    /// Told whenever any feed has new items (the webhooks' sender waits on
+    /// it).
+    any_feed: Arc<tokio::sync::Notify>,
     heard: Arc<Mutex<Heard>>,
+}
+
+/// Wake-ups by key: a counter each waiter watches.
+#[derive(Debug, Clone, Default)]
+struct Wakers(Arc<Mutex<HashMap<Uuid, watch::Sender<u64>>>>);
+
+impl Wakers {
+    fn senders(&self) -> std::sync::MutexGuard<'_, HashMap<Uuid, watch::Sender<u64>>> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn subscribe(&self, key: Uuid) -> watch::Receiver<u64> {
+        let mut senders = self.senders();
+        if senders.len() > 1024 {
+            senders.retain(|_, s| s.receiver_count() > 0);
+        }
+        senders
+            .entry(key)
+            .or_insert_with(|| watch::channel(0).0)
+            .subscribe()
+    }
+
+    fn subscribers(&self, key: Uuid) -> usize {
+        self.senders().get(&key).map_or(0, |s| s.receiver_count())
+    }
+
+    fn wake(&self, key: Uuid) {
+        let mut senders = self.senders();
+        if let Some(s) = senders.get(&key) {
+            if s.receiver_count() == 0 {
+                senders.remove(&key);
+            } else {
+                s.send_modify(|n| *n = n.wrapping_add(1));
+            }
+        }
+    }
+
+    fn wake_all(&self) {
+        let mut senders = self.senders();
+        senders.retain(|_, s| s.receiver_count() > 0);
+        for s in senders.values() {
+            s.send_modify(|n| *n = n.wrapping_add(1));
+        }
+    }
 }
 
 /// What the listener heard since its connection `epoch` was made.
@@ -90,10 +139,15 @@ impl CommitHub {
             };
             match l.try_recv().await {
                 Ok(Some(n)) => match parse_payload(n.payload()) {
-                    Some(moved) => {
-                        for (table_id, version) in moved {
-                            if self.note(table_id, version) {
-                                self.wake(table_id);
+                    Some(heard) => {
+                        for announced in heard {
+                            match announced {
+                                Announced::Table(table_id, version) => {
+                                    if self.note(table_id, version) {
+                                        self.wake(table_id);
+                                    }
+                                }
+                                Announced::Feed(account) => self.fed(account),
                             }
                         }
                     }
@@ -184,21 +238,18 @@ impl CommitHub {
 
     /// A receiver that sees every wake-up of `table_id` from now on.
     pub fn subscribe(&self, table_id: Uuid) -> watch::Receiver<u64> {
-        let mut senders = self.senders.lock().unwrap_or_else(|p| p.into_inner());
-        if senders.len() > 1024 {
-            senders.retain(|_, s| s.receiver_count() > 0);
-        }
-        senders
-            .entry(table_id)
-            .or_insert_with(|| watch::channel(0).0)
-            .subscribe()
+        self.tables.subscribe(table_id)
     }
 
     /// How many receivers of `table_id` are alive (streams and long polls
     /// waiting on it).
     pub fn subscribers(&self, table_id: Uuid) -> usize {
-        let senders = self.senders.lock().unwrap_or_else(|p| p.into_inner());
-        senders.get(&table_id).map_or(0, |s| s.receiver_count())
+        self.tables.subscribers(table_id)
+    }
+
+    /// A receiver that sees every wake-up of `account`'s feed from now on.
+    pub fn subscribe_feed(&self, account: Uuid) -> watch::Receiver<u64> {
+        self.feeds.subscribe(account)
     }
 
     /// Waits until `rx` sees a wake-up or the deadline passes; `true` when
@@ -213,22 +264,24 @@ impl CommitHub {
     /// Wakes the waiters of one table (called by the listener; also usable
     /// directly within one process).
     pub fn wake(&self, table_id: Uuid) {
-        let mut senders = self.senders.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(s) = senders.get(&table_id) {
-            if s.receiver_count() == 0 {
-                senders.remove(&table_id);
-            } else {
-                s.send_modify(|n| *n = n.wrapping_add(1));
-            }
-        }
+        self.tables.wake(table_id);
+    }
+
+    /// This process committed items of `account`'s feed: its waiters here
+    /// wake now (the announcement wakes the other processes').
+    pub fn fed(&self, account: Uuid) {
+        self.feeds.wake(account);
+        self.any_feed.notify_one();
+    }
+
+    /// Notified whenever some feed has new items.
+    pub fn any_feed(&self) -> Arc<tokio::sync::Notify> {
+        self.any_feed.clone()
     }
 
     fn wake_all(&self) {
-        let mut senders = self.senders.lock().unwrap_or_else(|p| p.into_inner());
-        senders.retain(|_, s| s.receiver_count() > 0);
-        for s in senders.values() {
-            s.send_modify(|n| *n = n.wrapping_add(1));
-        }
+        self.tables.wake_all();
+        self.feeds.wake_all();
     }
 }
 

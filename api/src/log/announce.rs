@@ -18,9 +18,10 @@ use crate::commit::batcher::{Batcher, Work};
 use crate::store;
 use crate::store::held::Held;
 
-/// The notification channel; its payload is `<table id>:<new version>`,
-/// or several of them separated by commas (a bare table id is understood
-/// too).
+/// The notification channel; its payload is `<table id>:<new version>`
+/// (a table moved), or `feed:<account id>` (an account's feed has new
+/// items), or several of them separated by commas (a bare table id is
+/// understood too).
 pub const CHANNEL: &str = "table_events";
 
 /// The least time between two announcements of one process: a commit is
@@ -33,6 +34,15 @@ const PAYLOAD_MAX: usize = 7900;
 
 /// Announcements of new versions; cheap to clone.
 pub type Announcements = Batcher<Announcer>;
+
+/// What is announced once committed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Announced {
+    /// A table at a version (`None` in a payload: unknown).
+    Table(Uuid, Option<i64>),
+    /// An account's feed has new items.
+    Feed(Uuid),
+}
 
 /// Announces new versions: (table, version committed), every process told.
 #[derive(Debug)]
@@ -51,21 +61,36 @@ impl Announcer {
 }
 
 impl Work for Announcer {
-    type Item = (Uuid, i64);
+    type Item = Announced;
     type Answer = ();
     const TASKS: usize = 1;
 
-    /// Each table at its last version, in one statement. A failure is
-    /// logged: the events are stored, and other processes' waiters check
-    /// the table's version when their wait ends.
-    async fn serve(&self, committed: Vec<(Uuid, i64)>) -> Vec<()> {
+    /// Each table at its last version, and each feed once, in one
+    /// statement. A failure is logged: the events are stored, and other
+    /// processes' waiters check the table's version (or the feed) when
+    /// their wait ends.
+    async fn serve(&self, committed: Vec<Announced>) -> Vec<()> {
         let n = committed.len();
         let mut last: HashMap<Uuid, i64> = HashMap::with_capacity(n);
-        for (table_id, version) in committed {
-            let v = last.entry(table_id).or_insert(version);
-            *v = (*v).max(version);
+        let mut feeds = Vec::new();
+        for announced in committed {
+            match announced {
+                Announced::Table(table_id, version) => {
+                    let version = version.unwrap_or(0);
+                    let v = last.entry(table_id).or_insert(version);
+                    *v = (*v).max(version);
+                }
+                Announced::Feed(account) if !feeds.contains(&Announced::Feed(account)) => {
+                    feeds.push(Announced::Feed(account));
+                }
+                Announced::Feed(_) => {}
+            }
         }
-        let versions: Vec<(Uuid, i64)> = last.into_iter().collect();
+        let mut versions: Vec<Announced> = last
+            .into_iter()
+            .map(|(table_id, v)| Announced::Table(table_id, Some(v)))
+            .collect();
+        versions.extend(feeds);
         let sent = self
             .held
             .with(async |conn| announce(conn, &versions).await)
@@ -81,24 +106,37 @@ impl Work for Announcer {
     }
 }
 
-/// Tells every server process that each table is at its version, now: call
-/// it once an append is committed (the service's own announcements go
-/// through its [`Announcer`]).
+/// Tells every server process that each table is at its version (and
+/// which feeds have new items), now: call it once an append is committed
+/// (the service's own announcements go through its [`Announcer`]).
 pub async fn announce(
     executor: impl sqlx::PgExecutor<'_>,
-    versions: &[(Uuid, i64)],
+    announced: &[Announced],
 ) -> Result<(), sqlx::Error> {
-    store::events::notify(executor, &payloads(versions)).await
+    store::events::notify(executor, &payloads(announced)).await
 }
 
-/// `<table id>:<version>` entries, as few payloads as [`PAYLOAD_MAX`]
+impl std::fmt::Display for Announced {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Table(table_id, Some(version)) => write!(f, "{table_id}:{version}"),
+            Self::Table(table_id, None) => write!(f, "{table_id}"),
+            Self::Feed(account) => write!(f, "{FEED}{account}"),
+        }
+    }
+}
+
+/// The prefix of a feed's entry.
+const FEED: &str = "feed:";
+
+/// The entries of `announced`, as few payloads as [`PAYLOAD_MAX`]
 /// allows, their entries separated by commas: a payload per notification,
 /// and every notification is delivered to every listening process.
-fn payloads(versions: &[(Uuid, i64)]) -> Vec<String> {
+fn payloads(announced: &[Announced]) -> Vec<String> {
     let mut payloads = Vec::new();
     let mut payload = String::new();
-    for (table_id, version) in versions {
-        let entry = format!("{table_id}:{version}");
+    for announced in announced {
+        let entry = announced.to_string();
         if !payload.is_empty() && payload.len() + 1 + entry.len() > PAYLOAD_MAX {
             payloads.push(std::mem::take(&mut payload));
         }
@@ -113,14 +151,22 @@ fn payloads(versions: &[(Uuid, i64)]) -> Vec<String> {
     payloads
 }
 
-/// `<table id>:<version>` entries separated by commas (an entry may be a
-/// bare table id, version unknown); `None` when any entry is not one.
-pub(crate) fn parse_payload(payload: &str) -> Option<Vec<(Uuid, Option<i64>)>> {
+/// Entries separated by commas (an entry may be a bare table id, version
+/// unknown); `None` when any entry is not one.
+pub(crate) fn parse_payload(payload: &str) -> Option<Vec<Announced>> {
     payload
         .split(',')
-        .map(|entry| match entry.split_once(':') {
-            Some((id, version)) => Some((id.parse().ok()?, Some(version.parse().ok()?))),
-            None => Some((entry.parse().ok()?, None)),
+        .map(|entry| {
+            if let Some(account) = entry.strip_prefix(FEED) {
+                return Some(Announced::Feed(account.parse().ok()?));
+            }
+            match entry.split_once(':') {
+                Some((id, version)) => Some(Announced::Table(
+                    id.parse().ok()?,
+                    Some(version.parse().ok()?),
+                )),
+                None => Some(Announced::Table(entry.parse().ok()?, None)),
+            }
         })
         .collect()
 }
@@ -134,12 +180,12 @@ mod tests {
         assert!(payloads(&[]).is_empty());
         let one = Uuid::from_u128(1);
         assert_eq!(
-            payloads(&[(one, 7)]),
-            vec![format!("{one}:7")],
-            "one table, one entry"
+            payloads(&[Announced::Table(one, Some(7)), Announced::Feed(one)]),
+            vec![format!("{one}:7,feed:{one}")],
+            "a table and a feed, an entry each"
         );
-        let versions: Vec<(Uuid, i64)> = (0..500u128)
-            .map(|i| (Uuid::from_u128(i), i as i64 * 1000))
+        let versions: Vec<Announced> = (0..500u128)
+            .map(|i| Announced::Table(Uuid::from_u128(i), Some(i as i64 * 1000)))
             .collect();
         let sent = payloads(&versions);
         assert!(sent.len() > 1, "500 entries need more than one payload");
@@ -148,23 +194,35 @@ mod tests {
             .iter()
             .flat_map(|p| p.split(',').map(str::to_owned))
             .collect();
-        let expected: Vec<String> = versions
-            .iter()
-            .map(|(id, version)| format!("{id}:{version}"))
-            .collect();
+        let expected: Vec<String> = versions.iter().map(|a| a.to_string()).collect();
         assert_eq!(entries, expected, "every entry once, in order");
     }
 
     #[test]
     fn a_payload_names_one_table_or_several() {
         let (a, b) = (Uuid::from_u128(1), Uuid::from_u128(2));
-        assert_eq!(parse_payload(&format!("{a}:3")), Some(vec![(a, Some(3))]));
-        assert_eq!(parse_payload(&a.to_string()), Some(vec![(a, None)]));
+        use Announced::{Feed, Table};
         assert_eq!(
-            parse_payload(&format!("{a}:3,{b}:12,{a}")),
-            Some(vec![(a, Some(3)), (b, Some(12)), (a, None)])
+            parse_payload(&format!("{a}:3")),
+            Some(vec![Table(a, Some(3))])
         );
-        for bad in ["", "x", &format!("{a}:3,"), &format!("{a}:x,{b}:1")] {
+        assert_eq!(parse_payload(&a.to_string()), Some(vec![Table(a, None)]));
+        assert_eq!(
+            parse_payload(&format!("{a}:3,{b}:12,{a},feed:{b}")),
+            Some(vec![
+                Table(a, Some(3)),
+                Table(b, Some(12)),
+                Table(a, None),
+                Feed(b)
+            ])
+        );
+        for bad in [
+            "",
+            "x",
+            &format!("{a}:3,"),
+            &format!("{a}:x,{b}:1"),
+            "feed:x",
+        ] {
             assert_eq!(parse_payload(bad), None, "{bad:?}");
         }
     }

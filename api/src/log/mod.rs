@@ -19,13 +19,14 @@ pub mod chain;
 pub mod records;
 pub mod writer;
 
-pub use records::{ChainedAppend, EventData, NewEvent, StoredEvent};
+pub use records::{ChainedAppend, EventData, FeedNotice, NewEvent, StoredEvent};
 
 use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
+use crate::store::events::Outbox;
 use crate::store::{self, StoreError};
-use announce::{Announcements, Announcer};
+use announce::{Announced, Announcements, Announcer};
 use writer::LogWriter;
 
 /// The log of every table, as this process writes it; cheap to clone.
@@ -33,6 +34,7 @@ use writer::LogWriter;
 pub struct Log {
     writer: LogWriter,
     announcements: Announcements,
+    outbox: Outbox,
 }
 
 /// How an append is made durable.
@@ -49,11 +51,13 @@ pub enum Durability<'t> {
 
 impl Log {
     /// The log of the database of `pool`: its writer and its announcer on
-    /// connections of their own, their tasks on the current runtime.
-    pub fn new(pool: &PgPool) -> Self {
+    /// connections of their own, their tasks on the current runtime; feed
+    /// items go to the webhooks' outbox as `outbox` says.
+    pub fn new(pool: &PgPool, outbox: Outbox) -> Self {
         Self {
-            writer: LogWriter::new(pool),
+            writer: LogWriter::new(pool, outbox),
             announcements: Announcer::batcher(pool),
+            outbox,
         }
     }
 
@@ -72,7 +76,7 @@ impl Log {
         match durability {
             Durability::Batched => self.writer.append(chained).await,
             Durability::InTransaction(conn) => {
-                store::events::insert_one(conn, &chained).await?;
+                store::events::insert_one(conn, &chained, self.outbox).await?;
                 Ok(chained.events)
             }
         }
@@ -81,6 +85,18 @@ impl Log {
     /// Tells every process that `table_id` is at `version`, once committed
     /// (with the versions committed meanwhile); nobody waits for it.
     pub fn announce(&self, table_id: Uuid, version: i64) {
-        self.announcements.tell((table_id, version));
+        self.announcements
+            .tell(Announced::Table(table_id, Some(version)));
+    }
+
+    /// Whether feed items go to the webhooks' outbox too.
+    pub fn outbox(&self) -> Outbox {
+        self.outbox
+    }
+
+    /// Tells every process that `account`'s feed has new items, once
+    /// committed; nobody waits for it.
+    pub fn announce_feed(&self, account: Uuid) {
+        self.announcements.tell(Announced::Feed(account));
     }
 }

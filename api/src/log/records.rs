@@ -4,7 +4,7 @@
 //! format; [`EventData`], what folding needs).
 
 use chrono::{DateTime, Utc};
-use domain::{Due, ReadError, Salt, TableEvent, EVENT_VERSION};
+use domain::{Due, Notice, NoticeKind, ReadError, Salt, TableEvent, EVENT_VERSION};
 use serde::{Serialize, Serializer};
 use serde_json::Value;
 use std::borrow::Cow;
@@ -218,6 +218,20 @@ pub struct ChainedAppend {
     /// The account the table waits for after the events (`None`: nobody,
     /// or the server plays the seat on turn): `game_tables.turn_account`.
     pub turn: Option<Uuid>,
+    /// The feed items the events write, in order.
+    pub notices: Vec<FeedNotice>,
+    /// What becomes of the table's `turn_ending_at` (the turn's alarm).
+    pub turn_ending: Due,
+}
+
+/// A feed item written with the events that cause it (docs/API.md "Finding
+/// a game and coming back").
+#[derive(Debug, Clone, PartialEq)]
+pub struct FeedNotice {
+    pub account_id: Uuid,
+    pub kind: NoticeKind,
+    /// The deadline of the turn it tells of, when it has one.
+    pub deadline: Option<DateTime<Utc>>,
 }
 
 impl ChainedAppend {
@@ -257,6 +271,8 @@ impl ChainedAppend {
             events,
             due: Due::Keep,
             turn: None,
+            notices: Vec::new(),
+            turn_ending: Due::Keep,
         }
     }
 
@@ -270,13 +286,49 @@ impl ChainedAppend {
         Self { turn, ..self }
     }
 
+    /// The same, writing the feed items of `notices` (`your_turn` with the
+    /// turn's deadline) and setting the turn's alarm as `turn_ending` says.
+    pub fn with_notices(self, notices: Vec<Notice>, turn_ending: Due) -> Self {
+        let deadline = self.due_at().flatten();
+        let notices = notices
+            .into_iter()
+            .filter_map(|n| {
+                Some(FeedNotice {
+                    account_id: n.player.as_str().parse().ok()?,
+                    kind: n.kind,
+                    deadline: (n.kind == NoticeKind::YourTurn)
+                        .then_some(deadline)
+                        .flatten(),
+                })
+            })
+            .collect();
+        Self {
+            notices,
+            turn_ending,
+            ..self
+        }
+    }
+
+    /// The events' time (now, when there are none).
+    pub fn at(&self) -> DateTime<Utc> {
+        self.events.first().map_or_else(Utc::now, |e| e.at)
+    }
+
     /// The table's `due_at` after the append: `None` to keep it as it is.
     pub fn due_at(&self) -> Option<Option<DateTime<Utc>>> {
-        let at = self.events.first().map_or_else(Utc::now, |e| e.at);
-        match self.due {
+        self.after(self.due)
+    }
+
+    /// The table's `turn_ending_at` after the append: `None` to keep it.
+    pub fn turn_ending_at(&self) -> Option<Option<DateTime<Utc>>> {
+        self.after(self.turn_ending)
+    }
+
+    fn after(&self, due: Due) -> Option<Option<DateTime<Utc>>> {
+        match due {
             Due::Keep => None,
             Due::Clear => Some(None),
-            Due::After(wait) => Some(chrono::Duration::from_std(wait).ok().map(|w| at + w)),
+            Due::After(wait) => Some(chrono::Duration::from_std(wait).ok().map(|w| self.at() + w)),
         }
     }
 

@@ -23,7 +23,7 @@ use sqlx::PgPool;
 
 use super::{ChainedAppend, StoredEvent};
 use crate::commit::batcher::{Batcher, Waiting, Work};
-use crate::store::events::{self, Appended};
+use crate::store::events::{self, Appended, Outbox};
 use crate::store::held::{self, Held};
 use crate::store::StoreError;
 
@@ -51,6 +51,7 @@ pub struct LogWriter {
 #[derive(Debug)]
 struct Appends {
     held: Held,
+    outbox: Outbox,
 }
 
 impl Work for Appends {
@@ -84,7 +85,7 @@ impl Work for Appends {
             Err(e) => return failed(e, batch.len()),
         };
         let refs: Vec<&ChainedAppend> = batch.iter().collect();
-        let done = events::insert_batch(&mut conn, &refs).await;
+        let done = events::insert_batch(&mut conn, &refs, self.outbox).await;
         drop(refs);
         let mut answers = Vec::with_capacity(batch.len());
         match done {
@@ -120,10 +121,11 @@ impl LogWriter {
     /// The writer, on connections of its own (one per task of
     /// [`WRITERS`], see [`Held`]) to the database of `pool`, with its
     /// settings; its tasks run on the current runtime.
-    pub fn new(pool: &PgPool) -> Self {
+    pub fn new(pool: &PgPool, outbox: Outbox) -> Self {
         Self {
             batcher: Batcher::new(Appends {
                 held: Held::new(pool),
+                outbox,
             }),
         }
     }
@@ -142,7 +144,7 @@ impl LogWriter {
 impl Appends {
     async fn store_alone(&self, chained: ChainedAppend) -> Answer {
         let mut conn = self.held.take().await?;
-        let stored = events::insert_one(&mut conn, &chained).await;
+        let stored = events::insert_one(&mut conn, &chained, self.outbox).await;
         // A conflict or a refusal leaves the connection sound; after any
         // other error it is dropped.
         if !matches!(stored, Err(StoreError::Db(_))) {

@@ -1,15 +1,21 @@
-//! The caller: their account, and their tables.
+//! The caller: their account, their tables, and their feed.
 
-use actix_web::{get, web, HttpResponse};
+use actix_web::{get, web, HttpRequest, HttpResponse};
 use serde::{Deserialize, Serialize};
+use sqlx::PgPool;
 use utoipa::{IntoParams, ToSchema};
 
-use crate::auth::AuthUser;
+use crate::auth::{AuthUser, CachedAuthUser};
+use crate::config::Settings;
 use crate::error::{ApiError, Problem};
+use crate::feed::{self, FeedPage};
 use crate::routes::problems::Authenticated;
 use crate::routes::shared::{cursor_after, page_limit, AccountDto, ListQuery};
 use crate::routes::tables::dto::{table_summary_example, TableSummary};
+use crate::routes::tables::play::{long_poll_deadline, wait_secs};
+use crate::sse::{self, event_stream, last_event_id, SseEvent};
 use crate::table_service::TableService;
+use crate::watchers::WatchSlot;
 
 /// The caller's account.
 #[utoipa::path(
@@ -104,4 +110,116 @@ pub async fn my_tables(
         my_turn: mine.my_turn,
         next: mine.next.map(|(key, id)| cursor_after(key, id)),
     }))
+}
+
+/// `GET /v1/me/feed`'s query.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct FeedQuery {
+    /// The `next` of the previous page (0, the default: from the oldest
+    /// item kept).
+    #[param(minimum = 0)]
+    pub after: Option<i64>,
+    /// Seconds to wait for an item when there is none yet (a long poll),
+    /// at most 30; 0, the default: answer at once.
+    #[param(minimum = 0, maximum = 30)]
+    pub wait: Option<u64>,
+    /// 1 to 100 (default 100).
+    #[param(minimum = 1, maximum = 100)]
+    pub limit: Option<i64>,
+}
+
+/// The caller's feed, oldest first: whose turn it is, a turn's time almost
+/// up (80 % of its clock), games started and over, rematches offered, each
+/// with how many tables wait for the caller. With `wait`, a long poll: the
+/// answer comes as soon as an item is committed (by any server process),
+/// or empty after `wait` seconds; it counts among the caller's streams.
+/// Items older than the server's retention (30 days by default) are gone.
+#[utoipa::path(
+    tag = "tables",
+    params(FeedQuery),
+    responses(
+        (status = 200, description = "The items (possibly none)", body = FeedPage),
+        (status = 400, description = "`invalid_query`: `after` < 0, `wait` > 30, `limit` not in 1..=100", body = Problem, content_type = "application/problem+json"),
+        (status = 429, description = "`too_many_streams`: the caller's long polls and streams are at their limit", body = Problem, content_type = "application/problem+json"),
+        Authenticated,
+    )
+)]
+#[get("/me/feed")]
+pub async fn my_feed(
+    pool: web::Data<PgPool>,
+    tables: web::Data<TableService>,
+    user: CachedAuthUser,
+    slot: WatchSlot,
+    query: web::Query<FeedQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let after = feed_after(query.after)?;
+    let wait = wait_secs(query.wait)?;
+    let limit = query.limit.unwrap_or(feed::MAX_PAGE);
+    if !(1..=feed::MAX_PAGE).contains(&limit) {
+        return Err(ApiError::InvalidQuery("limit: from 1 to 100".into()));
+    }
+    let account = user.account.id;
+    let deadline = long_poll_deadline(wait);
+    let poll = feed::poll(&pool, tables.hub(), account, after, limit, deadline);
+    let items = match deadline {
+        Some(_) => slot.open(&user)?.unless_ended(poll).await?,
+        None => poll.await?,
+    };
+    let next = items.last().map_or(after, |i| i.id);
+    Ok(HttpResponse::Ok().json(FeedPage { items, next }))
+}
+
+/// A feed cursor, checked.
+fn feed_after(after: Option<i64>) -> Result<i64, ApiError> {
+    match after.unwrap_or(0) {
+        after if after < 0 => Err(ApiError::InvalidQuery("after: 0 or more".into())),
+        after => Ok(after),
+    }
+}
+
+/// `GET /v1/me/feed/stream`'s query.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct FeedStreamQuery {
+    /// Start after this item (`Last-Event-ID` wins over it).
+    #[param(minimum = 0)]
+    pub after: Option<i64>,
+}
+
+/// The caller's feed as server-sent events: every item after `after` (or
+/// `Last-Event-ID`), then each new one as it is committed by any process,
+/// `id:` the item's id and `data:` the item; keep-alive comments meanwhile.
+/// It counts among the caller's streams, and ends with the session.
+#[utoipa::path(
+    tag = "tables",
+    params(FeedStreamQuery),
+    responses(
+        (status = 200, description = "The stream; each event's data is a feed item", content_type = "text/event-stream", body = SseEvent),
+        (status = 400, description = "`invalid_query`: `after` < 0; `invalid_last_event_id`", body = Problem, content_type = "application/problem+json"),
+        (status = 429, description = "`too_many_streams`: the caller's long polls and streams are at their limit", body = Problem, content_type = "application/problem+json"),
+        Authenticated,
+    )
+)]
+#[get("/me/feed/stream")]
+pub async fn stream_feed(
+    pool: web::Data<PgPool>,
+    tables: web::Data<TableService>,
+    settings: web::Data<Settings>,
+    user: CachedAuthUser,
+    slot: WatchSlot,
+    req: HttpRequest,
+    query: web::Query<FeedStreamQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let after = feed_after(query.after)?;
+    let after = last_event_id(&req, "the id of a feed item")?.unwrap_or(after);
+    let watch = slot.open(&user)?;
+    let body = feed::stream(
+        pool.get_ref().clone(),
+        tables.hub().clone(),
+        user.account.id,
+        after,
+        settings.sse_keepalive(),
+    );
+    Ok(event_stream(sse::until_ended(body, watch)))
 }

@@ -18,6 +18,7 @@ pub mod problems;
 pub mod sessions;
 pub mod shared;
 pub mod tables;
+pub mod webhooks;
 
 /// Every documented route. A request's path is tried against the routes
 /// in this order (a pattern with `{id}` costs a regex match), so the routes
@@ -34,6 +35,8 @@ pub fn configure(cfg: &mut ServiceConfig<'_>) {
             .service(sessions::delete_current_session)
             .service(me::get_me)
             .service(me::my_tables)
+            .service(me::my_feed)
+            .service(me::stream_feed)
             .service(history::list_rounds)
             .service(history::replay_round)
             .service(history::export_log)
@@ -44,6 +47,9 @@ pub fn configure(cfg: &mut ServiceConfig<'_>) {
             .service(disputes::admin_disputes)
             .service(disputes::admin_dispute)
             .service(disputes::resolve_dispute)
+            .service(webhooks::deliveries)
+            .service(webhooks::resume_webhooks)
+            .service(webhooks::retry_delivery)
             .service(tables::lobby::list_rulesets)
             .service(tables::lobby::create_table)
             .service(tables::lobby::list_tables)

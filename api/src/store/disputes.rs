@@ -43,7 +43,7 @@ pub async fn file(
     max_open: i64,
 ) -> Result<Option<DisputeRow>, sqlx::Error> {
     sqlx::query!(
-        "SELECT id FROM accounts WHERE id = $1 FOR UPDATE",
+        "SELECT id FROM accounts WHERE id = $1 FOR NO KEY UPDATE",
         dispute.account_id
     )
     .fetch_one(&mut *conn)
@@ -158,6 +158,8 @@ pub enum AdminAction {
     ReplayRunningRound,
     ExportLog,
     Audit,
+    RetryWebhook,
+    ResumeWebhooks,
 }
 
 impl AdminAction {
@@ -167,6 +169,8 @@ impl AdminAction {
             Self::ReplayRunningRound => "replay_running_round",
             Self::ExportLog => "export_log",
             Self::Audit => "audit",
+            Self::RetryWebhook => "retry_webhook",
+            Self::ResumeWebhooks => "resume_webhooks",
         }
     }
 }
@@ -186,6 +190,26 @@ pub async fn record(
         action.as_str(),
         table_id,
         dispute_id,
+    )
+    .execute(executor)
+    .await?;
+    Ok(())
+}
+
+/// Records that `admin_id` did `action` on the webhooks (one delivery, or
+/// all of them).
+#[tracing::instrument(skip(executor))]
+pub async fn record_on_webhooks(
+    executor: impl PgExecutor<'_>,
+    admin_id: Uuid,
+    action: AdminAction,
+    feed_item_id: Option<i64>,
+) -> Result<(), sqlx::Error> {
+    sqlx::query!(
+        "INSERT INTO admin_actions (admin_id, action, feed_item_id) VALUES ($1, $2, $3)",
+        admin_id,
+        action.as_str(),
+        feed_item_id,
     )
     .execute(executor)
     .await?;

@@ -69,23 +69,29 @@ pub enum Appended {
 pub async fn insert_batch(
     conn: &mut PgConnection,
     batch: &[&ChainedAppend],
+    outbox: Outbox,
 ) -> Result<Vec<Appended>, sqlx::Error> {
     debug_assert!(batch.iter().all(|c| !c.events.is_empty()));
     let mut order: Vec<&ChainedAppend> = batch.to_vec();
     order.sort_by_key(|c| c.table_id);
     let (t, rows) = (TableColumns::of(&order), EventColumns::of(&order));
+    let notes = NoticeColumns::of(&order);
     let inserted = sqlx::query_scalar!(
         r#"WITH moved AS (
                UPDATE game_tables g
                SET version = r.version, status = COALESCE(r.status, g.status),
                    snapshot = NULL, updated_at = now(),
                    due_at = CASE WHEN r.keep_due THEN g.due_at ELSE r.due_at END,
-                   turn_account = r.turn
+                   turn_account = r.turn,
+                   turn_ending_at = CASE WHEN r.keep_ending THEN g.turn_ending_at
+                                         ELSE r.ending_at END
                FROM UNNEST($1::uuid[], $2::bigint[], $3::bigint[], $4::text[],
-                           $13::bool[], $14::timestamptz[], $15::uuid[])
-                    AS r(id, expected, version, status, keep_due, due_at, turn)
+                           $13::bool[], $14::timestamptz[], $15::uuid[],
+                           $16::bool[], $17::timestamptz[])
+                    AS r(id, expected, version, status, keep_due, due_at, turn,
+                         keep_ending, ending_at)
                WHERE g.id = ANY($1::uuid[]) AND g.id = r.id AND g.version = r.expected
-               RETURNING g.id
+               RETURNING g.id, g.turn_account
            ), inserted AS (
                INSERT INTO events (table_id, seq, type, v, at, data, prev_hash, hash)
                SELECT e.table_id, e.seq, e.type, e.v, e.at, e.data::json, e.prev_hash, e.hash
@@ -94,6 +100,26 @@ pub async fn insert_batch(
                     AS e(table_id, seq, type, v, at, data, prev_hash, hash)
                WHERE e.table_id IN (SELECT id FROM moved)
                RETURNING table_id
+           ), noted AS (
+               SELECT n.*
+               FROM UNNEST($18::uuid[], $19::uuid[], $20::text[], $21::timestamptz[],
+                           $22::timestamptz[]) WITH ORDINALITY
+                    AS n(table_id, account_id, kind, at, deadline, ord)
+               WHERE n.table_id IN (SELECT id FROM moved)
+           ), locked AS (
+               INSERT INTO feeds AS f (account_id, items)
+               SELECT account_id, count(*) FROM noted GROUP BY account_id ORDER BY account_id
+               ON CONFLICT (account_id) DO UPDATE SET items = f.items + EXCLUDED.items
+               RETURNING f.account_id AS id
+           ), fed AS (
+               INSERT INTO feed_items (account_id, kind, table_id, at, deadline, my_turn,
+                                       delivery, next_attempt_at)
+               SELECT n.account_id, n.kind, n.table_id, n.at, n.deadline,
+                      tables_waiting_for(n.account_id, $1::uuid[])
+                        + (SELECT count(*) FROM moved m WHERE m.turn_account = n.account_id),
+                      CASE WHEN $23 THEN 'pending' END, CASE WHEN $23 THEN n.at END
+               FROM noted n JOIN locked l ON l.id = n.account_id
+               ORDER BY n.ord
            )
            SELECT table_id AS "table_id!" FROM inserted"#,
         &t.ids,
@@ -111,10 +137,32 @@ pub async fn insert_batch(
         &t.keep_due,
         &t.due_ats as &[Option<DateTime<Utc>>],
         &t.turns as &[Option<Uuid>],
+        &t.keep_ending,
+        &t.ending_ats as &[Option<DateTime<Utc>>],
+        &notes.table_ids,
+        &notes.accounts,
+        &notes.kinds as &[&str],
+        &notes.ats,
+        &notes.deadlines as &[Option<DateTime<Utc>>],
+        outbox.writes(),
     )
     .fetch_all(&mut *conn)
     .await?;
     answers(batch, &inserted)
+}
+
+/// Whether feed items go to the webhooks' outbox too (a webhook URL is
+/// set): written `pending`, for [`crate::webhooks`] to deliver.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outbox {
+    Off,
+    On,
+}
+
+impl Outbox {
+    fn writes(self) -> bool {
+        self == Self::On
+    }
 }
 
 /// What became of each table of `batch`, from the table of each event
@@ -147,11 +195,16 @@ struct TableColumns {
     due_ats: Vec<Option<DateTime<Utc>>>,
     /// The account each table waits for.
     turns: Vec<Option<Uuid>>,
+    /// Whether each table keeps its `turn_ending_at`, and its new one.
+    keep_ending: Vec<bool>,
+    ending_ats: Vec<Option<DateTime<Utc>>>,
 }
 
 impl TableColumns {
     fn of(order: &[&ChainedAppend]) -> Self {
         let due: Vec<Option<Option<DateTime<Utc>>>> = order.iter().map(|c| c.due_at()).collect();
+        let ending: Vec<Option<Option<DateTime<Utc>>>> =
+            order.iter().map(|c| c.turn_ending_at()).collect();
         Self {
             ids: order.iter().map(|c| c.table_id).collect(),
             expected: order.iter().map(|c| c.expected_version).collect(),
@@ -160,7 +213,35 @@ impl TableColumns {
             keep_due: due.iter().map(Option::is_none).collect(),
             due_ats: due.into_iter().map(Option::flatten).collect(),
             turns: order.iter().map(|c| c.turn).collect(),
+            keep_ending: ending.iter().map(Option::is_none).collect(),
+            ending_ats: ending.into_iter().map(Option::flatten).collect(),
         }
+    }
+}
+
+/// The feed items of a batch, column by column, in its tables' order.
+#[derive(Default)]
+struct NoticeColumns {
+    table_ids: Vec<Uuid>,
+    accounts: Vec<Uuid>,
+    kinds: Vec<&'static str>,
+    ats: Vec<DateTime<Utc>>,
+    deadlines: Vec<Option<DateTime<Utc>>>,
+}
+
+impl NoticeColumns {
+    fn of(order: &[&ChainedAppend]) -> Self {
+        let mut notes = Self::default();
+        for c in order {
+            for n in &c.notices {
+                notes.table_ids.push(c.table_id);
+                notes.accounts.push(n.account_id);
+                notes.kinds.push(n.kind.as_str());
+                notes.ats.push(c.at());
+                notes.deadlines.push(n.deadline);
+            }
+        }
+        notes
     }
 }
 
@@ -223,8 +304,9 @@ impl EventColumns {
 pub async fn insert_one(
     conn: &mut PgConnection,
     chained: &ChainedAppend,
+    outbox: Outbox,
 ) -> Result<(), StoreError> {
-    match insert_batch(&mut *conn, &[chained]).await {
+    match insert_batch(&mut *conn, &[chained], outbox).await {
         Ok(done) if done == [Appended::Stored] => Ok(()),
         Ok(_) => Err(not_appended(conn, chained).await),
         Err(e) if violates(&e, "events_pkey") => Err(StoreError::Conflict {

@@ -46,14 +46,9 @@ pub async fn on_turn_count(
     executor: impl PgExecutor<'_>,
     account_id: Uuid,
 ) -> Result<i64, sqlx::Error> {
-    sqlx::query_scalar!(
-        r#"SELECT count(*) AS "n!"
-           FROM table_players p JOIN game_tables g ON g.id = p.table_id
-           WHERE p.account_id = $1 AND g.turn_account = $1"#,
-        account_id
-    )
-    .fetch_one(executor)
-    .await
+    sqlx::query_scalar!(r#"SELECT tables_waiting_for($1, '{}') AS "n!""#, account_id)
+        .fetch_one(executor)
+        .await
 }
 
 /// The tables `account_id` sits at that are not over, oldest first, after

@@ -239,7 +239,7 @@ pub async fn running_bots(
     also: Uuid,
 ) -> Result<(i64, i64), sqlx::Error> {
     sqlx::query!(
-        "SELECT id FROM accounts WHERE id = $1 FOR UPDATE",
+        "SELECT id FROM accounts WHERE id = $1 FOR NO KEY UPDATE",
         account_id
     )
     .fetch_optional(&mut *conn)

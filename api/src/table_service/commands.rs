@@ -431,6 +431,7 @@ impl TableService {
             }
             count_appended(command, decided.events.len());
             self.publish(table_id, pending.keep(), &stored, decided.events);
+            self.fed(&decided.notices);
             return Ok(Acted { stored, answer });
         }
     }
@@ -448,6 +449,7 @@ impl TableService {
     ) -> Result<Decided, domain::TableError> {
         let table = &mut entry.loaded.table;
         let (before, turn_before) = (table.status(), table.turn());
+        let waited = table.to_act().cloned();
         let events = match searched {
             Some(Searched {
                 table: after,
@@ -459,10 +461,13 @@ impl TableService {
             None => table.execute(command, &mut rand::thread_rng())?,
         };
         let after = table.status();
+        let due = table.due_after(turn_before, &events, self.bot_delay);
         Ok(Decided {
             status: (after != before).then(|| after.as_str()),
-            due: table.due_after(turn_before, &events, self.bot_delay),
+            due,
             turn: waits_for(table),
+            notices: table.notices(waited.as_ref(), &events),
+            turn_ending: table.turn_ending_after(due),
             events,
         })
     }
@@ -511,7 +516,8 @@ impl TableService {
         let new = new_events(&decided.events);
         let chained = ChainedAppend::new(table_id, version, prev_hash, new, decided.status)
             .with_due(decided.due)
-            .with_turn(decided.turn);
+            .with_turn(decided.turn)
+            .with_notices(decided.notices.clone(), decided.turn_ending);
         let due_at = chained.due_at();
         let Some(tx) = with_writes else {
             let stored = self.log.append(chained, Durability::Batched).await?;
@@ -577,6 +583,35 @@ impl TableService {
     }
 }
 
+impl TableService {
+    /// Committed feed items: the feeds of their accounts wake, here and in
+    /// every process.
+    fn fed(&self, notices: &[domain::Notice]) {
+        let accounts = notices
+            .iter()
+            .filter_map(|n| n.player.as_str().parse().ok());
+        self.wake_feeds(accounts);
+    }
+
+    fn wake_feeds(&self, accounts: impl IntoIterator<Item = Uuid>) {
+        for account in accounts {
+            self.hub.fed(account);
+            self.log.announce_feed(account);
+        }
+    }
+
+    /// Rings the turns' alarms that are due (at most `limit`), each once
+    /// whichever process gets there first: `turn_ending` items for their
+    /// players, whose feeds wake. How many rang.
+    pub async fn ring_turn_endings(&self, limit: i64) -> Result<usize, StoreError> {
+        let outbox = self.log.outbox() == store::events::Outbox::On;
+        let told = store::feed::ring_turn_endings(&self.pool, limit, outbox).await?;
+        let rung = told.len();
+        self.wake_feeds(told);
+        Ok(rung)
+    }
+}
+
 /// What commits with a command's events besides its projections.
 #[derive(Debug, Default)]
 struct Writes<'a> {
@@ -596,6 +631,10 @@ struct Decided {
     due: domain::Due,
     /// The account the table waits for after them.
     turn: Option<Uuid>,
+    /// Who the events tell what, away from the table (their feeds).
+    notices: Vec<domain::Notice>,
+    /// When the turn's alarm rings after them.
+    turn_ending: domain::Due,
 }
 
 impl Decided {

@@ -91,6 +91,7 @@ use crate::commit::versions::{Reads, VersionReads};
 use crate::error::ApiError;
 use crate::log::{Log, NewEvent, StoredEvent};
 use crate::searches::SearchBudget;
+use crate::store::events::Outbox;
 
 use cache::{Slot, CACHE_SOFT_LIMIT};
 
@@ -223,7 +224,7 @@ impl TableService {
     /// without a listener, [`CommitHub::new`], every use reads the log).
     pub fn new(pool: PgPool, hub: CommitHub) -> Self {
         Self {
-            log: Log::new(&pool),
+            log: Log::new(&pool, Outbox::Off),
             versions: Reads::batcher(&pool),
             pool,
             hub,
@@ -232,6 +233,15 @@ impl TableService {
             searches: SearchBudget::new(SearchBudget::default_threads()),
             bot_caps: BotCaps::default(),
             quickplay_turns: Held::new(lobby::TURNS_SOFT_LIMIT),
+        }
+    }
+
+    /// The same service, its feed items written to the webhooks' outbox
+    /// too as `outbox` says.
+    pub fn with_outbox(self, outbox: Outbox) -> Self {
+        Self {
+            log: Log::new(&self.pool, outbox),
+            ..self
         }
     }
 

@@ -6,7 +6,7 @@ use std::time::Duration;
 use api::commit::notify::CommitHub;
 use api::commit::versions::{self, Reads};
 use api::error::ApiError;
-use api::log::announce::announce;
+use api::log::announce::{announce, Announced};
 use api::log::chain::{verify_chain, GENESIS_PREV_HASH};
 use api::log::writer::LogWriter;
 use api::log::{ChainedAppend, NewEvent};
@@ -299,7 +299,9 @@ async fn one_statement_appends_the_events_of_several_tables_and_leaves_a_stale_o
         .map(|(t, status)| ChainedAppend::new(*t, 0, GENESIS_PREV_HASH, batch(&["a", "b"]), status))
         .collect();
     let refs: Vec<&ChainedAppend> = chained.iter().collect();
-    let done = events::insert_batch(&mut conn, &refs).await.unwrap();
+    let done = events::insert_batch(&mut conn, &refs, events::Outbox::Off)
+        .await
+        .unwrap();
     assert_eq!(
         done,
         [Appended::Stored, Appended::Stored, Appended::NotAtVersion]
@@ -343,7 +345,9 @@ async fn a_batch_that_postgresql_refuses_writes_nothing_of_any_table() {
         .collect();
     let refs: Vec<&ChainedAppend> = chained.iter().collect();
     let mut conn = pool.acquire().await.unwrap();
-    let err = events::insert_batch(&mut conn, &refs).await.unwrap_err();
+    let err = events::insert_batch(&mut conn, &refs, events::Outbox::Off)
+        .await
+        .unwrap_err();
     let db = err.as_database_error().expect("refused by PostgreSQL");
     assert_eq!(db.constraint(), Some("events_pkey"));
     assert!(events::read_after(&pool, fine, 0, 10)
@@ -360,7 +364,7 @@ async fn a_batch_that_postgresql_refuses_writes_nothing_of_any_table() {
 #[tokio::test]
 async fn the_log_writer_appends_moves_of_many_tables_together_and_answers_each() {
     let (_, _, pool) = fresh_database().await;
-    let writer = LogWriter::new(&pool);
+    let writer = LogWriter::new(&pool, events::Outbox::Off);
     let mut tables = Vec::new();
     for _ in 0..10 {
         tables.push(new_table(&pool).await);
@@ -434,7 +438,7 @@ async fn the_log_writer_appends_moves_of_many_tables_together_and_answers_each()
 #[tokio::test]
 async fn a_move_is_written_while_the_worker_that_asked_for_it_computes() {
     let (_, _, pool) = fresh_database().await;
-    let writer = LogWriter::new(&pool);
+    let writer = LogWriter::new(&pool, events::Outbox::Off);
     let table = new_table(&pool).await;
     let asking = writer.clone();
     let (asked, busy) = std::sync::mpsc::channel();
@@ -496,7 +500,9 @@ async fn an_announced_commit_wakes_listeners_of_that_table_in_another_process() 
     // of all tables); its announcement does, with the version.
     let short = Instant::now() + Duration::from_millis(200);
     assert!(!hub.wait(&mut rx, short).await);
-    announce(&pool, &[(table, 1)]).await.unwrap();
+    announce(&pool, &[Announced::Table(table, Some(1))])
+        .await
+        .unwrap();
     let deadline = Instant::now() + Duration::from_secs(10);
     assert!(
         hub.wait(&mut rx, deadline).await,
@@ -521,16 +527,16 @@ async fn one_announcement_of_many_tables_wakes_each_of_them_in_another_process()
     let quiet = new_table(&pool).await;
     let mut receivers: Vec<_> = tables.iter().map(|t| hub.subscribe(*t)).collect();
     let rx_quiet = hub.subscribe(quiet);
-    let versions: Vec<(Uuid, i64)> = tables
+    let versions: Vec<Announced> = tables
         .iter()
         .enumerate()
-        .map(|(i, t)| (*t, i as i64 + 5))
+        .map(|(i, t)| Announced::Table(*t, Some(i as i64 + 5)))
         .collect();
     announce(&pool, &versions).await.unwrap();
     let deadline = Instant::now() + Duration::from_secs(10);
-    for ((table, version), rx) in versions.iter().zip(&mut receivers) {
+    for ((table, version), rx) in tables.iter().zip(5..).zip(&mut receivers) {
         assert!(hub.wait(rx, deadline).await, "table at {version} woken");
-        assert_eq!(hub.heard(*table).map(|(_, v)| v), Some(*version));
+        assert_eq!(hub.heard(*table).map(|(_, v)| v), Some(version));
     }
     assert!(!rx_quiet.has_changed().unwrap(), "a table not announced");
 }
@@ -571,7 +577,7 @@ async fn version_reads_asked_together_answer_each_table() {
     let (_, _, pool) = fresh_database().await;
     let reads = Reads::batcher(&pool);
     let (fresh, moved) = (new_table(&pool).await, new_table(&pool).await);
-    LogWriter::new(&pool)
+    LogWriter::new(&pool, events::Outbox::Off)
         .append(ChainedAppend::new(
             moved,
             0,

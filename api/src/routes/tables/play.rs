@@ -28,7 +28,7 @@ use crate::table_service::{player_id, CachedTable, Idempotency, TableService};
 pub const MAX_WAIT_SECS: u64 = 30;
 
 /// A long poll's `wait` (0 when absent), checked.
-fn wait_secs(wait: Option<u64>) -> Result<u64, ApiError> {
+pub(crate) fn wait_secs(wait: Option<u64>) -> Result<u64, ApiError> {
     match wait.unwrap_or(0) {
         wait if wait > MAX_WAIT_SECS => Err(ApiError::InvalidQuery(format!(
             "wait: at most {MAX_WAIT_SECS} seconds"
@@ -39,7 +39,7 @@ fn wait_secs(wait: Option<u64>) -> Result<u64, ApiError> {
 
 /// When a long poll of `wait` seconds started now gives up; `None` for 0
 /// (no waiting).
-fn long_poll_deadline(wait: u64) -> Option<tokio::time::Instant> {
+pub(crate) fn long_poll_deadline(wait: u64) -> Option<tokio::time::Instant> {
     (wait > 0).then(|| tokio::time::Instant::now() + Duration::from_secs(wait))
 }
 

@@ -2,6 +2,7 @@
 //! server processes ([`process`]).
 
 pub mod process;
+pub mod receiver;
 
 use std::time::Duration;
 
@@ -161,17 +162,22 @@ pub async fn all_events(app: &TestApp, token: &str, id: &str) -> Vec<Value> {
     }
 }
 
-/// The audit of a table, as an administrator reads it.
-pub async fn audit(app: &TestApp, id: &str) -> Value {
+/// A new administrator's token.
+pub async fn admin_token(app: &TestApp) -> String {
     let name = format!("admin_{}", &uuid::Uuid::new_v4().simple().to_string()[..8]);
     let hash = api::password::hash("correct horse battery").unwrap();
     api::store::accounts::insert(&app.pool, &name, &hash, api::store::accounts::Role::Admin)
         .await
         .unwrap();
-    let token = app.login(&name, "correct horse battery").await["token"]
+    app.login(&name, "correct horse battery").await["token"]
         .as_str()
         .unwrap()
-        .to_owned();
+        .to_owned()
+}
+
+/// The audit of a table, as an administrator reads it.
+pub async fn audit(app: &TestApp, id: &str) -> Value {
+    let token = admin_token(app).await;
     json_of(
         get(app, &token, &format!("/v1/admin/tables/{id}/audit")).await,
         200,

@@ -1,0 +1,282 @@
+//! Webhooks (docs/API.md "Finding a game and coming back"): every feed item
+//! POSTed to `HUIT_WEBHOOK_URL` in the Standard Webhooks format, so that
+//! any of its libraries verifies it.
+//!
+//! The items are the outbox: written `pending` in the transaction of the
+//! events that cause them ([`crate::store::feed`]), never by a request
+//! thread. Every process runs one [`spawn`]ed sender: it claims due items
+//! with `FOR UPDATE SKIP LOCKED` ([`store::outbox::claim`], each account's
+//! oldest pending first, so an account's items arrive in order), sends
+//! them concurrently on a pooled client with timeouts, and writes each
+//! outcome in the claiming transaction. A process that dies mid-delivery
+//! leaves its items pending and unlocked: another sends them again (at
+//! least once, at worst twice). A failed attempt is retried after the
+//! schedule's next wait; past the last, the item is failed, until an admin
+//! sends it again. A 410 Gone pauses the URL until an admin resumes it.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use base64::Engine;
+use chrono::Utc;
+use hmac::{Hmac, Mac};
+use sha2::Sha256;
+use sqlx::PgPool;
+use tokio::sync::Notify;
+
+use crate::config::{RetrySchedule, WebhookSecret};
+use crate::feed::FeedItem;
+use crate::store;
+use crate::store::feed::Item;
+use crate::store::outbox::{Delivery, Outcome};
+
+/// Deliveries by outcome (`delivered`, `retry`, `failed`, `gone`).
+pub const DELIVERIES: &str = "huit_webhook_deliveries_total";
+/// Attempts made (each POST).
+pub const ATTEMPTS: &str = "huit_webhook_attempts_total";
+/// From an item's time to its delivery.
+pub const LAG: &str = "huit_webhook_delivery_lag_seconds";
+
+/// Items claimed and sent at once by one process.
+const BATCH: i64 = 32;
+/// How often a sender looks for due items when nothing woke it (retries
+/// coming due, items of other processes).
+const POLL: Duration = Duration::from_millis(500);
+
+/// The signature of a message, as `webhook-signature` carries it:
+/// `v1,` then the base64 of HMAC-SHA256(secret, `<id>.<timestamp>.<body>`).
+pub fn sign(secret: &WebhookSecret, id: &str, timestamp: i64, body: &[u8]) -> String {
+    let mut mac = Hmac::<Sha256>::new_from_slice(&secret.0).expect("HMAC takes any key length");
+    mac.update(id.as_bytes());
+    mac.update(b".");
+    mac.update(timestamp.to_string().as_bytes());
+    mac.update(b".");
+    mac.update(body);
+    let tag = mac.finalize().into_bytes();
+    format!(
+        "v1,{}",
+        base64::engine::general_purpose::STANDARD.encode(tag)
+    )
+}
+
+/// The body of an item's webhook: `{type, timestamp, data: {...item,
+/// account_id}}`.
+pub fn body(item: &Item) -> Result<Vec<u8>, serde_json::Error> {
+    let shown = FeedItem::of(item).map_err(serde::ser::Error::custom)?;
+    let mut data = serde_json::to_value(&shown)?;
+    data["account_id"] = serde_json::Value::String(item.account_id.to_string());
+    serde_json::to_vec(&serde_json::json!({
+        "type": item.kind,
+        "timestamp": shown.at,
+        "data": data,
+    }))
+}
+
+/// Where and how webhooks are sent.
+#[derive(Debug, Clone)]
+pub struct Webhooks {
+    pub url: String,
+    secret: WebhookSecret,
+    schedule: RetrySchedule,
+    client: reqwest::Client,
+}
+
+impl Webhooks {
+    /// Webhooks to `url`, signed with `secret`, retried after `schedule`'s
+    /// waits, each attempt given `timeout`.
+    pub fn new(
+        url: String,
+        secret: WebhookSecret,
+        schedule: RetrySchedule,
+        timeout: Duration,
+    ) -> Result<Self, String> {
+        let client = reqwest::Client::builder()
+            .timeout(timeout)
+            .connect_timeout(timeout)
+            .pool_idle_timeout(Duration::from_secs(60))
+            .redirect(reqwest::redirect::Policy::none())
+            .user_agent("huit-webhooks")
+            .build()
+            .map_err(|e| format!("webhooks: {e}"))?;
+        reqwest::Url::parse(&url)
+            .ok()
+            .filter(|u| u.scheme() == "http")
+            .ok_or_else(|| format!("HUIT_WEBHOOK_URL: an http:// URL, not {url:?}"))?;
+        Ok(Self {
+            url,
+            secret,
+            schedule,
+            client,
+        })
+    }
+
+    /// One attempt at `item`, its `attempts` before: what to store.
+    async fn attempt(&self, item: &Item, attempts: i32) -> (Outcome, &'static str) {
+        metrics::counter!(ATTEMPTS).increment(1);
+        let failed = |error: String| match self.schedule.0.get(attempts as usize) {
+            Some(wait) => {
+                let next = Utc::now() + chrono::Duration::from_std(*wait).unwrap_or_default();
+                (Outcome::Retry { next, error }, "retry")
+            }
+            None => (Outcome::Failed { error }, "failed"),
+        };
+        let body = match body(item) {
+            Ok(body) => body,
+            Err(e) => {
+                return (
+                    Outcome::Failed {
+                        error: e.to_string(),
+                    },
+                    "failed",
+                )
+            }
+        };
+        let (id, timestamp) = (item.id.to_string(), Utc::now().timestamp());
+        let signature = sign(&self.secret, &id, timestamp, &body);
+        let sent = self
+            .client
+            .post(&self.url)
+            .header("content-type", "application/json")
+            .header("webhook-id", &id)
+            .header("webhook-timestamp", timestamp.to_string())
+            .header("webhook-signature", signature)
+            .body(body)
+            .send()
+            .await;
+        match sent.map(|r| r.status()) {
+            Ok(status) if status.is_success() => (Outcome::Delivered, "delivered"),
+            Ok(reqwest::StatusCode::GONE) => (
+                Outcome::Retry {
+                    next: Utc::now(),
+                    error: "410 Gone: deliveries paused".into(),
+                },
+                "gone",
+            ),
+            Ok(status) => failed(format!("answered {status}")),
+            Err(e) => failed(without_url(e).to_string()),
+        }
+    }
+}
+
+/// A client error without the URL in it (it may hold credentials).
+fn without_url(e: reqwest::Error) -> reqwest::Error {
+    e.without_url()
+}
+
+/// Sends the outbox's items from this process until it ends; `wake` is
+/// notified when this process wrote items.
+pub fn spawn(webhooks: Webhooks, pool: PgPool, wake: Arc<Notify>) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        loop {
+            let sent = match send_due(&webhooks, &pool).await {
+                Ok(sent) => sent,
+                Err(e) => {
+                    tracing::warn!(error = %e, "webhooks: could not send");
+                    0
+                }
+            };
+            if sent == 0 {
+                let _ = tokio::time::timeout(POLL, wake.notified()).await;
+            }
+        }
+    })
+}
+
+/// Claims the items due now (unless the URL is paused), sends them at once
+/// and stores each outcome, in one transaction: how many were sent.
+async fn send_due(webhooks: &Webhooks, pool: &PgPool) -> Result<usize, sqlx::Error> {
+    if store::outbox::paused_at(pool, &webhooks.url)
+        .await?
+        .is_some()
+    {
+        return Ok(0);
+    }
+    let mut tx = pool.begin().await?;
+    let claimed = store::outbox::claim(&mut tx, BATCH).await?;
+    let attempts = claimed
+        .iter()
+        .map(|d| webhooks.attempt(&d.item, d.attempts));
+    let outcomes = futures_util::future::join_all(attempts).await;
+    let mut gone = false;
+    for (Delivery { item, .. }, (outcome, counted)) in claimed.iter().zip(&outcomes) {
+        store::outbox::settle(&mut *tx, item.id, outcome).await?;
+        metrics::counter!(DELIVERIES, "outcome" => *counted).increment(1);
+        if *outcome == Outcome::Delivered {
+            let lag = (Utc::now() - item.at).to_std().unwrap_or_default();
+            metrics::histogram!(LAG).record(lag.as_secs_f64());
+        }
+        gone |= *counted == "gone";
+    }
+    if gone {
+        tracing::warn!(url = %webhooks.url, "webhooks: 410 Gone, deliveries paused");
+        store::outbox::set_paused(&mut *tx, &webhooks.url, true).await?;
+    }
+    tx.commit().await?;
+    Ok(if gone { 0 } else { claimed.len() })
+}
+
+/// The gauges of a scrape: the items still to deliver, and the oldest's
+/// age.
+pub async fn gauge(pool: &PgPool) {
+    match store::outbox::backlog(pool).await {
+        Ok((pending, oldest)) => {
+            metrics::gauge!("huit_webhook_pending").set(pending as f64);
+            metrics::gauge!("huit_webhook_oldest_pending_seconds").set(oldest);
+        }
+        Err(e) => tracing::warn!(error = %e, "metrics: the webhooks' backlog was not read"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The Standard Webhooks libraries' own vector (`test_sign_function`
+    /// in libraries/python/tests/test_webhooks.py of
+    /// github.com/standard-webhooks/standard-webhooks).
+    #[test]
+    fn a_signature_is_the_standard_webhooks_one() {
+        let secret: WebhookSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw".parse().unwrap();
+        assert_eq!(
+            sign(
+                &secret,
+                "msg_p5jXN8AQM9LWM0D4loKWxJek",
+                1614265330,
+                br#"{"test": 2432232314}"#
+            ),
+            "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE="
+        );
+    }
+
+    #[test]
+    fn a_body_is_type_timestamp_and_the_item_with_its_account() {
+        let at = chrono::DateTime::parse_from_rfc3339("2025-01-31T18:04:05.123456Z")
+            .unwrap()
+            .with_timezone(&Utc);
+        let item = Item {
+            id: 7,
+            account_id: uuid::Uuid::from_u128(1),
+            kind: "turn_ending".into(),
+            table_id: uuid::Uuid::from_u128(2),
+            at,
+            deadline: Some(at + chrono::Duration::seconds(6)),
+            my_turn: 3,
+        };
+        let body: serde_json::Value = serde_json::from_slice(&body(&item).unwrap()).unwrap();
+        assert_eq!(
+            body,
+            serde_json::json!({
+                "type": "turn_ending",
+                "timestamp": "2025-01-31T18:04:05.123456Z",
+                "data": {
+                    "id": 7, "kind": "turn_ending",
+                    "table_id": "00000000-0000-0000-0000-000000000002",
+                    "at": "2025-01-31T18:04:05.123456Z",
+                    "deadline": "2025-01-31T18:04:11.123456Z",
+                    "my_turn": 3,
+                    "account_id": "00000000-0000-0000-0000-000000000001"
+                }
+            })
+        );
+    }
+}
