@@ -782,3 +782,79 @@ async fn quick_plays_bots_come_after_a_restart() {
     assert_eq!(bots, 2, "seated once");
     assert_log_whole(&pool, &id, &[]).await;
 }
+
+/// Webhooks survive a crash mid-delivery (docs/API.md "Finding a game and
+/// coming back"): the server is killed while its receiver holds the first
+/// request; once it is started again, every feed item arrives, each
+/// account's in order, verified, the one in flight at worst twice.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn webhooks_killed_mid_delivery_lose_nothing_and_keep_each_accounts_order() {
+    use crate::support::receiver::Receiver;
+    use crate::webhooks::{delivered, SECRET};
+    let receiver = Receiver::start().await;
+    // The first request is held far past the kill.
+    receiver.answer(&[(200, Duration::from_secs(60))]);
+    let scratch = Scratch::new("webhooks-kill9");
+    let (db, _, pool) = fresh_database().await;
+    let url = database_url(&db);
+    let env = [
+        ("HUIT_WEBHOOK_URL", receiver.url.as_str()),
+        ("HUIT_WEBHOOK_SECRET", SECRET),
+        ("HUIT_WEBHOOK_RETRY_SCHEDULE", "200ms,200ms,200ms"),
+        ("HUIT_WEBHOOK_TIMEOUT_SECS", "120"),
+    ];
+    let mut server = Server::start(&scratch, "huit-0", &url, &env).await;
+    let app = app_of(&server, &pool);
+    let (id, tokens) = started_table(&app, "classique", json!({"target": 100000}), 2).await;
+    eventually(Duration::from_secs(10), || async {
+        (!receiver.got().is_empty()).then_some(())
+    })
+    .await
+    .expect("a delivery in flight");
+    let in_flight = receiver.got()[0].id.clone();
+    server.kill9();
+
+    let server = Server::start(&scratch, "huit-1", &url, &env).await;
+    let app = app_of(&server, &pool);
+    // More items, through the new process.
+    for _ in 0..4 {
+        let v = view(&app, &tokens[0], &id).await;
+        let seat = v["current_seat"].as_u64().unwrap() as usize;
+        let mine = view(&app, &tokens[seat], &id).await;
+        let (mv, version) = (&mine["legal_moves"][0], mine["version"].as_i64());
+        json_of(
+            support::play(&app, &tokens[seat], &id, mv, version).await,
+            200,
+        )
+        .await;
+    }
+    let items: i64 = sqlx::query_scalar("SELECT count(*) FROM feed_items")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    let all = eventually(Duration::from_secs(30), || async {
+        let got = receiver.got();
+        let ids: HashSet<&str> = got.iter().map(|r| r.id.as_str()).collect();
+        (ids.len() as i64 == items).then_some(got)
+    })
+    .await
+    .expect("every item arrives after the restart");
+    let copies = all.iter().filter(|r| r.id == in_flight).count();
+    assert!(
+        (1..=2).contains(&copies),
+        "the item in flight, at worst twice"
+    );
+    for (account, sent) in delivered(&all) {
+        let ids: Vec<i64> = sent
+            .iter()
+            .map(|b| b["data"]["id"].as_i64().unwrap())
+            .collect();
+        let stored: Vec<i64> =
+            sqlx::query_scalar("SELECT id FROM feed_items WHERE account_id = $1::uuid ORDER BY id")
+                .bind(&account)
+                .fetch_all(&pool)
+                .await
+                .unwrap();
+        assert_eq!(ids, stored, "every item of {account}, in order");
+    }
+}

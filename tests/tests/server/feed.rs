@@ -262,22 +262,27 @@ async fn a_turns_alarm_rings_once_at_80_percent_of_its_clock_whichever_process_r
 async fn a_feed_long_poll_counts_among_the_callers_streams() {
     let app = spawn_app_with(|s| s.max_streams_per_account = 1).await;
     let [a]: [String; 1] = players(&app, 1).await.try_into().unwrap();
-    let first = app
+    // The feed's stream holds the caller's one place once it answers.
+    let mut stream = app
         .client
-        .get(app.url("/v1/me/feed?wait=5"))
+        .get(app.url("/v1/me/feed/stream"))
         .bearer_auth(&a)
-        .send();
-    let first = tokio::spawn(first);
-    let refused = eventually(Duration::from_secs(5), || async {
-        let res = get(&app, &a, "/v1/me/feed?wait=1").await;
-        (res.status() == 429).then_some(res)
-    })
-    .await
-    .expect("the second long poll is refused");
+        .send()
+        .await
+        .unwrap();
+    let mut text = String::new();
+    read_until(&mut stream, &mut text, |t| t.contains("your feed")).await;
+    let refused = get(&app, &a, "/v1/me/feed?wait=1").await;
     assert_problem(refused, 429, "too_many_streams").await;
-    assert_eq!(first.await.unwrap().unwrap().status(), 200);
     let at_once = get(&app, &a, "/v1/me/feed").await;
     assert_eq!(at_once.status(), 200, "a read without wait is no stream");
+    drop(stream);
+    eventually(Duration::from_secs(10), || async {
+        let res = get(&app, &a, "/v1/me/feed?wait=1").await;
+        (res.status() == 200).then_some(())
+    })
+    .await
+    .expect("the place is given back when the stream closes");
 }
 
 #[tokio::test]

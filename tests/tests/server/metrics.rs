@@ -217,3 +217,53 @@ async fn made_up_methods_and_paths_add_no_series() {
         .keys()
         .any(|labels| labels.contains("FOO")));
 }
+
+#[tokio::test]
+async fn webhook_deliveries_attempts_and_backlog_are_measured() {
+    use crate::support::receiver::Receiver;
+    let receiver = Receiver::start().await;
+    receiver.answer(&[(500, Duration::ZERO)]);
+    let url = receiver.url.clone();
+    let process = metered(
+        "metrics-webhooks",
+        &[
+            ("HUIT_WEBHOOK_URL", &url),
+            ("HUIT_WEBHOOK_SECRET", crate::webhooks::SECRET),
+            ("HUIT_WEBHOOK_RETRY_SCHEDULE", "100ms"),
+        ],
+    )
+    .await;
+    let app = &process.app;
+    started_table(app, "classique", json!({}), 2).await;
+    let items: i64 = sqlx::query_scalar("SELECT count(*) FROM feed_items")
+        .fetch_one(&app.pool)
+        .await
+        .unwrap();
+    let samples = eventually(Duration::from_secs(20), || async {
+        let samples = scrape(app).await;
+        let delivered = sum(
+            &samples,
+            "huit_webhook_deliveries_total",
+            &[r#"outcome="delivered""#],
+        );
+        (delivered == items as f64).then_some(samples)
+    })
+    .await
+    .expect("every item delivered");
+    let retried = sum(
+        &samples,
+        "huit_webhook_deliveries_total",
+        &[r#"outcome="retry""#],
+    );
+    assert_eq!(retried, 1.0, "the first attempt failed once");
+    assert_eq!(
+        sum(&samples, "huit_webhook_attempts_total", &[]),
+        items as f64 + 1.0
+    );
+    assert!(sum(&samples, "huit_webhook_delivery_lag_seconds_count", &[]) >= items as f64);
+    assert_eq!(sum(&samples, "huit_webhook_pending", &[]), 0.0);
+    assert_eq!(
+        sum(&samples, "huit_webhook_oldest_pending_seconds", &[]),
+        0.0
+    );
+}
