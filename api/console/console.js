@@ -164,7 +164,8 @@ function header() {
   who.replaceChildren();
   if (!me) return;
   if (me.role === "admin") {
-    nav.append(h("a", { href: "/admin#/disputes" }, "Disputes"));
+    nav.append(h("a", { href: "/admin#/disputes" }, "Disputes"), " ",
+      h("a", { href: "/admin#/webhooks" }, "Webhooks"));
   }
   who.append(`${me.username} (${me.role}) `,
     h("a", { href: "#", onclick: (ev) => { ev.preventDefault(); call("DELETE", "/sessions/current").catch(() => {}); logOut(); route(); } }, "log out"));
@@ -239,6 +240,48 @@ async function disputePage(id) {
   const table = await tableSection(d.table_id, d.audit);
   show(h("h1", {}, "Dispute"), facts, resolve,
     h("h2", {}, "Admin actions on this table"), actions, table);
+}
+
+// ----- the webhooks -----
+
+async function webhooksPage() {
+  // Failed deliveries first (those to send again), then the newest others.
+  const failed = await get("/admin/webhooks?status=failed&limit=100");
+  const others = await get("/admin/webhooks?limit=50");
+  const rows = [...failed.deliveries, ...others.deliveries.filter((d) => d.status !== "failed")];
+  const error = h("span", { class: "error", id: "webhooks-error" });
+  const act = async (path) => {
+    try {
+      await post(path);
+      route();
+    } catch (e) {
+      error.textContent = e.message;
+    }
+  };
+  const state = failed.url === null
+    ? h("p", { class: "muted" }, "Webhooks are off (no HUIT_WEBHOOK_URL).")
+    : h("p", { id: "webhooks-state" }, "Sent to ", h("code", {}, failed.url), ": ",
+      failed.paused_at
+        ? [h("span", { class: "badge failed" }, `paused by a 410 Gone, ${when(failed.paused_at)}`), " ",
+          h("button", { id: "resume", onclick: () => act("/admin/webhooks/resume") }, "Resume")]
+        : h("span", { class: "badge resolved" }, "sending"));
+  const list = rows.map((d) => h("tr", { "data-delivery": String(d.item.id), class: d.status },
+    h("td", {}, String(d.item.id)),
+    h("td", {}, d.item.kind.replaceAll("_", " ")),
+    h("td", {}, d.account_id.slice(0, 8)),
+    h("td", {}, h("a", { href: `#/tables/${d.item.table_id}` }, d.item.table_id.slice(0, 8))),
+    h("td", {}, when(d.item.at)),
+    h("td", {}, h("span", { class: `badge ${d.status}` }, d.status)),
+    h("td", {}, String(d.attempts)),
+    h("td", {}, d.last_error ?? ""),
+    h("td", {}, d.status === "pending" ? when(d.next_attempt_at)
+      : h("button", { class: "retry", onclick: () => act(`/admin/webhooks/${d.item.id}/retry`) }, "Send again"))));
+  show(h("h1", {}, "Webhooks"), state, error,
+    list.length
+      ? h("div", { class: "scroll" }, h("table", { class: "list", id: "deliveries" },
+        h("thead", {}, h("tr", {}, ["Item", "Kind", "Account", "Table", "At", "Status", "Attempts", "Last error", "Next"].map((t) => h("th", {}, t)))),
+        h("tbody", {}, list)))
+      : h("p", { class: "muted" }, "No delivery yet."));
 }
 
 // ----- a table -----
@@ -461,6 +504,7 @@ async function route() {
       return await replayPage(m[1], Number(m[2]), step === null ? 0 : Number(step));
     }
     if ((m = path.match(/^\/tables\/([0-9a-f-]{36})$/))) return await tablePage(m[1]);
+    if (path === "/webhooks") return await webhooksPage();
     return await disputesPage(params);
   } catch (e) {
     show(failure(e));

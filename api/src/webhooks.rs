@@ -153,14 +153,21 @@ impl Webhooks {
                 "gone",
             ),
             Ok(status) => failed(format!("answered {status}")),
-            Err(e) => failed(without_url(e).to_string()),
+            Err(e) => failed(described(&e.without_url())),
         }
     }
 }
 
-/// A client error without the URL in it (it may hold credentials).
-fn without_url(e: reqwest::Error) -> reqwest::Error {
-    e.without_url()
+/// A client error (without its URL, which may hold credentials) with its
+/// causes: "error sending request: … Connection refused".
+fn described(e: &reqwest::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(cause) = source {
+        text = format!("{text}: {cause}");
+        source = cause.source();
+    }
+    text
 }
 
 /// Sends the outbox's items from this process until it ends; `wake` is

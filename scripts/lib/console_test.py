@@ -7,14 +7,18 @@ browser, logs in as the admin, opens the disputed table from the queue,
 checks the audit verdict shown, steps through the round with the arrow keys
 (the hands drawn at each step are those of GET .../replay?step=K), opens the
 altered table and checks that its first bad seq is shown, and opens the
-players' replay page. Screenshots (a desktop and a phone width) go to the
+players' replay page; lists the webhook deliveries (failed ones first, as
+nothing listened) and sends one again from the page once something
+listens. Screenshots (a desktop and a phone width) go to the
 folder given.
 
 Usage: console_test.py BASE DATABASE_URL ADMIN_PASSWORD SCREENSHOTS
 """
 
+import http.server
 import json
 import os
+import threading
 import subprocess
 import sys
 import time
@@ -101,6 +105,61 @@ def browser(width, height, phone=False):
     options.binary_location = os.environ.get("CHROMIUM", "/usr/bin/chromium")
     service = Service(executable_path=os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver"))
     return webdriver.Chrome(options=options, service=service)
+
+
+def webhooks(driver, wait, admin):
+    """The deliveries page: failed ones first; one sent again with its
+    button arrives at a receiver now listening."""
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        failed = call("GET", "/v1/admin/webhooks?status=failed", token=admin)["deliveries"]
+        if failed:
+            break
+        time.sleep(0.2)
+    assert failed, "deliveries fail while nothing listens"
+    got = []
+
+    class Receiver(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):
+            got.append(self.headers["webhook-id"])
+            self.rfile.read(int(self.headers["content-length"]))
+            self.send_response(204)
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", int(os.environ["HOOK_PORT"])), Receiver)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        driver.get(BASE + "/admin#/webhooks")
+        wait.until(EC.presence_of_element_located((By.ID, "deliveries")))
+        rows = driver.find_elements(By.CSS_SELECTOR, "#deliveries tbody tr")
+        statuses = [r.get_attribute("class") for r in rows]
+        first_other = next((i for i, s in enumerate(statuses) if s != "failed"), len(statuses))
+        assert all(s == "failed" for s in statuses[:first_other]) and first_other > 0, statuses
+        item = rows[0].get_attribute("data-delivery")
+        driver.save_screenshot(os.path.join(SHOTS, "webhooks-desktop.png"))
+        rows[0].find_element(By.CSS_SELECTOR, "button.retry").click()
+        deadline = time.time() + 30
+        while time.time() < deadline and item not in got:
+            time.sleep(0.1)
+        assert item in got, f"item {item} sent again arrives"
+        deadline = time.time() + 30
+        while time.time() < deadline:
+            delivered = call("GET", "/v1/admin/webhooks?status=delivered", token=admin)["deliveries"]
+            if any(str(d["item"]["id"]) == item for d in delivered):
+                break
+            time.sleep(0.1)
+        else:
+            raise SystemExit(f"item {item} is not marked delivered")
+        driver.get(BASE + "/admin#/webhooks")
+        wait.until(EC.presence_of_element_located((By.ID, "deliveries")))
+        still = driver.find_elements(By.CSS_SELECTOR, f"#deliveries tr[data-delivery='{item}'].failed")
+        assert not still, "no longer among the failed ones"
+    finally:
+        server.shutdown()
+    log(f"{len(failed)} failed webhook deliveries listed first; item {item} sent again from the page, delivered")
 
 
 def hands_drawn(driver):
@@ -198,6 +257,7 @@ def main():
         driver.find_element(By.CSS_SELECTOR, "#resolve button").click()
         wait.until(EC.text_to_be_present_in_element((By.ID, "dispute-status"), "resolved"))
         log("the altered table's first bad seq is shown; its dispute resolved from the page")
+        webhooks(driver, wait, admin)
     finally:
         driver.quit()
 
