@@ -37,8 +37,11 @@ pub const ATTEMPTS: &str = "huit_webhook_attempts_total";
 /// From an item's time to its delivery.
 pub const LAG: &str = "huit_webhook_delivery_lag_seconds";
 
-/// Items claimed and sent at once by one process.
-const BATCH: i64 = 32;
+/// Accounts whose items one process sends at once (each account's one
+/// after the other, the accounts side by side).
+const ACCOUNTS: i64 = 256;
+/// Items of one account claimed at once.
+const PER_ACCOUNT: i64 = 32;
 /// How often a sender looks for due items when nothing woke it (retries
 /// coming due, items of other processes).
 const POLL: Duration = Duration::from_millis(500);
@@ -108,6 +111,27 @@ impl Webhooks {
             schedule,
             client,
         })
+    }
+
+    /// One account's claimed items, one after the other until one is not
+    /// delivered (the next wait for it): each attempt's item, outcome and
+    /// what it counts as.
+    async fn send_in_order(&self, items: &[Delivery]) -> Vec<(i64, Outcome, &'static str)> {
+        let mut sent = Vec::with_capacity(items.len());
+        for Delivery { item, attempts, .. } in items {
+            let (outcome, counted) = self.attempt(item, *attempts).await;
+            metrics::counter!(DELIVERIES, "outcome" => counted).increment(1);
+            let delivered = outcome == Outcome::Delivered;
+            if delivered {
+                let lag = (Utc::now() - item.at).to_std().unwrap_or_default();
+                metrics::histogram!(LAG).record(lag.as_secs_f64());
+            }
+            sent.push((item.id, outcome, counted));
+            if !delivered {
+                break;
+            }
+        }
+        sent
     }
 
     /// One attempt at `item`, its `attempts` before: what to store.
@@ -189,8 +213,9 @@ pub fn spawn(webhooks: Webhooks, pool: PgPool, wake: Arc<Notify>) -> tokio::task
     })
 }
 
-/// Claims the items due now (unless the URL is paused), sends them at once
-/// and stores each outcome, in one transaction: how many were sent.
+/// Claims the items due now (unless the URL is paused), sends them (each
+/// account's in order, the accounts at once) and stores each outcome, in
+/// one transaction: how many attempts were made.
 async fn send_due(webhooks: &Webhooks, pool: &PgPool) -> Result<usize, sqlx::Error> {
     if store::outbox::paused_at(pool, &webhooks.url)
         .await?
@@ -199,27 +224,24 @@ async fn send_due(webhooks: &Webhooks, pool: &PgPool) -> Result<usize, sqlx::Err
         return Ok(0);
     }
     let mut tx = pool.begin().await?;
-    let claimed = store::outbox::claim(&mut tx, BATCH).await?;
-    let attempts = claimed
-        .iter()
-        .map(|d| webhooks.attempt(&d.item, d.attempts));
-    let outcomes = futures_util::future::join_all(attempts).await;
+    let claimed = store::outbox::claim(&mut tx, ACCOUNTS, PER_ACCOUNT).await?;
+    let accounts = claimed.chunk_by(|a, b| a.item.account_id == b.item.account_id);
+    let sent = futures_util::future::join_all(accounts.map(|items| webhooks.send_in_order(items)));
     let mut gone = false;
-    for (Delivery { item, .. }, (outcome, counted)) in claimed.iter().zip(&outcomes) {
-        store::outbox::settle(&mut *tx, item.id, outcome).await?;
-        metrics::counter!(DELIVERIES, "outcome" => *counted).increment(1);
-        if *outcome == Outcome::Delivered {
-            let lag = (Utc::now() - item.at).to_std().unwrap_or_default();
-            metrics::histogram!(LAG).record(lag.as_secs_f64());
-        }
-        gone |= *counted == "gone";
+    let mut settled = Vec::with_capacity(claimed.len());
+    for (id, outcome, counted) in sent.await.into_iter().flatten() {
+        gone |= counted == "gone";
+        settled.push((id, outcome));
+    }
+    if !settled.is_empty() {
+        store::outbox::settle(&mut *tx, &settled).await?;
     }
     if gone {
         tracing::warn!(url = %webhooks.url, "webhooks: 410 Gone, deliveries paused");
         store::outbox::set_paused(&mut *tx, &webhooks.url, true).await?;
     }
     tx.commit().await?;
-    Ok(if gone { 0 } else { claimed.len() })
+    Ok(if gone { 0 } else { settled.len() })
 }
 
 /// The gauges of a scrape: the items still to deliver, and the oldest's

@@ -24,6 +24,8 @@
 //! - `loadgen quickplay`: players arriving through quick play: its latency
 //!   at A concurrent arrivals, and the tables opened against the fewest.
 //! - `loadgen my-tables`: a page of a player's tables, at T running tables.
+//! - `loadgen webhooks`: moves with the webhooks' outbox against without,
+//!   and how late the webhooks arrive.
 
 mod append_cost;
 mod baseline;
@@ -35,6 +37,7 @@ mod load;
 mod my_tables;
 mod quickplay;
 mod replay;
+mod webhooks;
 
 use clap::{Parser, Subcommand};
 
@@ -152,6 +155,24 @@ enum Command {
         #[arg(long, default_value_t = 200)]
         requests: usize,
     },
+    /// Moves with the webhooks' outbox against without, and the webhooks'
+    /// lag (the receiver is served here).
+    Webhooks {
+        #[arg(long)]
+        off_url: String,
+        #[arg(long)]
+        on_url: String,
+        /// host:port of the on-server's HUIT_WEBHOOK_URL.
+        #[arg(long)]
+        receiver: String,
+        /// The on-server's database.
+        #[arg(long, env = "DATABASE_URL")]
+        database_url: String,
+        #[arg(long, default_value_t = 15)]
+        seconds: u64,
+        #[arg(long, default_value_t = 3)]
+        rounds: usize,
+    },
     /// Write a long table to the database, then time its rebuild from the log.
     ReplaySpeed {
         #[arg(long, env = "DATABASE_URL")]
@@ -229,6 +250,25 @@ fn main() -> std::io::Result<()> {
                 finished,
                 limit,
                 requests,
+            }))
+            .map_err(|e| std::io::Error::other(e.to_string())),
+        // The load's clients on one thread, as `run`'s; the receiver's
+        // actix server on the same runtime.
+        Command::Webhooks {
+            off_url,
+            on_url,
+            receiver,
+            database_url,
+            seconds,
+            rounds,
+        } => actix_web::rt::System::new()
+            .block_on(webhooks::run(webhooks::WebhooksArgs {
+                off_url,
+                on_url,
+                receiver,
+                database_url,
+                seconds,
+                rounds,
             }))
             .map_err(|e| std::io::Error::other(e.to_string())),
         Command::ReplaySpeed {

@@ -57,25 +57,50 @@ impl From<DeliveryRow> for Delivery {
     }
 }
 
-/// Claims, in `tx`, at most `limit` items due for delivery, each the
-/// oldest pending item of its account (in order per account: a later item
-/// waits while an earlier one is pending, retrying or being sent by
-/// another process), skipping those another transaction holds.
+/// Claims, in `tx`, the items due for delivery of at most `accounts`
+/// accounts: the first `per_account` pending items of each, in order, for
+/// one sender to send one after the other. An account's items are claimed
+/// through its oldest pending item (locked, `SKIP LOCKED`: a sender of
+/// another process holds it, or it waits for its retry, and the account is
+/// left alone), so one sender at a time sends an account's items, in order.
+/// The heads are found by skipping through the pending items' index, one
+/// probe per account that has any (not a scan of the backlog). Ordered by
+/// account, then id.
 #[tracing::instrument(skip(tx))]
-pub async fn claim(tx: &mut PgConnection, limit: i64) -> Result<Vec<Delivery>, sqlx::Error> {
+pub async fn claim(
+    tx: &mut PgConnection,
+    accounts: i64,
+    per_account: i64,
+) -> Result<Vec<Delivery>, sqlx::Error> {
     let rows = sqlx::query_as!(
         DeliveryRow,
-        r#"SELECT f.id, f.account_id, f.kind, f.table_id, f.at, f.deadline, f.my_turn,
-                  f.delivery AS "status!", f.attempts, f.next_attempt_at, f.last_error,
-                  f.delivered_at
-           FROM feed_items f
-           WHERE f.delivery = 'pending' AND f.next_attempt_at <= now()
-             AND NOT EXISTS (SELECT 1 FROM feed_items o
-                             WHERE o.delivery = 'pending' AND o.account_id = f.account_id
-                               AND o.id < f.id)
-           ORDER BY f.id LIMIT $1
-           FOR UPDATE SKIP LOCKED"#,
-        limit,
+        r#"WITH RECURSIVE heads AS (
+               (SELECT account_id, id FROM feed_items
+                WHERE delivery = 'pending' ORDER BY account_id, id LIMIT 1)
+               UNION ALL
+               SELECT next.account_id, next.id
+               FROM heads h CROSS JOIN LATERAL (
+                   SELECT account_id, id FROM feed_items
+                   WHERE delivery = 'pending' AND account_id > h.account_id
+                   ORDER BY account_id, id LIMIT 1) next
+           ), due AS (
+               SELECT f.id, f.account_id FROM feed_items f
+               WHERE f.id IN (SELECT id FROM heads)
+                 AND f.delivery = 'pending' AND f.next_attempt_at <= now()
+               ORDER BY f.id LIMIT $1
+               FOR UPDATE SKIP LOCKED
+           )
+           SELECT f.id AS "id!", f.account_id AS "account_id!", f.kind AS "kind!",
+                  f.table_id AS "table_id!", f.at AS "at!", f.deadline,
+                  f.my_turn AS "my_turn!", f.delivery AS "status!",
+                  f.attempts AS "attempts!", f.next_attempt_at, f.last_error, f.delivered_at
+           FROM due d CROSS JOIN LATERAL (
+               SELECT * FROM feed_items p
+               WHERE p.account_id = d.account_id AND p.delivery = 'pending' AND p.id >= d.id
+               ORDER BY p.id LIMIT $2) f
+           ORDER BY f.account_id, f.id"#,
+        accounts,
+        per_account,
     )
     .fetch_all(&mut *tx)
     .await?;
@@ -96,28 +121,40 @@ pub enum Outcome {
     },
 }
 
-/// Writes the outcome of an attempt at item `id`.
-#[tracing::instrument(skip(executor))]
+/// Writes the outcome of one attempt at each item of `settled`, in one
+/// statement.
+#[tracing::instrument(skip_all, fields(items = settled.len()))]
 pub async fn settle(
     executor: impl PgExecutor<'_>,
-    id: i64,
-    outcome: &Outcome,
+    settled: &[(i64, Outcome)],
 ) -> Result<(), sqlx::Error> {
-    let (status, next, error) = match outcome {
-        Outcome::Delivered => ("delivered", None, None),
-        Outcome::Retry { next, error } => ("pending", Some(*next), Some(error.as_str())),
-        Outcome::Failed { error } => ("failed", None, Some(error.as_str())),
-    };
+    let mut ids = Vec::with_capacity(settled.len());
+    let mut statuses = Vec::with_capacity(settled.len());
+    let mut nexts = Vec::with_capacity(settled.len());
+    let mut errors = Vec::with_capacity(settled.len());
+    for (id, outcome) in settled {
+        let (status, next, error) = match outcome {
+            Outcome::Delivered => ("delivered", None, None),
+            Outcome::Retry { next, error } => ("pending", Some(*next), Some(error.as_str())),
+            Outcome::Failed { error } => ("failed", None, Some(error.as_str())),
+        };
+        ids.push(*id);
+        statuses.push(status);
+        nexts.push(next);
+        errors.push(error);
+    }
     sqlx::query!(
-        r#"UPDATE feed_items
-           SET delivery = $2, attempts = attempts + 1, next_attempt_at = $3,
-               last_error = COALESCE($4, last_error),
-               delivered_at = CASE WHEN $2 = 'delivered' THEN now() END
-           WHERE id = $1"#,
-        id,
-        status,
-        next,
-        error,
+        r#"UPDATE feed_items f
+           SET delivery = s.status, attempts = f.attempts + 1, next_attempt_at = s.next,
+               last_error = COALESCE(s.error, f.last_error),
+               delivered_at = CASE WHEN s.status = 'delivered' THEN now() END
+           FROM UNNEST($1::bigint[], $2::text[], $3::timestamptz[], $4::text[])
+                AS s(id, status, next, error)
+           WHERE f.id = s.id"#,
+        &ids,
+        &statuses as &[&str],
+        &nexts as &[Option<DateTime<Utc>>],
+        &errors as &[Option<&str>],
     )
     .execute(executor)
     .await?;

@@ -55,14 +55,41 @@ pub enum Follow {
     Stream,
 }
 
+impl RunArgs {
+    /// The defaults of `loadgen run` against `base_url` for `seconds`,
+    /// without the baseline.
+    pub fn against(base_url: &str, seconds: u64, seed: u64) -> Self {
+        Self {
+            base_url: base_url.to_owned(),
+            baseline_url: None,
+            tables: 16,
+            players: 4,
+            seconds,
+            baseline_seconds: 0,
+            ruleset: "classique".into(),
+            seed,
+            follow: Follow::View,
+        }
+    }
+}
+
+/// What a run measured of the moves.
+#[derive(Debug, Clone, Copy)]
+pub struct Figures {
+    pub moves_per_sec: f64,
+    pub p99_ms: f64,
+    pub errors: u64,
+}
+
 pub async fn run(args: RunArgs) -> std::io::Result<()> {
-    match run_inner(args).await {
-        Ok(()) => Ok(()),
+    match play_load(args).await {
+        Ok(_) => Ok(()),
         Err(e) => Err(std::io::Error::other(e.to_string())),
     }
 }
 
-async fn run_inner(args: RunArgs) -> Result<(), Error> {
+/// The run: its lines printed, its figures answered.
+pub async fn play_load(args: RunArgs) -> Result<Figures, Error> {
     let client = reqwest::Client::builder()
         .pool_max_idle_per_host(256)
         .timeout(Duration::from_secs(60))
@@ -170,7 +197,11 @@ async fn run_inner(args: RunArgs) -> Result<(), Error> {
     println!(
         "moves_per_sec={moves_per_sec:.0} baseline_per_sec={baseline_per_sec:.0} ratio={ratio:.3} p50_ms={p50:.2} p99_ms={p99:.2} errors={errors}"
     );
-    Ok(())
+    Ok(Figures {
+        moves_per_sec,
+        p99_ms: p99,
+        errors,
+    })
 }
 
 /// `clients` clients inserting rows through the baseline server for
