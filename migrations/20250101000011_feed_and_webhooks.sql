@@ -4,12 +4,14 @@
 -- `turn_ending`, by the statement that fires the turn's alarm).
 --
 -- Its id orders an account's feed in commit order: the statement that
--- writes an account's items first locks that account's row in `feeds`
--- (adding to its count), and only then draws their ids, so a reader who has
--- seen item n of an account never later finds an item below n committed.
--- A row of its own rather than the account's: the bot caps' count locks the
--- account's row in a transaction that may then append to a table, and two
--- such transactions would wait for each other.
+-- writes an account's items first takes that account's feed lock (a
+-- transaction-level advisory lock, class 8, key hashtext(account id)), and
+-- only then draws their ids (the keys locked in order, so two statements
+-- never wait for each other), so a reader who has seen item n of an account
+-- never later finds an item below n committed. An advisory lock rather than
+-- a row's: it writes nothing, and the bot caps' count, which locks the
+-- account's row in a transaction that may then append to a table, cannot
+-- wait for it in turn.
 CREATE TABLE feed_items (
     id              bigint      GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     account_id      uuid        NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
@@ -29,12 +31,6 @@ CREATE TABLE feed_items (
     last_error      text,
     delivered_at    timestamptz
 );
-CREATE TABLE feeds (
-    account_id uuid   PRIMARY KEY REFERENCES accounts (id) ON DELETE CASCADE,
-    -- Items ever written to the account's feed.
-    items      bigint NOT NULL
-);
-
 CREATE INDEX feed_items_account_idx ON feed_items (account_id, id);
 -- The deliveries still to make, each account's oldest first.
 CREATE INDEX feed_items_pending_idx ON feed_items (account_id, id) WHERE delivery = 'pending';

@@ -154,12 +154,7 @@ impl Application {
         let watchers = web::Data::new(watchers);
         let pool = web::Data::new(pool);
         let webhooks = webhooks(&settings)?;
-        let outbox = match webhooks {
-            Some(_) => Outbox::On,
-            None => Outbox::Off,
-        };
-        let tables = table_service(&settings, pool.get_ref(), &hub).with_outbox(outbox);
-        let tables = web::Data::new(tables);
+        let tables = web::Data::new(table_service(&settings, pool.get_ref(), &hub, &webhooks));
         let deadlines = deadlines::spawn(
             tables.clone(),
             pool.get_ref().clone(),
@@ -347,9 +342,20 @@ fn webhooks(settings: &Settings) -> std::io::Result<Option<Webhooks>> {
     }
 }
 
-/// The process's table service: its bot delay, search budget and caps.
-fn table_service(settings: &Settings, pool: &PgPool, hub: &CommitHub) -> TableService {
+/// The process's table service: its bot delay, search budget and caps,
+/// and whether its feed items go to the webhooks' outbox.
+fn table_service(
+    settings: &Settings,
+    pool: &PgPool,
+    hub: &CommitHub,
+    webhooks: &Option<Webhooks>,
+) -> TableService {
+    let outbox = match webhooks {
+        Some(_) => Outbox::On,
+        None => Outbox::Off,
+    };
     TableService::new(pool.clone(), hub.clone())
+        .with_outbox(outbox)
         .with_bot_delay(Duration::from_millis(settings.bot_delay_ms))
         .with_search_threads(match settings.bot_search_threads {
             0 => SearchBudget::default_threads(),

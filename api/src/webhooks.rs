@@ -199,29 +199,41 @@ fn described(e: &reqwest::Error) -> String {
 pub fn spawn(webhooks: Webhooks, pool: PgPool, wake: Arc<Notify>) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         loop {
-            let sent = match send_due(&webhooks, &pool).await {
-                Ok(sent) => sent,
+            match send_due(&webhooks, &pool).await {
+                Ok(Sent::Some) => {}
+                Ok(Sent::None) => {
+                    let _ = tokio::time::timeout(POLL, wake.notified()).await;
+                }
+                // New items change nothing while paused: no wake-ups.
+                Ok(Sent::Paused) => tokio::time::sleep(POLL).await,
                 Err(e) => {
                     tracing::warn!(error = %e, "webhooks: could not send");
-                    0
+                    tokio::time::sleep(POLL).await;
                 }
-            };
-            if sent == 0 {
-                let _ = tokio::time::timeout(POLL, wake.notified()).await;
             }
         }
     })
 }
 
+/// What a sender's look at the outbox did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Sent {
+    Some,
+    /// Nothing was due.
+    None,
+    /// The URL is paused (a 410 Gone, until an admin resumes it).
+    Paused,
+}
+
 /// Claims the items due now (unless the URL is paused), sends them (each
 /// account's in order, the accounts at once) and stores each outcome, in
-/// one transaction: how many attempts were made.
-async fn send_due(webhooks: &Webhooks, pool: &PgPool) -> Result<usize, sqlx::Error> {
+/// one transaction.
+async fn send_due(webhooks: &Webhooks, pool: &PgPool) -> Result<Sent, sqlx::Error> {
     if store::outbox::paused_at(pool, &webhooks.url)
         .await?
         .is_some()
     {
-        return Ok(0);
+        return Ok(Sent::Paused);
     }
     let mut tx = pool.begin().await?;
     let claimed = store::outbox::claim(&mut tx, ACCOUNTS, PER_ACCOUNT).await?;
@@ -241,7 +253,11 @@ async fn send_due(webhooks: &Webhooks, pool: &PgPool) -> Result<usize, sqlx::Err
         store::outbox::set_paused(&mut *tx, &webhooks.url, true).await?;
     }
     tx.commit().await?;
-    Ok(if gone { 0 } else { settled.len() })
+    Ok(match (gone, settled.is_empty()) {
+        (true, _) => Sent::Paused,
+        (false, true) => Sent::None,
+        (false, false) => Sent::Some,
+    })
 }
 
 /// The gauges of a scrape: the items still to deliver, and the oldest's

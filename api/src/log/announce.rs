@@ -72,7 +72,7 @@ impl Work for Announcer {
     async fn serve(&self, committed: Vec<Announced>) -> Vec<()> {
         let n = committed.len();
         let mut last: HashMap<Uuid, i64> = HashMap::with_capacity(n);
-        let mut feeds = Vec::new();
+        let mut feeds = std::collections::HashSet::new();
         for announced in committed {
             match announced {
                 Announced::Table(table_id, version) => {
@@ -80,17 +80,16 @@ impl Work for Announcer {
                     let v = last.entry(table_id).or_insert(version);
                     *v = (*v).max(version);
                 }
-                Announced::Feed(account) if !feeds.contains(&Announced::Feed(account)) => {
-                    feeds.push(Announced::Feed(account));
+                Announced::Feed(account) => {
+                    feeds.insert(account);
                 }
-                Announced::Feed(_) => {}
             }
         }
         let mut versions: Vec<Announced> = last
             .into_iter()
             .map(|(table_id, v)| Announced::Table(table_id, Some(v)))
             .collect();
-        versions.extend(feeds);
+        versions.extend(feeds.into_iter().map(Announced::Feed));
         let sent = self
             .held
             .with(async |conn| announce(conn, &versions).await)

@@ -66,10 +66,9 @@ pub async fn ring_turn_endings(
                SELECT id AS table_id, turn_account AS account_id, due_at
                FROM rung WHERE turn_account IS NOT NULL
            ), locked AS (
-               INSERT INTO feeds AS f (account_id, items)
-               SELECT account_id, count(*) FROM noted GROUP BY account_id ORDER BY account_id
-               ON CONFLICT (account_id) DO UPDATE SET items = f.items + EXCLUDED.items
-               RETURNING f.account_id AS id
+               SELECT a.id, pg_advisory_xact_lock(8, a.key)
+               FROM (SELECT DISTINCT account_id AS id, hashtext(account_id::text) AS key
+                     FROM noted ORDER BY 2, 1) a
            ), fed AS (
                INSERT INTO feed_items (account_id, kind, table_id, at, deadline, my_turn,
                                        delivery, next_attempt_at)

@@ -70,6 +70,7 @@
 
 mod cache;
 mod commands;
+mod feeds;
 mod lobby;
 mod reads;
 
