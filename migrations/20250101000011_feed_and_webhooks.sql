@@ -3,15 +3,10 @@
 -- by the statement that appends the events that cause it (or, for
 -- `turn_ending`, by the statement that fires the turn's alarm).
 --
--- Its id orders an account's feed in commit order: the statement that
--- writes an account's items first takes that account's feed lock (a
--- transaction-level advisory lock, class 8, key hashtext(account id)), and
--- only then draws their ids (the keys locked in order, so two statements
--- never wait for each other), so a reader who has seen item n of an account
--- never later finds an item below n committed. An advisory lock rather than
--- a row's: it writes nothing, and the bot caps' count, which locks the
--- account's row in a transaction that may then append to a table, cannot
--- wait for it in turn.
+-- Its id orders an account's feed in commit order: items are written by
+-- `feed_write` (below) alone, which takes each account's feed lock before
+-- their ids are drawn, so a reader who has seen item n of an account never
+-- later finds an item below n committed.
 CREATE TABLE feed_items (
     id              bigint      GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     account_id      uuid        NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
@@ -70,4 +65,32 @@ LANGUAGE sql STABLE AS $$
     FROM table_players p JOIN game_tables g ON g.id = p.table_id
     WHERE p.account_id = account AND g.turn_account = account
       AND g.id <> ALL (except_tables)
+$$;
+
+-- Writes feed items, the one way they are written: first each account's
+-- feed lock (a transaction-level advisory lock, class 8, key
+-- hashtext(account id)), the keys in order so that two writers never wait
+-- for each other, then the items in the order given, their ids drawn under
+-- the locks. An advisory lock rather than a row's: it writes nothing, and
+-- the bot caps' count, which locks the account's row in a transaction that
+-- may then append to a table, cannot wait for it in turn. `outbox`: the
+-- items are to be delivered as webhooks too (written `pending`).
+CREATE FUNCTION feed_write(accounts uuid[], kinds text[], tables uuid[], ats timestamptz[],
+                           deadlines timestamptz[], my_turns bigint[], outbox boolean)
+RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE
+    written bigint;
+BEGIN
+    PERFORM pg_advisory_xact_lock(8, k.key)
+    FROM (SELECT DISTINCT hashtext(a::text) AS key FROM unnest(accounts) AS a ORDER BY 1) k;
+    INSERT INTO feed_items (account_id, kind, table_id, at, deadline, my_turn,
+                            delivery, next_attempt_at)
+    SELECT i.account, i.kind, i.table_id, i.at, i.deadline, i.my_turn,
+           CASE WHEN outbox THEN 'pending' END, CASE WHEN outbox THEN i.at END
+    FROM unnest(accounts, kinds, tables, ats, deadlines, my_turns) WITH ORDINALITY
+         AS i(account, kind, table_id, at, deadline, my_turn, ord)
+    ORDER BY i.ord;
+    GET DIAGNOSTICS written = ROW_COUNT;
+    RETURN written;
+END
 $$;

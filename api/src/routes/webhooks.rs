@@ -135,17 +135,18 @@ pub async fn deliveries(
     if query.before.is_some_and(|b| b < 1) {
         return Err(ApiError::InvalidQuery("before: 1 or more".into()));
     }
+    // The pause first: a pause seen comes with the outcome that caused it.
+    let url = settings.webhook_url.clone();
+    let paused_at = match &url {
+        Some(url) => store::outbox::paused_at(pool.get_ref(), url).await?,
+        None => None,
+    };
     let status = query.status.map(DeliveryStatus::as_str);
     let mut rows = store::outbox::list(pool.get_ref(), status, query.before, limit + 1).await?;
     let next = (rows.len() as i64 > limit).then(|| {
         rows.truncate(limit as usize);
         rows.last().map(|d| d.item.id)
     });
-    let url = settings.webhook_url.clone();
-    let paused_at = match &url {
-        Some(url) => store::outbox::paused_at(pool.get_ref(), url).await?,
-        None => None,
-    };
     Ok(HttpResponse::Ok().json(Deliveries {
         url,
         paused_at,

@@ -101,26 +101,21 @@ pub async fn insert_batch(
                WHERE e.table_id IN (SELECT id FROM moved)
                RETURNING table_id
            ), noted AS (
-               SELECT n.*
+               SELECT n.*, tables_waiting_for(n.account_id, $1::uuid[])
+                             + (SELECT count(*) FROM moved m WHERE m.turn_account = n.account_id)
+                             AS my_turn
                FROM UNNEST($18::uuid[], $19::uuid[], $20::text[], $21::timestamptz[],
                            $22::timestamptz[]) WITH ORDINALITY
                     AS n(table_id, account_id, kind, at, deadline, ord)
                WHERE n.table_id IN (SELECT id FROM moved)
-           ), locked AS (
-               SELECT a.id, pg_advisory_xact_lock(8, a.key)
-               FROM (SELECT DISTINCT account_id AS id, hashtext(account_id::text) AS key
-                     FROM noted ORDER BY 2, 1) a
            ), fed AS (
-               INSERT INTO feed_items (account_id, kind, table_id, at, deadline, my_turn,
-                                       delivery, next_attempt_at)
-               SELECT n.account_id, n.kind, n.table_id, n.at, n.deadline,
-                      tables_waiting_for(n.account_id, $1::uuid[])
-                        + (SELECT count(*) FROM moved m WHERE m.turn_account = n.account_id),
-                      CASE WHEN $23 THEN 'pending' END, CASE WHEN $23 THEN n.at END
-               FROM noted n JOIN locked l ON l.id = n.account_id
-               ORDER BY n.ord
+               SELECT feed_write(array_agg(account_id ORDER BY ord), array_agg(kind ORDER BY ord),
+                                 array_agg(table_id ORDER BY ord), array_agg(at ORDER BY ord),
+                                 array_agg(deadline ORDER BY ord),
+                                 array_agg(my_turn ORDER BY ord), $23) AS written
+               FROM noted
            )
-           SELECT table_id AS "table_id!" FROM inserted"#,
+           SELECT table_id AS "table_id!" FROM inserted CROSS JOIN fed"#,
         &t.ids,
         &t.expected,
         &t.versions,

@@ -63,23 +63,19 @@ pub async fn ring_turn_endings(
                  AND g.turn_ending_at <= now()
                RETURNING g.id, g.turn_account, g.due_at
            ), noted AS (
-               SELECT id AS table_id, turn_account AS account_id, due_at
+               SELECT id AS table_id, turn_account AS account_id, due_at,
+                      tables_waiting_for(turn_account, '{}') AS my_turn
                FROM rung WHERE turn_account IS NOT NULL
-           ), locked AS (
-               SELECT a.id, pg_advisory_xact_lock(8, a.key)
-               FROM (SELECT DISTINCT account_id AS id, hashtext(account_id::text) AS key
-                     FROM noted ORDER BY 2, 1) a
            ), fed AS (
-               INSERT INTO feed_items (account_id, kind, table_id, at, deadline, my_turn,
-                                       delivery, next_attempt_at)
-               SELECT n.account_id, 'turn_ending', n.table_id, now(), n.due_at,
-                      tables_waiting_for(n.account_id, '{}'),
-                      CASE WHEN $2 THEN 'pending' END, CASE WHEN $2 THEN now() END
-               FROM noted n JOIN locked l ON l.id = n.account_id
-               ORDER BY n.table_id
-               RETURNING account_id
+               SELECT feed_write(array_agg(account_id ORDER BY table_id),
+                                 array_agg('turn_ending'::text ORDER BY table_id),
+                                 array_agg(table_id ORDER BY table_id),
+                                 array_agg(now() ORDER BY table_id),
+                                 array_agg(due_at ORDER BY table_id),
+                                 array_agg(my_turn ORDER BY table_id), $2)
+               FROM noted
            )
-           SELECT account_id AS "account_id!" FROM fed"#,
+           SELECT account_id AS "account_id!" FROM noted CROSS JOIN fed"#,
         limit,
         outbox,
     )
