@@ -89,6 +89,11 @@ pub struct Settings {
     #[arg(long, env = "HUIT_TABLES_PER_MINUTE", default_value_t = 30)]
     pub tables_per_minute: u32,
 
+    /// Reads of the public pages (players' profiles, leaderboards) per
+    /// client address per minute; 0: no limit.
+    #[arg(long, env = "HUIT_PUBLIC_READS_PER_MINUTE", default_value_t = 120)]
+    pub public_reads_per_minute: u32,
+
     /// Length of the failed-login window, in seconds.
     #[arg(long, env = "HUIT_LOGIN_WINDOW_SECS", default_value_t = 300)]
     pub login_window_secs: u64,

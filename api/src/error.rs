@@ -349,6 +349,16 @@ impl From<sqlx::Error> for ApiError {
     }
 }
 
+/// Ratings that cannot be kept fail the write they were part of.
+impl From<crate::ratings::RatingError> for ApiError {
+    fn from(err: crate::ratings::RatingError) -> Self {
+        match err {
+            crate::ratings::RatingError::Database(e) => e.into(),
+            corrupt => Self::internal(corrupt),
+        }
+    }
+}
+
 /// The store's answers as HTTP: its refusals are client errors, a database
 /// away is 503.
 impl From<StoreError> for ApiError {

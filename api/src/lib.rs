@@ -56,6 +56,7 @@
 //! | [`searches`] | the budget of bot searches: how many at once, and how much each may search under pressure |
 //! | [`disputes`] | filing, opening and resolving disputes |
 //! | [`feed`], [`webhooks`] | a player's feed (written with the events that cause its items), its long poll and stream, and its webhooks: signed, delivered from the outbox by any process, retried |
+//! | [`ratings`] | ratings and statistics: a game rated in the transaction that appends its end, in its ruleset's order; `huit ratings rebuild`, from the logs alone |
 //! | [`invites`] | private tables' invitation codes: made, read as spoken, looked up by digest, compared in constant time |
 //! | [`sse`] | the server-sent event streams |
 //! | [`history`] | round histories, replays and audits, from the log alone |
@@ -78,6 +79,7 @@ pub mod metrics;
 pub mod openapi;
 pub mod password;
 pub mod rates;
+pub mod ratings;
 pub mod routes;
 pub mod searches;
 pub mod sse;

@@ -47,10 +47,30 @@ enum Command {
         #[arg(long, env = "DATABASE_URL", hide_env_values = true)]
         database_url: String,
     },
+    /// Ratings and statistics.
+    Ratings {
+        #[command(subcommand)]
+        command: RatingsCommand,
+    },
     /// Audit a table: re-fold its log, recompute every round's scores,
     /// verify the hash chain. Exits with status 2 when the audit fails.
     Audit {
         table_id: uuid::Uuid,
+        #[arg(long, env = "DATABASE_URL", hide_env_values = true)]
+        database_url: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum RatingsCommand {
+    /// Recompute every rating and statistic from the finished games' logs
+    /// alone, in the order the games ended, compare them with the stored
+    /// values (bit for bit) and store them. Exits with status 2 when
+    /// `--check` finds a difference.
+    Rebuild {
+        /// Only compare: write nothing.
+        #[arg(long)]
+        check: bool,
         #[arg(long, env = "DATABASE_URL", hide_env_values = true)]
         database_url: String,
     },
@@ -96,6 +116,13 @@ async fn main() -> ExitCode {
             table_id,
             database_url,
         } => return audit(table_id, database_url).await,
+        Command::Ratings {
+            command:
+                RatingsCommand::Rebuild {
+                    check,
+                    database_url,
+                },
+        } => return rebuild_ratings(check, database_url).await,
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -169,5 +196,54 @@ async fn audit(table_id: uuid::Uuid, database_url: String) -> ExitCode {
             eprintln!("huit: {}", cause_chain(e.as_ref()));
             ExitCode::FAILURE
         }
+    }
+}
+
+/// 0: rebuilt (or, with `check`, the same); 2: `check` found differences;
+/// 1: it could not run.
+async fn rebuild_ratings(check: bool, database_url: String) -> ExitCode {
+    let started = std::time::Instant::now();
+    let mut reported = started;
+    let progress = |tables: usize| {
+        if reported.elapsed().as_secs() >= 2 {
+            reported = std::time::Instant::now();
+            eprintln!("ratings rebuild: {tables} finished tables read");
+        }
+    };
+    let run = async {
+        let pool = startup::connect_lazy(&Settings::with_database_url(database_url))?;
+        startup::migrate(&pool).await?;
+        Ok::<_, BoxError>(api::ratings::rebuild(&pool, !check, progress).await?)
+    };
+    let rebuilt = match run.await {
+        Ok(rebuilt) => rebuilt,
+        Err(e) => {
+            eprintln!("huit: {}", cause_chain(e.as_ref()));
+            return ExitCode::FAILURE;
+        }
+    };
+    let seconds = started.elapsed().as_secs_f64();
+    for difference in &rebuilt.differences {
+        println!("differs: {difference}");
+    }
+    println!(
+        "ratings rebuild: {} rated games from {} finished tables, {} standings; \
+         {} rows differ from the stored ones; {}; {:.1} s ({:.0} games/s)",
+        rebuilt.games,
+        rebuilt.tables,
+        rebuilt.standings,
+        rebuilt.different,
+        if check {
+            "checked, nothing written"
+        } else {
+            "stored"
+        },
+        seconds,
+        rebuilt.games as f64 / seconds.max(1e-9),
+    );
+    if check && rebuilt.different > 0 {
+        ExitCode::from(2)
+    } else {
+        ExitCode::SUCCESS
     }
 }

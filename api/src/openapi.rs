@@ -27,6 +27,7 @@ Errors are RFC 9457 `application/problem+json` documents with a stable `code`."
         (name = "history", description = "Round history, replays, the log export and the event stream"),
         (name = "admin", description = "Administration: audits"),
         (name = "tables", description = "Rule sets, tables, views, moves and the event feed"),
+        (name = "players", description = "Players' statistics and ratings, and the leaderboards (public)"),
     )
 )]
 #[derive(Debug)]

@@ -1,5 +1,6 @@
 //! Rate limits on what costs the server to create: accounts (per client
-//! address), sessions and tables (per account). Each is a token bucket
+//! address), sessions and tables (per account); and on the public reads
+//! that need no account (per client address). Each is a token bucket
 //! (GCRA, the `governor` crate): N per minute, and at most N at once after
 //! a quiet minute. Past it, 429 `too_many_requests` with `Retry-After`.
 //! Counted per process, like the log-in throttle.
@@ -62,6 +63,7 @@ pub struct RateLimits {
     pub sign_ups_per_address: u32,
     pub log_ins_per_account: u32,
     pub tables_per_account: u32,
+    pub public_reads_per_address: u32,
 }
 
 /// Shared by every worker of a process.
@@ -70,6 +72,7 @@ pub struct Rates {
     sign_ups: Limit<Option<IpAddr>>,
     log_ins: Limit<Uuid>,
     tables: Limit<Uuid>,
+    public_reads: Limit<Option<IpAddr>>,
 }
 
 impl Rates {
@@ -78,6 +81,10 @@ impl Rates {
             sign_ups: Limit::per_minute(limits.sign_ups_per_address, "accounts from this address"),
             log_ins: Limit::per_minute(limits.log_ins_per_account, "log-ins for this account"),
             tables: Limit::per_minute(limits.tables_per_account, "tables for this account"),
+            public_reads: Limit::per_minute(
+                limits.public_reads_per_address,
+                "public reads from this address",
+            ),
         }
     }
 
@@ -95,6 +102,11 @@ impl Rates {
     pub fn table(&self, account: Uuid) -> Result<(), ApiError> {
         self.tables.take(&account)
     }
+
+    /// A public page (a profile, a leaderboard) read from `address`.
+    pub fn public_read(&self, address: Option<IpAddr>) -> Result<(), ApiError> {
+        self.public_reads.take(&address)
+    }
 }
 
 #[cfg(test)]
@@ -107,6 +119,7 @@ mod tests {
             sign_ups_per_address: n,
             log_ins_per_account: n,
             tables_per_account: n,
+            public_reads_per_address: n,
         })
     }
 

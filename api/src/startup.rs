@@ -307,6 +307,7 @@ fn rate_limits(settings: &Settings) -> RateLimits {
         sign_ups_per_address: settings.sign_ups_per_minute,
         log_ins_per_account: settings.log_ins_per_minute,
         tables_per_account: settings.tables_per_minute,
+        public_reads_per_address: settings.public_reads_per_minute,
     }
 }
 

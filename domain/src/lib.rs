@@ -18,6 +18,7 @@ pub mod deck;
 mod engine;
 pub mod event;
 mod game;
+pub mod rating;
 pub mod redaction;
 pub mod rules;
 #[cfg(feature = "openapi")]
@@ -34,6 +35,7 @@ pub use event::{
     RoundEnded, RoundStarted, Seat, SkipReason, Target, EVENT_VERSION,
 };
 pub use game::{Game, Round, Status};
+pub use rating::{Finish, RatedGame, Rating, Standing, Standings, Stats};
 pub use redaction::{Salt, Seen};
 pub use rules::{Effect, Preset, Rules, RulesError};
 pub use table::{

@@ -14,6 +14,7 @@ pub mod health;
 pub mod history;
 pub mod integer;
 pub mod me;
+pub mod players;
 pub mod problems;
 pub mod sessions;
 pub mod shared;
@@ -50,6 +51,8 @@ pub fn configure(cfg: &mut ServiceConfig<'_>) {
             .service(webhooks::deliveries)
             .service(webhooks::resume_webhooks)
             .service(webhooks::retry_delivery)
+            .service(players::player_profile)
+            .service(players::leaderboard)
             .service(tables::lobby::list_rulesets)
             .service(tables::lobby::create_table)
             .service(tables::lobby::list_tables)

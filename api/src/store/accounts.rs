@@ -136,3 +136,20 @@ pub async fn find_by_id(
     row.map(|r| Account::from_row(r.id, r.username, &r.role, r.created_at))
         .transpose()
 }
+
+/// The account of a username, whatever its case (`key`: its normal form,
+/// see [`find_with_password_hash`]).
+#[tracing::instrument(skip(executor))]
+pub async fn find_by_username(
+    executor: impl PgExecutor<'_>,
+    key: &str,
+) -> Result<Option<Account>, sqlx::Error> {
+    let row = sqlx::query!(
+        "SELECT id, username, role, created_at FROM accounts WHERE lower(username) = lower($1)",
+        key,
+    )
+    .fetch_optional(executor)
+    .await?;
+    row.map(|r| Account::from_row(r.id, r.username, &r.role, r.created_at))
+        .transpose()
+}

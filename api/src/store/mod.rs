@@ -23,6 +23,7 @@ pub mod lobby;
 pub mod mine;
 pub mod outbox;
 pub mod players;
+pub mod ratings;
 pub mod sessions;
 pub mod tables;
 

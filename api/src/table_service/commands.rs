@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use domain::bots::Level;
-use domain::{Clock, Lobby, Table, TableCommand, TableEvent};
+use domain::{Clock, Event, GameEnded, Lobby, Table, TableCommand, TableEvent};
 use serde_json::{Map, Value};
 use sqlx::PgConnection;
 use uuid::Uuid;
@@ -21,6 +21,7 @@ use crate::log::Durability;
 use crate::log::{ChainedAppend, StoredEvent};
 use crate::metrics;
 use crate::rates::Rates;
+use crate::ratings;
 use crate::searches::Searched;
 use crate::store::idempotency::StoredResponse;
 use crate::store::{self, StoreError};
@@ -388,8 +389,10 @@ impl TableService {
                     return Err(refused.into());
                 }
             };
-            let with_writes =
-                writes.tx.is_some() || writes.idempotency.is_some() || decided.lobby();
+            let with_writes = writes.tx.is_some()
+                || writes.idempotency.is_some()
+                || decided.lobby()
+                || decided.ended().is_some();
             let appended = self
                 .append(
                     table_id,
@@ -426,7 +429,8 @@ impl TableService {
             if let Some(tx) = tx {
                 let capped = !matches!(command, TableCommand::FillWithBots);
                 let project = (loaded.created_by, &decided.events[..], capped);
-                self.commit_with(tx, table_id, project, writes.idempotency, &answer)
+                let rated = decided.rated(table_id, &loaded.table, &stored);
+                self.commit_with(tx, table_id, project, rated, writes.idempotency, &answer)
                     .await?;
             }
             count_appended(command, decided.events.len());
@@ -536,17 +540,22 @@ impl TableService {
 
     /// What commits with the events in their transaction: the projections
     /// of lobby events (for the table's creator, its events, whether its
-    /// bot caps apply), and the answer of a request with an idempotency key.
+    /// bot caps apply), the ratings of a game that ended between people,
+    /// and the answer of a request with an idempotency key.
     async fn commit_with<R: serde::Serialize>(
         &self,
         mut tx: store::Tx<'static>,
         table_id: Uuid,
         (created_by, events, capped): (Uuid, &[TableEvent], bool),
+        rated: Option<ratings::Ended>,
         idempotency: Option<(Uuid, &Idempotency)>,
         answer: &R,
     ) -> Result<(), ApiError> {
         self.project(&mut tx, table_id, created_by, events, capped)
             .await?;
+        if let Some(ended) = rated {
+            ratings::record(&mut tx, &ended).await?;
+        }
         if let Some((account_id, idem)) = idempotency {
             let body = serde_json::to_value(answer).map_err(ApiError::internal)?;
             store::idempotency::save(
@@ -614,6 +623,28 @@ impl Decided {
         self.events
             .iter()
             .any(|e| !matches!(e, TableEvent::Game(_)))
+    }
+
+    /// The game's end, when the events end it.
+    fn ended(&self) -> Option<&GameEnded> {
+        self.events.iter().find_map(|e| match e {
+            TableEvent::Game(Event::GameEnded(end)) => Some(&**end),
+            _ => None,
+        })
+    }
+
+    /// The rated game the events end (`table` after them), at its
+    /// `game_ended`'s time as `stored`.
+    fn rated(
+        &self,
+        table_id: Uuid,
+        table: &Table,
+        stored: &[StoredEvent],
+    ) -> Option<ratings::Ended> {
+        let end = self.ended()?;
+        let at = stored.iter().find(|s| s.kind == "game_ended")?.at;
+        let game = table.rated_game(end)?;
+        Some(ratings::Ended { table_id, at, game })
     }
 }
 

@@ -23,5 +23,6 @@ mod history;
 mod http;
 mod keeping_tables_moving;
 mod metrics;
+mod ratings;
 mod tables;
 mod webhooks;

@@ -1,0 +1,350 @@
+//! Ratings and statistics per account and ruleset (docs/API.md "Finding a
+//! game and coming back"), kept from the games' logs:
+//!
+//! - [`record`]: a game between people that ends is rated in the
+//!   transaction that appends its end, in its ruleset's order (the
+//!   `game_ended` event's `at`, then the table's id), one transaction at a
+//!   time per ruleset. One that ended before a game rated already (two games
+//!   ending within moments, committed the other way round) re-rates that
+//!   later game too: what is stored is always the fold of the games in
+//!   order.
+//! - [`rebuild`]: `huit ratings rebuild` reads the finished games' logs
+//!   alone, folds them in that order (`domain::Standings`), compares with
+//!   what is stored, bit for bit, and writes them anew.
+//!
+//! What counts and how a rating moves are the engine's (`domain::rating`).
+
+use std::collections::{BTreeSet, HashMap};
+
+use chrono::{DateTime, Utc};
+use domain::{PlayerId, Preset, RatedGame, Rating, Standing, Standings, TableEvent};
+use sqlx::{PgConnection, PgPool};
+use uuid::Uuid;
+
+use crate::store::ratings::{self as stored, ResultRow, StandingRow};
+
+/// A rated game and where it stands in its ruleset's order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ended {
+    pub table_id: Uuid,
+    pub at: DateTime<Utc>,
+    pub game: RatedGame,
+}
+
+/// Why ratings could not be kept.
+#[derive(Debug, thiserror::Error)]
+pub enum RatingError {
+    #[error(transparent)]
+    Database(#[from] sqlx::Error),
+    /// A log or a stored row says something that cannot be.
+    #[error("{0}")]
+    Corrupt(String),
+}
+
+/// Rates `ended` in `conn`'s transaction (the one appending its end), and
+/// every game of its ruleset that comes after it in the order (usually
+/// none): their results with the ratings before and after, and the players'
+/// standings.
+#[tracing::instrument(skip(conn, ended), fields(table_id = %ended.table_id))]
+pub async fn record(conn: &mut PgConnection, ended: &Ended) -> Result<(), RatingError> {
+    let ruleset = &ended.game.ruleset;
+    stored::lock(&mut *conn, ruleset).await?;
+    let later = stored::results_after(&mut *conn, ruleset, ended.at, ended.table_id).await?;
+    let mut games = vec![ended.clone()];
+    games.extend(games_of(&later)?);
+    let mut everyone = BTreeSet::new();
+    for game in &games {
+        for f in &game.game.finishes {
+            everyone.insert(account(&f.player)?);
+        }
+    }
+    let everyone: Vec<Uuid> = everyone.into_iter().collect();
+    let before =
+        stored::ratings_before(&mut *conn, &everyone, ruleset, ended.at, ended.table_id).await?;
+    let mut standings = Standings::default();
+    for (id, mu, sigma) in before {
+        let rating = Rating { mu, sigma };
+        let key = (domain_id(id), ruleset.clone());
+        standings.by_player.insert(
+            key,
+            Standing {
+                rating,
+                ..Standing::default()
+            },
+        );
+    }
+    let results = fold(&mut standings, &games)?;
+    stored::insert_games(&mut *conn, &[(ended.table_id, ruleset.clone(), ended.at)]).await?;
+    stored::write_results(&mut *conn, &results).await?;
+    // Ratings as they end up; counts: this game's alone (the later games'
+    // were counted when they were rated).
+    let mut changes = Vec::with_capacity(everyone.len());
+    for id in everyone {
+        let player = domain_id(id);
+        let finish = ended.game.finishes.iter().find(|f| f.player == player);
+        let mut counted = domain::Stats::default();
+        if let Some(f) = finish {
+            counted.add(f);
+        }
+        let standing = Standing {
+            rating: standings.of(&player, ruleset).rating,
+            stats: counted,
+        };
+        changes.push(standing_row(id, ruleset, &standing));
+    }
+    stored::add_standings(conn, &changes).await?;
+    Ok(())
+}
+
+/// Folds `games` (in order) into `standings`: each player's result with
+/// their rating before and after.
+fn fold(standings: &mut Standings, games: &[Ended]) -> Result<Vec<ResultRow>, RatingError> {
+    let mut rows = Vec::new();
+    for ended in games {
+        let changes = standings.add(&ended.game);
+        for (seat, (f, (before, after))) in ended.game.finishes.iter().zip(changes).enumerate() {
+            rows.push(ResultRow {
+                table_id: ended.table_id,
+                account_id: account(&f.player)?,
+                ruleset: ended.game.ruleset.clone(),
+                ended_at: ended.at,
+                seat: seat as i32,
+                place: f.place as i32,
+                total: f.total,
+                won: f.won,
+                mu_before: before.mu,
+                sigma_before: before.sigma,
+                mu_after: after.mu,
+                sigma_after: after.sigma,
+            });
+        }
+    }
+    Ok(rows)
+}
+
+/// Stored results (in the order of the games, each game's by seat) as the
+/// rated games they were.
+fn games_of(rows: &[ResultRow]) -> Result<Vec<Ended>, RatingError> {
+    let mut games: Vec<Ended> = Vec::new();
+    for r in rows {
+        let finish = domain::Finish {
+            player: domain_id(r.account_id),
+            place: usize::try_from(r.place).map_err(|_| corrupt_row(r))?,
+            total: r.total,
+            won: r.won,
+        };
+        match games.last_mut() {
+            Some(game) if game.table_id == r.table_id => game.game.finishes.push(finish),
+            _ => games.push(Ended {
+                table_id: r.table_id,
+                at: r.ended_at,
+                game: RatedGame {
+                    ruleset: r.ruleset.clone(),
+                    finishes: vec![finish],
+                },
+            }),
+        }
+    }
+    Ok(games)
+}
+
+fn corrupt_row(r: &ResultRow) -> RatingError {
+    RatingError::Corrupt(format!("a stored result cannot be: {r:?}"))
+}
+
+fn account(player: &PlayerId) -> Result<Uuid, RatingError> {
+    player
+        .as_str()
+        .parse()
+        .map_err(|_| RatingError::Corrupt(format!("{player} is not an account")))
+}
+
+fn domain_id(account: Uuid) -> PlayerId {
+    PlayerId::from(account.to_string())
+}
+
+fn standing_row(account_id: Uuid, ruleset: &str, s: &Standing) -> StandingRow {
+    StandingRow {
+        account_id,
+        ruleset: ruleset.to_owned(),
+        mu: s.rating.mu,
+        sigma: s.rating.sigma,
+        games: s.stats.games as i64,
+        wins: s.stats.wins as i64,
+        places: s.stats.places as i64,
+        points: s.stats.points,
+    }
+}
+
+/// How many finished tables' logs are read at once.
+const TABLES_A_PAGE: i64 = 1000;
+/// How many rows are written in one statement.
+const ROWS_A_STATEMENT: usize = 10_000;
+
+/// What [`rebuild`] found.
+#[derive(Debug, Clone, Default)]
+pub struct Rebuilt {
+    /// Finished tables read.
+    pub tables: usize,
+    /// Rated games among them.
+    pub games: usize,
+    /// Standings made.
+    pub standings: usize,
+    /// Where the stored values differ from those of the logs (the first
+    /// few), and how many do.
+    pub differences: Vec<String>,
+    pub different: usize,
+}
+
+/// Recomputes every rating and statistic from the finished games' logs
+/// alone, folded in the order the games ended, and compares them with
+/// the stored values, bit for bit. With `write`, the stored values are
+/// replaced by these (every ruleset's rating held meanwhile: games that end
+/// wait); without, nothing is written, and the comparison is of one
+/// snapshot. `progress` is told the tables read so far.
+pub async fn rebuild(
+    pool: &PgPool,
+    write: bool,
+    mut progress: impl FnMut(usize),
+) -> Result<Rebuilt, RatingError> {
+    let mut tx = pool.begin().await?;
+    if write {
+        let mut rulesets: Vec<&str> = Preset::ALL.iter().map(|p| p.id()).collect();
+        rulesets.sort_unstable();
+        for ruleset in rulesets {
+            stored::lock(&mut tx, ruleset).await?;
+        }
+    } else {
+        sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            .execute(&mut *tx)
+            .await?;
+    }
+    let (mut games, tables) = read_games(&mut tx, &mut progress).await?;
+    games.sort_by_key(|g| (g.at, g.table_id));
+    let mut standings = Standings::default();
+    let mut results = fold(&mut standings, &games)?;
+    let mut standing_rows = standings
+        .by_player
+        .iter()
+        .map(|((player, ruleset), s)| Ok(standing_row(account(player)?, ruleset, s)))
+        .collect::<Result<Vec<_>, RatingError>>()?;
+    let key = |r: &ResultRow| (r.ruleset.clone(), r.ended_at, r.table_id, r.seat);
+    results.sort_by_key(key);
+    standing_rows.sort_by(|a, b| (a.account_id, &a.ruleset).cmp(&(b.account_id, &b.ruleset)));
+    let mut rebuilt = Rebuilt {
+        tables,
+        games: games.len(),
+        standings: standing_rows.len(),
+        ..Rebuilt::default()
+    };
+    compare(
+        &mut rebuilt,
+        &results,
+        &stored::all_results(&mut *tx).await?,
+        result_bits,
+    );
+    compare(
+        &mut rebuilt,
+        &standing_rows,
+        &stored::all_standings(&mut *tx).await?,
+        standing_bits,
+    );
+    if write {
+        stored::clear(&mut tx).await?;
+        let placed: Vec<_> = games
+            .iter()
+            .map(|g| (g.table_id, g.game.ruleset.clone(), g.at))
+            .collect();
+        for chunk in placed.chunks(ROWS_A_STATEMENT) {
+            stored::insert_games(&mut *tx, chunk).await?;
+        }
+        for chunk in results.chunks(ROWS_A_STATEMENT) {
+            stored::write_results(&mut *tx, chunk).await?;
+        }
+        for chunk in standing_rows.chunks(ROWS_A_STATEMENT) {
+            stored::add_standings(&mut *tx, chunk).await?;
+        }
+    }
+    tx.commit().await?;
+    Ok(rebuilt)
+}
+
+/// The rated games of every finished table's log, and how many tables
+/// were read.
+async fn read_games(
+    tx: &mut PgConnection,
+    progress: &mut impl FnMut(usize),
+) -> Result<(Vec<Ended>, usize), RatingError> {
+    let (mut games, mut tables, mut after) = (Vec::new(), 0, None);
+    loop {
+        let page = stored::finished_tables(&mut *tx, after, TABLES_A_PAGE).await?;
+        let Some(last) = page.last() else {
+            return Ok((games, tables));
+        };
+        after = Some(*last);
+        tables += page.len();
+        let events = stored::rating_events(&mut *tx, &page).await?;
+        let mut by_table: HashMap<Uuid, (Vec<TableEvent>, Option<DateTime<Utc>>)> = HashMap::new();
+        for e in events {
+            let event = TableEvent::read(
+                &e.kind,
+                u32::try_from(e.v).unwrap_or(0),
+                &e.data.to_string(),
+            )
+            .map_err(|why| {
+                RatingError::Corrupt(format!(
+                    "table {}: {} unreadable: {why}",
+                    e.table_id, e.kind
+                ))
+            })?;
+            let (log, ended_at) = by_table.entry(e.table_id).or_default();
+            if e.kind == "game_ended" {
+                *ended_at = Some(e.at);
+            }
+            log.push(event);
+        }
+        for (table_id, (log, ended_at)) in by_table {
+            if let (Some(game), Some(at)) = (RatedGame::from_log(&log), ended_at) {
+                games.push(Ended { table_id, at, game });
+            }
+        }
+        progress(tables);
+    }
+}
+
+/// The bits of a result (its floats as their IEEE 754 bits).
+fn result_bits(r: &ResultRow) -> impl PartialEq + std::fmt::Debug {
+    let floats = [r.mu_before, r.sigma_before, r.mu_after, r.sigma_after].map(f64::to_bits);
+    let key = (r.table_id, r.account_id, r.ruleset.clone(), r.ended_at);
+    (key, r.seat, r.place, r.total, r.won, floats)
+}
+
+/// The bits of a standing.
+fn standing_bits(s: &StandingRow) -> impl PartialEq + std::fmt::Debug {
+    let counts = [s.games, s.wins, s.places, s.points];
+    let floats = [s.mu, s.sigma].map(f64::to_bits);
+    (s.account_id, s.ruleset.clone(), floats, counts)
+}
+
+/// How many of the rows computed differ from those stored (in the same
+/// order), and the first few of them, in `rebuilt`.
+fn compare<R: std::fmt::Debug, B: PartialEq + std::fmt::Debug>(
+    rebuilt: &mut Rebuilt,
+    computed: &[R],
+    stored: &[R],
+    bits: impl Fn(&R) -> B,
+) {
+    const SHOWN: usize = 10;
+    let n = computed.len().max(stored.len());
+    for i in 0..n {
+        let (c, s) = (computed.get(i), stored.get(i));
+        if c.map(&bits) != s.map(&bits) {
+            rebuilt.different += 1;
+            if rebuilt.differences.len() < SHOWN {
+                rebuilt
+                    .differences
+                    .push(format!("from the logs: {c:?}; stored: {s:?}"));
+            }
+        }
+    }
+}

@@ -1,0 +1,654 @@
+//! Statistics, ratings and leaderboards (docs/API.md "Finding a game and
+//! coming back"): who is rated by which games, the profile and the board
+//! over HTTP without a token, their limits, and `huit ratings rebuild`
+//! reproducing the stored values bit for bit, whatever order games commit
+//! in (a property test over random games with ties, resignations, bots and
+//! aborts).
+
+use std::process::Command;
+
+use crate::support::process::huit_bin;
+use crate::support::{get, json_of, play, post, post_empty, started_table, view};
+use domain::{Finish, PlayerId, RatedGame, Rating};
+use e2e::{assert_problem, spawn_app, spawn_app_with, TestApp};
+use serde_json::{json, Value};
+use uuid::Uuid;
+
+/// Plays the started table `id` to its end (each seat on turn plays its
+/// first legal move; `tokens` by seat); its result.
+async fn play_out(app: &TestApp, tokens: &[String], id: &str) -> Value {
+    loop {
+        let v = view(app, &tokens[0], id).await;
+        if v["status"] == "finished" {
+            return v["result"].clone();
+        }
+        let seat = v["current_seat"].as_u64().expect("a seat on turn") as usize;
+        let mine = view(app, &tokens[seat], id).await;
+        let (mv, version) = (&mine["legal_moves"][0], mine["version"].as_i64());
+        json_of(play(app, &tokens[seat], id, mv, version).await, 200).await;
+    }
+}
+
+/// A player's profile, read without a token.
+async fn profile(app: &TestApp, username: &str) -> Value {
+    let res = app
+        .client
+        .get(app.url(&format!("/v1/players/{username}")))
+        .send()
+        .await
+        .expect("sent");
+    json_of(res, 200).await
+}
+
+async fn username(app: &TestApp, token: &str) -> String {
+    let me = json_of(get(app, token, "/v1/me").await, 200).await;
+    me["username"].as_str().unwrap().to_owned()
+}
+
+/// `n` new players' tokens.
+async fn players(app: &TestApp, n: usize) -> Vec<String> {
+    let mut tokens = Vec::new();
+    for i in 0..n {
+        let name = format!("r{i}_{}", &Uuid::new_v4().simple().to_string()[..8]);
+        tokens.push(app.player_token(&name).await);
+    }
+    tokens
+}
+
+/// Nothing differs between the stored values and the logs' fold; how many
+/// rated games the logs hold.
+async fn rebuilt_the_same(app: &TestApp) -> usize {
+    let rebuilt = api::ratings::rebuild(&app.pool, false, |_| {})
+        .await
+        .expect("the rebuild runs");
+    assert_eq!(rebuilt.different, 0, "{:?}", rebuilt.differences);
+    rebuilt.games
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() < 1e-9
+}
+
+#[tokio::test]
+async fn a_game_between_people_rates_each_by_place_and_shows_on_their_profiles() {
+    let app = spawn_app().await;
+    let (id, tokens) = started_table(&app, "classique", json!({"rounds": 1}), 3).await;
+    let result = play_out(&app, &tokens, &id).await;
+    let ranking = result["ranking"].as_array().unwrap();
+    let placing = |seat: usize| ranking.iter().find(|p| p["seat"] == seat).unwrap();
+    let finishes: Vec<Finish> = (0..3)
+        .map(|seat| Finish {
+            player: PlayerId::from(format!("{seat}")),
+            place: placing(seat)["place"].as_u64().unwrap() as usize,
+            total: placing(seat)["total"].as_i64().unwrap() as i32,
+            won: result["winners"].as_array().unwrap().contains(&json!(seat)),
+        })
+        .collect();
+    let game = RatedGame {
+        ruleset: "classique".into(),
+        finishes: finishes.clone(),
+    };
+    let expected = game.rate(&[Rating::NEW; 3]);
+    for (seat, token) in tokens.iter().enumerate() {
+        let name = username(&app, token).await;
+        // Whatever the case of the name asked for.
+        let p = profile(&app, &name.to_uppercase()).await;
+        assert_eq!(p["username"], name);
+        let stats = p["stats"].as_array().unwrap();
+        assert_eq!(stats.len(), 1, "{p}");
+        let s = &stats[0];
+        let f = &finishes[seat];
+        assert_eq!(s["ruleset"], "classique");
+        assert_eq!(s["games"], 1);
+        assert_eq!(s["wins"], u64::from(f.won));
+        assert_eq!(s["average_place"].as_f64(), Some(f.place as f64));
+        assert_eq!(s["points"], f.total);
+        assert!(
+            close(s["rating"].as_f64().unwrap(), expected[seat].mu),
+            "{s}"
+        );
+        assert!(close(
+            s["rating_deviation"].as_f64().unwrap(),
+            expected[seat].sigma
+        ));
+        assert_eq!(s["provisional"], true);
+        let recent = &p["recent"][0];
+        assert_eq!(recent["table_id"], id.as_str());
+        assert_eq!(recent["place"], f.place);
+        assert_eq!(recent["won"], f.won);
+        assert_eq!(recent["rating_before"], 25.0);
+        assert!(close(
+            recent["rating_after"].as_f64().unwrap(),
+            expected[seat].mu
+        ));
+    }
+    // The winner gained, the last lost.
+    let best = finishes.iter().position(|f| f.place == 1).unwrap();
+    assert!(expected[best].mu > 25.0);
+    assert_eq!(rebuilt_the_same(&app).await, 1);
+    // Unknown and impossible names.
+    for name in ["nobody_here", "no%20such%20name", "ab"] {
+        let res = app
+            .client
+            .get(app.url(&format!("/v1/players/{name}")))
+            .send()
+            .await
+            .unwrap();
+        assert_problem(res, 404, "not_found").await;
+    }
+}
+
+#[tokio::test]
+async fn games_with_a_bot_seat_or_aborted_count_for_nobody_and_a_resigned_game_counts_as_ranked() {
+    let app = spawn_app().await;
+    let tokens = players(&app, 2).await;
+    let names = [
+        username(&app, &tokens[0]).await,
+        username(&app, &tokens[1]).await,
+    ];
+
+    // A person and a bot: the person resigns, the game is over, unrated.
+    let body = json!({"ruleset": "moderne", "seats": 2, "bots": [{"level": "basic"}]});
+    let table = json_of(post(&app, &tokens[0], "/v1/tables", &body).await, 201).await;
+    let bot_table = table["id"].as_str().unwrap().to_owned();
+    json_of(
+        post_empty(&app, &tokens[0], &format!("/v1/tables/{bot_table}/start")).await,
+        200,
+    )
+    .await;
+    json_of(
+        post_empty(&app, &tokens[0], &format!("/v1/tables/{bot_table}/resign")).await,
+        200,
+    )
+    .await;
+    assert_eq!(
+        view(&app, &tokens[0], &bot_table).await["status"],
+        "finished"
+    );
+
+    // Two persons, aborted at once: no game to rate.
+    let aborted = two_persons(&app, &tokens).await;
+    let res = post_empty(&app, &tokens[0], &format!("/v1/tables/{aborted}/abort")).await;
+    json_of(res, 200).await;
+    for name in &names {
+        assert_eq!(profile(&app, name).await["stats"], json!([]));
+    }
+
+    // Two persons, one resigns: rated as its ranking says.
+    let resigned = two_persons(&app, &tokens).await;
+    json_of(
+        post_empty(&app, &tokens[1], &format!("/v1/tables/{resigned}/resign")).await,
+        200,
+    )
+    .await;
+    let (winner, loser) = (
+        profile(&app, &names[0]).await,
+        profile(&app, &names[1]).await,
+    );
+    assert_eq!(winner["stats"][0]["ruleset"], "moderne");
+    assert_eq!(winner["stats"][0]["wins"], 1);
+    assert_eq!(winner["stats"][0]["average_place"], 1.0);
+    assert_eq!(loser["stats"][0]["wins"], 0);
+    assert_eq!(loser["stats"][0]["average_place"], 2.0);
+    assert!(close(
+        winner["stats"][0]["rating"].as_f64().unwrap(),
+        27.635_231_383_473_65
+    ));
+    assert!(close(
+        loser["stats"][0]["rating"].as_f64().unwrap(),
+        22.364_768_616_526_35
+    ));
+    assert_eq!(winner["recent"].as_array().unwrap().len(), 1);
+    assert_eq!(rebuilt_the_same(&app).await, 1);
+}
+
+/// A started two-person `moderne` table of the two `tokens`.
+async fn two_persons(app: &TestApp, tokens: &[String]) -> String {
+    let body = json!({"ruleset": "moderne", "seats": 2});
+    let table = json_of(post(app, &tokens[0], "/v1/tables", &body).await, 201).await;
+    let id = table["id"].as_str().unwrap().to_owned();
+    json_of(
+        post_empty(app, &tokens[1], &format!("/v1/tables/{id}/players")).await,
+        200,
+    )
+    .await;
+    json_of(
+        post_empty(app, &tokens[0], &format!("/v1/tables/{id}/start")).await,
+        200,
+    )
+    .await;
+    id
+}
+
+/// Gives the account of `token` this standing in `ruleset`, as if earned.
+async fn arrange_standing(app: &TestApp, token: &str, ruleset: &str, mu: f64, sigma: f64) {
+    let me = json_of(get(app, token, "/v1/me").await, 200).await;
+    let id: Uuid = me["id"].as_str().unwrap().parse().unwrap();
+    sqlx::query(
+        "INSERT INTO ratings (account_id, ruleset, mu, sigma, games, wins, places, points) \
+         VALUES ($1, $2, $3, $4, 10, 4, 20, 300)",
+    )
+    .bind(id)
+    .bind(ruleset)
+    .bind(mu)
+    .bind(sigma)
+    .execute(&app.pool)
+    .await
+    .expect("a standing");
+}
+
+async fn board(app: &TestApp, query: &str) -> reqwest::Response {
+    app.client
+        .get(app.url(&format!("/v1/leaderboards/{query}")))
+        .send()
+        .await
+        .expect("sent")
+}
+
+#[tokio::test]
+async fn a_leaderboard_lists_established_ratings_best_first_by_pages_with_their_ranks() {
+    let app = spawn_app().await;
+    let tokens = players(&app, 6).await;
+    // Two tied at 30, one provisional (kept off), one of another ruleset.
+    let standings = [
+        (31.0, 2.0),
+        (30.0, 3.0),
+        (30.0, 5.5),
+        (29.0, 6.0),
+        (40.0, 6.5),
+    ];
+    for (token, (mu, sigma)) in tokens.iter().zip(standings) {
+        arrange_standing(&app, token, "amerix", mu, sigma).await;
+    }
+    arrange_standing(&app, &tokens[5], "757", 50.0, 1.0).await;
+    let names: Vec<String> = {
+        let mut names = Vec::new();
+        for t in &tokens {
+            names.push(username(&app, t).await);
+        }
+        names
+    };
+
+    let mut seen = Vec::new();
+    let mut query = "amerix?limit=2".to_owned();
+    loop {
+        let page = json_of(board(&app, &query).await, 200).await;
+        assert_eq!(page["ruleset"], "amerix");
+        for p in page["players"].as_array().unwrap() {
+            seen.push((
+                p["rank"].as_i64().unwrap(),
+                p["username"].as_str().unwrap().to_owned(),
+                p["rating"].as_f64().unwrap(),
+            ));
+            assert!(p["rating_deviation"].as_f64().unwrap() <= 6.0);
+            assert_eq!(p["games"], 10);
+            assert_eq!(p["wins"], 4);
+        }
+        match page["next"].as_str() {
+            Some(next) => query = format!("amerix?limit=2&after={next}"),
+            None => break,
+        }
+    }
+    let ranks: Vec<i64> = seen.iter().map(|s| s.0).collect();
+    assert_eq!(ranks, [1, 2, 3, 4]);
+    assert_eq!(seen[0].1, names[0]);
+    assert_eq!(seen[3].1, names[3]);
+    // The tie at 30: both, the account ids in order.
+    let tied: Vec<&str> = seen[1..3].iter().map(|s| s.1.as_str()).collect();
+    assert!(tied.contains(&names[1].as_str()) && tied.contains(&names[2].as_str()));
+    assert!(
+        !seen.iter().any(|s| s.1 == names[4]),
+        "a provisional rating is off the board"
+    );
+
+    let other = json_of(board(&app, "757").await, 200).await;
+    assert_eq!(other["players"][0]["username"], names[5].as_str());
+    assert_eq!(other["next"], Value::Null);
+    let empty = json_of(board(&app, "base").await, 200).await;
+    assert_eq!(empty["players"], json!([]));
+
+    assert_problem(board(&app, "poker").await, 404, "not_found").await;
+    for bad in [
+        "amerix?limit=0",
+        "amerix?limit=101",
+        "amerix?after=1.abc",
+        "amerix?after=3.7ff8000000000000.00000000000000000000000000000000",
+        "amerix?after=-1.403e000000000000.00000000000000000000000000000000",
+    ] {
+        assert_problem(board(&app, bad).await, 400, "invalid_query").await;
+    }
+}
+
+#[tokio::test]
+async fn public_reads_are_limited_per_address() {
+    let app = spawn_app_with(|s| s.public_reads_per_minute = 3).await;
+    let token = app.player_token("limited").await;
+    for _ in 0..2 {
+        profile(&app, "limited").await;
+    }
+    json_of(board(&app, "classique").await, 200).await;
+    let res = board(&app, "classique").await;
+    assert!(res.headers().contains_key("retry-after"));
+    assert_problem(res, 429, "too_many_requests").await;
+    // What needs a token is not counted against it.
+    json_of(get(&app, &token, "/v1/me").await, 200).await;
+}
+
+/// `huit ratings rebuild` on the database of `app`: its exit code and what
+/// it printed.
+fn rebuild_command(app: &TestApp, check: bool) -> (i32, String) {
+    let mut url = reqwest::Url::parse(&e2e::cluster_url()).unwrap();
+    url.set_path(&app.database);
+    let mut command = Command::new(huit_bin());
+    command
+        .args(["ratings", "rebuild"])
+        .env("DATABASE_URL", url.as_str());
+    if check {
+        command.arg("--check");
+    }
+    let out = command.output().expect("huit runs");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    (out.status.code().unwrap_or(-1), text)
+}
+
+#[tokio::test]
+async fn huit_ratings_rebuild_checks_finds_a_changed_value_and_writes_the_logs_values_back() {
+    let app = spawn_app().await;
+    for _ in 0..2 {
+        let (id, tokens) = started_table(&app, "757", json!({"rounds": 1}), 2).await;
+        play_out(&app, &tokens, &id).await;
+    }
+    let (code, out) = rebuild_command(&app, true);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("2 rated games from 2 finished tables"),
+        "{out}"
+    );
+    assert!(out.contains("0 rows differ"), "{out}");
+    assert!(out.contains("games/s"), "{out}");
+
+    let stored: Vec<(Uuid, f64)> = sqlx::query_as("SELECT account_id, mu FROM ratings ORDER BY 1")
+        .fetch_all(&app.pool)
+        .await
+        .unwrap();
+    // One bit off, in one rating.
+    sqlx::query("UPDATE ratings SET mu = $2 WHERE account_id = $1")
+        .bind(stored[0].0)
+        .bind(f64::from_bits(stored[0].1.to_bits() + 1))
+        .execute(&app.pool)
+        .await
+        .unwrap();
+    let (code, out) = rebuild_command(&app, true);
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("1 rows differ"), "{out}");
+    assert!(out.contains("differs: "), "{out}");
+
+    let (code, out) = rebuild_command(&app, false);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("stored"), "{out}");
+    let again: Vec<(Uuid, f64)> = sqlx::query_as("SELECT account_id, mu FROM ratings ORDER BY 1")
+        .fetch_all(&app.pool)
+        .await
+        .unwrap();
+    let bits = |v: &[(Uuid, f64)]| v.iter().map(|(a, m)| (*a, m.to_bits())).collect::<Vec<_>>();
+    assert_eq!(bits(&again), bits(&stored));
+    assert_eq!(rebuilt_the_same(&app).await, 2);
+}
+
+mod property {
+    //! Random games stored as their logs, rated in a random commit order
+    //! through [`api::ratings::record`] (the server's own step), and
+    //! folded again from the logs by [`api::ratings::rebuild`].
+
+    use api::ratings::Ended;
+    use api::table_service::player_id;
+    use domain::bots::Level;
+    use domain::{Event, Joining, RatedGame, Table, TableCommand, TableEvent};
+    use e2e::games::{play_game, store_table};
+    use proptest::prelude::*;
+    use rand::rngs::StdRng;
+    use rand::SeedableRng;
+    use serde_json::json;
+    use sqlx::PgPool;
+    use uuid::Uuid;
+
+    /// How a game goes.
+    #[derive(Debug, Clone, Copy)]
+    enum Ending {
+        /// Played to its end (one round).
+        Played,
+        /// Played to an end where some players tie.
+        Tied,
+        /// The persons resign, one after the other, until it ends.
+        Resigned,
+        /// Its last seat is a bot's.
+        WithBot,
+        /// Aborted before anyone moved.
+        Aborted,
+    }
+
+    #[derive(Debug, Clone)]
+    struct Spec {
+        /// Indices into the accounts, in seat order.
+        seats: Vec<usize>,
+        ending: Ending,
+        seed: u64,
+    }
+
+    fn spec() -> impl Strategy<Value = Spec> {
+        let ending = prop_oneof![
+            3 => Just(Ending::Played),
+            2 => Just(Ending::Tied),
+            2 => Just(Ending::Resigned),
+            1 => Just(Ending::WithBot),
+            1 => Just(Ending::Aborted),
+        ];
+        (
+            Just((0..ACCOUNTS).collect::<Vec<_>>()).prop_shuffle(),
+            2..=4usize,
+            ending,
+            any::<u64>(),
+        )
+            .prop_map(|(order, n, ending, seed)| Spec {
+                seats: order[..n].to_vec(),
+                ending,
+                seed,
+            })
+    }
+
+    const ACCOUNTS: usize = 5;
+    /// One ruleset's order is what ratings fold; a second shows they keep apart.
+    const RULESETS: [&str; 2] = ["classique", "757"];
+
+    /// The log of the game `spec` describes, batch by batch.
+    fn log_of(spec: &Spec, ruleset: &str, accounts: &[(Uuid, String)]) -> Vec<Vec<TableEvent>> {
+        let mut seated: Vec<(Uuid, String)> =
+            spec.seats.iter().map(|&i| accounts[i].clone()).collect();
+        if let (Ending::Tied, 2) = (spec.ending, seated.len()) {
+            // Two players hardly ever tie: a third makes it likely enough.
+            let third = (0..ACCOUNTS)
+                .find(|i| !spec.seats.contains(i))
+                .expect("a third");
+            seated.push(accounts[third].clone());
+        }
+        match spec.ending {
+            Ending::Played => play_game(ruleset, json!({"rounds": 1}), &seated, spec.seed).batches,
+            Ending::Tied => (0..5000)
+                .map(|k| {
+                    play_game(
+                        ruleset,
+                        json!({"rounds": 1}),
+                        &seated,
+                        spec.seed.wrapping_add(k),
+                    )
+                    .batches
+                })
+                .find(|batches| tied(batches))
+                .expect("a seed with a tie"),
+            Ending::Resigned | Ending::WithBot | Ending::Aborted => stopped(spec, ruleset, &seated),
+        }
+    }
+
+    /// Whether a game ended with players sharing a place.
+    fn tied(batches: &[Vec<TableEvent>]) -> bool {
+        batches.iter().flatten().any(|e| match e {
+            TableEvent::Game(Event::GameEnded(end)) => {
+                let mut places: Vec<usize> = end.ranking.iter().map(|p| p.place).collect();
+                places.dedup();
+                places.len() < end.ranking.len()
+            }
+            _ => false,
+        })
+    }
+
+    /// A game that stops by resignations or an abort, with a bot at its
+    /// last seat for [`Ending::WithBot`].
+    fn stopped(spec: &Spec, ruleset: &str, seated: &[(Uuid, String)]) -> Vec<Vec<TableEvent>> {
+        let mut rng = StdRng::seed_from_u64(spec.seed);
+        let (creator, name) = &seated[0];
+        let options = Default::default();
+        let created = Table::create(
+            ruleset,
+            &options,
+            seated.len(),
+            None,
+            &player_id(*creator),
+            name,
+        )
+        .expect("created");
+        let mut table = Table::from_events(&created).expect("a table");
+        let mut batches = vec![created];
+        let persons = match spec.ending {
+            Ending::WithBot => &seated[..seated.len() - 1],
+            _ => seated,
+        };
+        let mut run = |table: &mut Table, command: TableCommand| {
+            batches.push(table.execute(&command, &mut rng).expect("accepted"));
+        };
+        for (id, name) in &persons[1..] {
+            let join = TableCommand::Join {
+                account_id: player_id(*id),
+                username: name.clone(),
+                joining: Joining::Open,
+            };
+            run(&mut table, join);
+        }
+        let by_creator = player_id(*creator);
+        if persons.len() < seated.len() {
+            let bot = TableCommand::SeatBot {
+                account_id: by_creator.clone(),
+                level: Level::Basic,
+            };
+            run(&mut table, bot);
+        }
+        run(
+            &mut table,
+            TableCommand::Start {
+                account_id: by_creator.clone(),
+            },
+        );
+        if let Ending::Aborted = spec.ending {
+            run(
+                &mut table,
+                TableCommand::Abort {
+                    account_id: by_creator,
+                },
+            );
+            return batches;
+        }
+        for (id, _) in persons.iter().rev() {
+            if table.status() == domain::Status::Finished {
+                break;
+            }
+            run(
+                &mut table,
+                TableCommand::Resign {
+                    account_id: player_id(*id),
+                },
+            );
+        }
+        assert_eq!(table.status(), domain::Status::Finished, "{spec:?}");
+        batches
+    }
+
+    /// The rated game a stored table ends with, as the server rates it.
+    async fn ended(pool: &PgPool, table_id: Uuid, batches: &[Vec<TableEvent>]) -> Option<Ended> {
+        let table = Table::from_events(batches.iter().flatten()).expect("a table");
+        let end = batches.iter().flatten().find_map(|e| match e {
+            TableEvent::Game(Event::GameEnded(end)) => Some(end),
+            _ => None,
+        })?;
+        let game: RatedGame = table.rated_game(end)?;
+        let at =
+            sqlx::query_scalar("SELECT at FROM events WHERE table_id = $1 AND type = 'game_ended'")
+                .bind(table_id)
+                .fetch_one(pool)
+                .await
+                .expect("its end is stored");
+        Some(Ended { table_id, at, game })
+    }
+
+    async fn case(specs: Vec<(Spec, usize)>, commit_order: Vec<usize>) {
+        let (_, _, pool) = e2e::fresh_database().await;
+        let mut accounts = Vec::new();
+        for i in 0..ACCOUNTS {
+            let id = Uuid::new_v4();
+            let name = format!("prop{i}");
+            sqlx::query("INSERT INTO accounts (id, username, password_hash) VALUES ($1, $2, 'x')")
+                .bind(id)
+                .bind(&name)
+                .execute(&pool)
+                .await
+                .expect("an account");
+            accounts.push((id, name));
+        }
+        // Stored in the order of the specs: their ends' times follow it.
+        let mut rated = Vec::new();
+        for (spec, ruleset) in &specs {
+            let batches = log_of(spec, RULESETS[*ruleset], &accounts);
+            let id = store_table(&pool, accounts[spec.seats[0]].0, &batches).await;
+            sqlx::query("UPDATE game_tables SET status = 'finished' WHERE id = $1")
+                .bind(id)
+                .execute(&pool)
+                .await
+                .expect("finished");
+            rated.push(ended(&pool, id, &batches).await);
+        }
+        let expected = rated.iter().flatten().count();
+        // Rated in another order, each in its own transaction.
+        let n = rated.len();
+        for i in commit_order.into_iter().map(|i| i % n) {
+            if let Some(ended) = rated[i].take() {
+                let mut tx = pool.begin().await.expect("a transaction");
+                api::ratings::record(&mut tx, &ended).await.expect("rated");
+                tx.commit().await.expect("committed");
+            }
+        }
+        for ended in rated.into_iter().flatten() {
+            let mut tx = pool.begin().await.expect("a transaction");
+            api::ratings::record(&mut tx, &ended).await.expect("rated");
+            tx.commit().await.expect("committed");
+        }
+        let rebuilt = api::ratings::rebuild(&pool, false, |_| {})
+            .await
+            .expect("rebuilt");
+        assert_eq!(rebuilt.different, 0, "{:?}", rebuilt.differences);
+        assert_eq!(rebuilt.games, expected);
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
+
+        #[test]
+        fn stored_ratings_are_the_fold_of_the_logs_whatever_order_games_commit_in(
+            specs in prop::collection::vec((spec(), 0..RULESETS.len()), 1..8),
+            commit_order in prop::collection::vec(0..64usize, 0..8),
+        ) {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("a runtime");
+            runtime.block_on(case(specs, commit_order));
+        }
+    }
+}
