@@ -6,7 +6,8 @@
 // Routes (the hash of /admin): #/disputes[?status=open|resolved],
 // #/disputes/<id>, #/tables/<id>, #/tables/<id>/rounds/<n>[?step=K].
 // Players open /replay/<table>/<round> (the same replay, read-only, no
-// audit); an app may pass its token as #token=<token>.
+// audit); an app may pass its token as #token=<token>. Anyone opens
+// /players/<username>, a player's ratings and last games (public, no token).
 
 const app = document.getElementById("app");
 const nav = document.getElementById("nav");
@@ -465,10 +466,57 @@ async function replayPage(id, n, wanted, { player = false } = {}) {
     board, h("h2", {}, "Events of the round"), list);
 }
 
+// ----- a player's page (public) -----
+
+const decimals = (x, n = 1) => Number(x).toFixed(n);
+
+async function playerPage(username) {
+  document.title = `Huit: ${username}`;
+  const brand = document.querySelector(".brand span");
+  if (brand) brand.textContent = "players";
+  const p = await get(`/players/${encodeURIComponent(username)}`);
+  document.title = `Huit: ${p.username}`;
+  const ratings = p.stats.length === 0
+    ? h("p", { class: "muted", id: "no-ratings" }, "No rated game yet: ratings count finished games between people.")
+    : h("div", { class: "scroll" }, h("table", { class: "list", id: "ratings" },
+      h("thead", {}, h("tr", {}, ["Ruleset", "Rating", "Deviation", "Games", "Wins", "Average place", "Points"].map((t) => h("th", {}, t)))),
+      h("tbody", {}, p.stats.map((s) => h("tr", { "data-ruleset": s.ruleset },
+        h("td", {}, s.ruleset),
+        // A provisional rating is marked with "?", as lichess does.
+        h("td", { class: "rating" }, decimals(s.rating), s.provisional ? h("abbr", { title: "provisional: too few games yet" }, "?") : ""),
+        h("td", {}, decimals(s.rating_deviation)),
+        h("td", {}, s.games), h("td", {}, s.wins),
+        h("td", {}, decimals(s.average_place, 2)), h("td", {}, s.points))))));
+  const games = p.recent.length === 0 ? null
+    : h("div", { class: "scroll" }, h("table", { class: "list", id: "recent" },
+      h("thead", {}, h("tr", {}, ["Ended", "Ruleset", "Place", "Total", "Rating", ""].map((t) => h("th", {}, t)))),
+      h("tbody", {}, p.recent.map((g) => {
+        const change = g.rating_after - g.rating_before;
+        return h("tr", {},
+          h("td", {}, when(g.ended_at)), h("td", {}, g.ruleset),
+          h("td", {}, g.won ? h("strong", {}, g.place) : g.place), h("td", {}, g.total),
+          h("td", {}, decimals(g.rating_after), " ",
+            h("span", { class: change >= 0 ? "gain" : "loss" }, `${change >= 0 ? "+" : ""}${decimals(change)}`)),
+          h("td", {}, h("a", { class: "replay-link", href: `/replay/${g.table_id}/1` }, "replay")));
+      }))));
+  show(h("h1", { id: "player" }, p.username),
+    h("h2", {}, "Ratings"), ratings,
+    games && h("h2", {}, "Last rated games"), games,
+    games && h("p", { class: "muted" }, "A replay opens for the table's players (and administrators), who log in to see it."));
+}
+
 // ----- routing -----
 
 async function route() {
   document.onkeydown = null;
+  const player = location.pathname.match(/^\/players\/([A-Za-z0-9_-]{3,32})$/);
+  if (player) {
+    try {
+      return await playerPage(player[1]);
+    } catch (e) {
+      return show(h("h1", {}, player[1]), failure(e));
+    }
+  }
   const replay = location.pathname.match(/^\/replay\/([0-9a-f-]{36})\/(\d+)$/);
   const fragment = new URLSearchParams(location.hash.replace(/^#\/?/, ""));
   if (replay && fragment.has("token")) {
@@ -512,6 +560,6 @@ async function route() {
 }
 
 window.addEventListener("hashchange", () => {
-  if (!location.pathname.startsWith("/replay/")) route();
+  if (location.pathname.startsWith("/admin")) route();
 });
 route();

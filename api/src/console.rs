@@ -1,5 +1,6 @@
-//! The admin console (`/admin`) and the players' replay pages
-//! (`/replay/{table}/{round}`): plain HTML, CSS and an ES module from
+//! The admin console (`/admin`), the players' replay pages
+//! (`/replay/{table}/{round}`) and their public pages
+//! (`/players/{username}`: ratings and last games): plain HTML, CSS and an ES module from
 //! `api/console/`, compiled into the binary, which use only the public API
 //! (the page loads without a token and logs in through `/v1/sessions`).
 
@@ -62,6 +63,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route("/admin/console.js", web::get().to(script))
         .route("/admin/console.css", web::get().to(style))
         .route("/replay/{table}/{round}", web::get().to(index))
+        .route("/players/{username}", web::get().to(index))
         .route("/favicon.svg", web::get().to(icon))
         .route("/favicon.ico", web::get().to(icon));
 }

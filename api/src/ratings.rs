@@ -14,7 +14,7 @@
 //!
 //! What counts and how a rating moves are the engine's (`domain::rating`).
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use chrono::{DateTime, Utc};
 use domain::{PlayerId, Preset, RatedGame, Rating, Standing, Standings, TableEvent};
@@ -222,15 +222,12 @@ pub async fn rebuild(
     let (mut games, tables) = read_games(&mut tx, &mut progress).await?;
     games.sort_by_key(|g| (g.at, g.table_id));
     let mut standings = Standings::default();
-    let mut results = fold(&mut standings, &games)?;
-    let mut standing_rows = standings
+    let results = fold(&mut standings, &games)?;
+    let standing_rows = standings
         .by_player
         .iter()
         .map(|((player, ruleset), s)| Ok(standing_row(account(player)?, ruleset, s)))
         .collect::<Result<Vec<_>, RatingError>>()?;
-    let key = |r: &ResultRow| (r.ruleset.clone(), r.ended_at, r.table_id, r.seat);
-    results.sort_by_key(key);
-    standing_rows.sort_by(|a, b| (a.account_id, &a.ruleset).cmp(&(b.account_id, &b.ruleset)));
     let mut rebuilt = Rebuilt {
         tables,
         games: games.len(),
@@ -312,33 +309,40 @@ async fn read_games(
     }
 }
 
-/// The bits of a result (its floats as their IEEE 754 bits).
-fn result_bits(r: &ResultRow) -> impl PartialEq + std::fmt::Debug {
+/// A result's identity, and its bits (its floats as their IEEE 754 bits).
+fn result_bits(r: &ResultRow) -> ((Uuid, Uuid), impl PartialEq + std::fmt::Debug) {
     let floats = [r.mu_before, r.sigma_before, r.mu_after, r.sigma_after].map(f64::to_bits);
-    let key = (r.table_id, r.account_id, r.ruleset.clone(), r.ended_at);
-    (key, r.seat, r.place, r.total, r.won, floats)
+    let at = (r.ruleset.clone(), r.ended_at);
+    (
+        (r.table_id, r.account_id),
+        (at, r.seat, r.place, r.total, r.won, floats),
+    )
 }
 
-/// The bits of a standing.
-fn standing_bits(s: &StandingRow) -> impl PartialEq + std::fmt::Debug {
+/// A standing's identity, and its bits.
+fn standing_bits(s: &StandingRow) -> ((Uuid, String), impl PartialEq + std::fmt::Debug) {
     let counts = [s.games, s.wins, s.places, s.points];
     let floats = [s.mu, s.sigma].map(f64::to_bits);
-    (s.account_id, s.ruleset.clone(), floats, counts)
+    ((s.account_id, s.ruleset.clone()), (floats, counts))
 }
 
-/// How many of the rows computed differ from those stored (in the same
-/// order), and the first few of them, in `rebuilt`.
-fn compare<R: std::fmt::Debug, B: PartialEq + std::fmt::Debug>(
+/// How many of the rows computed and stored differ (missing from either
+/// side, or not the same to the bit), and the first few, in `rebuilt`.
+fn compare<R: std::fmt::Debug, K: Ord, B: PartialEq>(
     rebuilt: &mut Rebuilt,
     computed: &[R],
     stored: &[R],
-    bits: impl Fn(&R) -> B,
+    bits: impl Fn(&R) -> (K, B),
 ) {
     const SHOWN: usize = 10;
-    let n = computed.len().max(stored.len());
-    for i in 0..n {
-        let (c, s) = (computed.get(i), stored.get(i));
-        if c.map(&bits) != s.map(&bits) {
+    let mut sides: BTreeMap<K, [Option<&R>; 2]> = BTreeMap::new();
+    for (side, rows) in [computed, stored].into_iter().enumerate() {
+        for row in rows {
+            sides.entry(bits(row).0).or_default()[side] = Some(row);
+        }
+    }
+    for [c, s] in sides.into_values() {
+        if c.map(|r| bits(r).1) != s.map(|r| bits(r).1) {
             rebuilt.different += 1;
             if rebuilt.differences.len() < SHOWN {
                 rebuilt

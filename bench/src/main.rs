@@ -36,6 +36,7 @@ mod history_cost;
 mod load;
 mod my_tables;
 mod quickplay;
+mod ratings;
 mod replay;
 mod webhooks;
 
@@ -173,6 +174,28 @@ enum Command {
         #[arg(long, default_value_t = 3)]
         rounds: usize,
     },
+    /// Write G generated finished games' logs (for `huit ratings rebuild`).
+    RatingsFill {
+        #[arg(long, env = "DATABASE_URL")]
+        database_url: String,
+        #[arg(long, default_value_t = 100_000)]
+        games: usize,
+        #[arg(long, default_value_t = 5_000)]
+        players: usize,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
+    /// A leaderboard of P rated players: its first page and deep pages.
+    Leaderboard {
+        #[arg(long, default_value = "http://127.0.0.1:8080")]
+        base_url: String,
+        #[arg(long, env = "DATABASE_URL")]
+        database_url: String,
+        #[arg(long, default_value_t = 1_000_000)]
+        players: usize,
+        #[arg(long, default_value_t = 200)]
+        requests: usize,
+    },
     /// Write a long table to the database, then time its rebuild from the log.
     ReplaySpeed {
         #[arg(long, env = "DATABASE_URL")]
@@ -249,6 +272,31 @@ fn main() -> std::io::Result<()> {
                 tables,
                 finished,
                 limit,
+                requests,
+            }))
+            .map_err(|e| std::io::Error::other(e.to_string())),
+        Command::RatingsFill {
+            database_url,
+            games,
+            players,
+            seed,
+        } => tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?
+            .block_on(ratings::fill(&database_url, games, players, seed))
+            .map_err(|e| std::io::Error::other(e.to_string())),
+        Command::Leaderboard {
+            base_url,
+            database_url,
+            players,
+            requests,
+        } => tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?
+            .block_on(ratings::board(ratings::BoardArgs {
+                base_url,
+                database_url,
+                players,
                 requests,
             }))
             .map_err(|e| std::io::Error::other(e.to_string())),

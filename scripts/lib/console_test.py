@@ -93,6 +93,37 @@ def played_game(token, ruleset="classique"):
     raise SystemExit(f"the game at {table} did not end")
 
 
+def rated_game(winner, loser):
+    """A game between two people that `loser` resigns: rated."""
+    table = call("POST", "/v1/tables", {"ruleset": "moderne", "seats": 2}, winner)["id"]
+    call("POST", f"/v1/tables/{table}/players", None, loser)
+    call("POST", f"/v1/tables/{table}/start", None, winner)
+    call("POST", f"/v1/tables/{table}/resign", None, loser)
+    return table
+
+
+def player_page(driver, wait, table, shot):
+    """alice_console's public page, opened without a token: her rating in
+    moderne (provisional, marked "?") and her last game with its replay."""
+    driver.execute_script("sessionStorage.clear()")
+    driver.get(BASE + "/players/alice_console")
+    wait.until(EC.presence_of_element_located((By.ID, "ratings")))
+    assert driver.find_element(By.ID, "player").text == "alice_console"
+    assert driver.title == "Huit: alice_console", driver.title
+    profile = call("GET", "/v1/players/alice_console")
+    [moderne] = [s for s in profile["stats"] if s["ruleset"] == "moderne"]
+    row = driver.find_element(By.CSS_SELECTOR, "#ratings tr[data-ruleset='moderne']")
+    rating = row.find_element(By.CSS_SELECTOR, ".rating").text
+    assert rating == f"{moderne['rating']:.1f}?", rating
+    links = [a.get_attribute("href") for a in driver.find_elements(By.CSS_SELECTOR, "#recent a.replay-link")]
+    assert BASE + f"/replay/{table}/1" in links, links
+    assert driver.find_elements(By.ID, "login") == [], "a public page asks nobody to log in"
+    driver.save_screenshot(os.path.join(SHOTS, shot))
+    driver.get(BASE + "/players/nobody_here")
+    wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, "p.error")))
+    assert "no player" in driver.find_element(By.CSS_SELECTOR, "p.error").text
+
+
 def browser(width, height, phone=False):
     options = webdriver.ChromeOptions()
     for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
@@ -147,12 +178,16 @@ def webhooks(driver, wait, admin):
         assert item in got, f"item {item} sent again arrives"
         deadline = time.time() + 30
         while time.time() < deadline:
-            delivered = call("GET", "/v1/admin/webhooks?status=delivered", token=admin)["deliveries"]
+            # Items still pending when the receiver began to listen are
+            # delivered too: look past the first page's 20.
+            delivered = call("GET", "/v1/admin/webhooks?status=delivered&limit=100", token=admin)["deliveries"]
             if any(str(d["item"]["id"]) == item for d in delivered):
                 break
             time.sleep(0.1)
         else:
-            raise SystemExit(f"item {item} is not marked delivered")
+            every = call("GET", "/v1/admin/webhooks?limit=100", token=admin)["deliveries"]
+            raise SystemExit(f"item {item} is not marked delivered: "
+                             f"{[d for d in every if str(d['item']['id']) == item]}, {len(delivered)} delivered")
         driver.get(BASE + "/admin#/webhooks")
         wait.until(EC.presence_of_element_located((By.ID, "deliveries")))
         still = driver.find_elements(By.CSS_SELECTOR, f"#deliveries tr[data-delivery='{item}'].failed")
@@ -179,6 +214,8 @@ def main():
     os.makedirs(SHOTS, exist_ok=True)
     admin = login("console_admin")
     alice = player("alice_console")
+    bob = player("bob_console")
+    rated = rated_game(alice, bob)
     fair = played_game(alice)
     altered = played_game(alice)
     letters = played_game(alice, "amerix")
@@ -258,6 +295,8 @@ def main():
         wait.until(EC.text_to_be_present_in_element((By.ID, "dispute-status"), "resolved"))
         log("the altered table's first bad seq is shown; its dispute resolved from the page")
         webhooks(driver, wait, admin)
+        player_page(driver, wait, rated, "player-desktop.png")
+        log("a player's public page: ratings and last games, with their replays")
     finally:
         driver.quit()
 
@@ -312,6 +351,7 @@ def main():
         driver.find_element(By.NAME, "password").send_keys(ADMIN_PASSWORD + Keys.ENTER)
         wait_for_step(driver, 3)
         driver.save_screenshot(os.path.join(SHOTS, "console-phone.png"))
+        player_page(driver, wait, rated, "player-phone.png")
         log("the player's replay page and the console at a phone's width")
     finally:
         driver.quit()

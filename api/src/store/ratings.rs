@@ -300,14 +300,14 @@ pub async fn rating_events(
     .await
 }
 
-/// Every stored result, in the order of the games.
+/// Every stored result.
 #[tracing::instrument(skip(executor))]
 pub async fn all_results(executor: impl PgExecutor<'_>) -> Result<Vec<ResultRow>, sqlx::Error> {
     sqlx::query_as!(
         ResultRow,
         r#"SELECT table_id, account_id, ruleset, ended_at, seat, place, total, won,
                   mu_before, sigma_before, mu_after, sigma_after
-           FROM rated_results ORDER BY ruleset COLLATE "C", ended_at, table_id, seat"#,
+           FROM rated_results"#,
     )
     .fetch_all(executor)
     .await
@@ -319,7 +319,7 @@ pub async fn all_standings(executor: impl PgExecutor<'_>) -> Result<Vec<Standing
     sqlx::query_as!(
         StandingRow,
         r#"SELECT account_id, ruleset, mu, sigma, games, wins, places, points
-           FROM ratings ORDER BY account_id, ruleset COLLATE "C""#,
+           FROM ratings"#,
     )
     .fetch_all(executor)
     .await
