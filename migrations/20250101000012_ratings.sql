@@ -57,6 +57,8 @@ CREATE TABLE ratings (
     points     bigint NOT NULL,
     PRIMARY KEY (account_id, ruleset)
 );
--- The leaderboards: established ratings only (σ ≤ 6, docs/API.md), best
--- first; a page is a range of this index from the cursor on.
-CREATE INDEX ratings_board_idx ON ratings (ruleset, mu DESC, account_id) WHERE sigma <= 6;
+-- The leaderboards: established ratings only (σ ≤ 6, docs/API.md, the
+-- engine's PROVISIONAL_ABOVE), best first; a page is a range of this index
+-- from the cursor on (both columns descending, so that the cursor is one
+-- row comparison).
+CREATE INDEX ratings_board_idx ON ratings (ruleset, mu DESC, account_id DESC) WHERE sigma <= 6;

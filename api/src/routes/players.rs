@@ -189,7 +189,8 @@ pub struct BoardEntry {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct Leaderboard {
     pub ruleset: String,
-    /// Best first: the highest rating, then the account.
+    /// Best first: the highest rating (equal ones: the greater account id
+    /// first).
     pub players: Vec<BoardEntry>,
     /// Pass as `after` for the next page; null: no more.
     #[schema(required = true)]

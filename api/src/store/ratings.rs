@@ -225,8 +225,10 @@ pub struct BoardRow {
 }
 
 /// A page of `ruleset`'s leaderboard (established ratings, σ ≤ 6), best
-/// first, after the cursor (the last entry's μ and account), at most
-/// `limit`: a range of `ratings_board_idx`.
+/// first (ties: the greater account id first), after the cursor (the last
+/// entry's μ and account), at most `limit`: a range of
+/// `ratings_board_idx`, found by one row comparison (no `OR`, which a
+/// generic plan could not turn into an index range).
 #[tracing::instrument(skip(executor))]
 pub async fn board(
     executor: impl PgExecutor<'_>,
@@ -234,14 +236,14 @@ pub async fn board(
     after: Option<(f64, Uuid)>,
     limit: i64,
 ) -> Result<Vec<BoardRow>, sqlx::Error> {
-    let (after_mu, after_id) = after.unzip();
+    // Before every finite rating: the first page.
+    let (after_mu, after_id) = after.unwrap_or((f64::INFINITY, Uuid::max()));
     sqlx::query_as!(
         BoardRow,
         r#"SELECT r.account_id, a.username, r.mu, r.sigma, r.games, r.wins
            FROM ratings r JOIN accounts a ON a.id = r.account_id
-           WHERE r.ruleset = $1 AND r.sigma <= 6
-             AND ($2::float8 IS NULL OR r.mu < $2 OR (r.mu = $2 AND r.account_id > $3::uuid))
-           ORDER BY r.mu DESC, r.account_id
+           WHERE r.ruleset = $1 AND r.sigma <= 6 AND (r.mu, r.account_id) < ($2, $3)
+           ORDER BY r.mu DESC, r.account_id DESC
            LIMIT $4"#,
         ruleset,
         after_mu,
@@ -355,4 +357,14 @@ pub async fn insert_games(
     .execute(executor)
     .await?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    /// `board`'s `sigma <= 6` and migration 12's partial index say what the
+    /// engine says a provisional rating is.
+    #[test]
+    fn the_board_keeps_off_what_the_engine_calls_provisional() {
+        assert_eq!(domain::rating::PROVISIONAL_ABOVE, 6.0);
+    }
 }
