@@ -188,7 +188,7 @@ pub async fn board(args: BoardArgs) -> Result<(), Error> {
     let pool = pool(&args.database_url).await?;
     let started = Instant::now();
     accounts(&pool, "board", args.players).await?;
-    // σ from 1 to 8: about six in seven established, on the board.
+    // σ from 1 to 8: about five in seven established, on the board.
     sqlx::query(
         "INSERT INTO ratings (account_id, ruleset, mu, sigma, games, wins, places, points) \
          SELECT id, 'amerix', 10 + random() * 30, 1 + random() * 7, 20, 5, 40, 900 \

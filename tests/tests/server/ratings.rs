@@ -7,6 +7,7 @@
 
 use std::process::Command;
 
+use crate::feed::two_player_table;
 use crate::support::process::huit_bin;
 use crate::support::{get, json_of, play, post, post_empty, started_table, view};
 use domain::{Finish, PlayerId, RatedGame, Rating};
@@ -167,7 +168,7 @@ async fn games_with_a_bot_seat_or_aborted_count_for_nobody_and_a_resigned_game_c
     );
 
     // Two persons, aborted at once: no game to rate.
-    let aborted = two_persons(&app, &tokens).await;
+    let aborted = two_player_table(&app, &tokens[0], &tokens[1], None).await;
     let res = post_empty(&app, &tokens[0], &format!("/v1/tables/{aborted}/abort")).await;
     json_of(res, 200).await;
     for name in &names {
@@ -175,7 +176,7 @@ async fn games_with_a_bot_seat_or_aborted_count_for_nobody_and_a_resigned_game_c
     }
 
     // Two persons, one resigns: rated as its ranking says.
-    let resigned = two_persons(&app, &tokens).await;
+    let resigned = two_player_table(&app, &tokens[0], &tokens[1], None).await;
     json_of(
         post_empty(&app, &tokens[1], &format!("/v1/tables/{resigned}/resign")).await,
         200,
@@ -185,7 +186,7 @@ async fn games_with_a_bot_seat_or_aborted_count_for_nobody_and_a_resigned_game_c
         profile(&app, &names[0]).await,
         profile(&app, &names[1]).await,
     );
-    assert_eq!(winner["stats"][0]["ruleset"], "moderne");
+    assert_eq!(winner["stats"][0]["ruleset"], "classique");
     assert_eq!(winner["stats"][0]["wins"], 1);
     assert_eq!(winner["stats"][0]["average_place"], 1.0);
     assert_eq!(loser["stats"][0]["wins"], 0);
@@ -200,24 +201,6 @@ async fn games_with_a_bot_seat_or_aborted_count_for_nobody_and_a_resigned_game_c
     ));
     assert_eq!(winner["recent"].as_array().unwrap().len(), 1);
     assert_eq!(rebuilt_the_same(&app).await, 1);
-}
-
-/// A started two-person `moderne` table of the two `tokens`.
-async fn two_persons(app: &TestApp, tokens: &[String]) -> String {
-    let body = json!({"ruleset": "moderne", "seats": 2});
-    let table = json_of(post(app, &tokens[0], "/v1/tables", &body).await, 201).await;
-    let id = table["id"].as_str().unwrap().to_owned();
-    json_of(
-        post_empty(app, &tokens[1], &format!("/v1/tables/{id}/players")).await,
-        200,
-    )
-    .await;
-    json_of(
-        post_empty(app, &tokens[0], &format!("/v1/tables/{id}/start")).await,
-        200,
-    )
-    .await;
-    id
 }
 
 /// Gives the account of `token` this standing in `ruleset`, as if earned.
