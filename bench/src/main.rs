@@ -30,6 +30,7 @@
 mod append_cost;
 mod baseline;
 mod bot_flood;
+mod ccu;
 mod clocks;
 mod conn;
 mod history_cost;
@@ -174,6 +175,39 @@ enum Command {
         #[arg(long, default_value_t = 3)]
         rounds: usize,
     },
+    /// Live connections: what a held stream costs the server, and how fast
+    /// a move reaches its table's followers and a crowd.
+    Ccu {
+        #[arg(long, default_value = "http://127.0.0.1:8080")]
+        base_url: String,
+        #[arg(long, env = "DATABASE_URL")]
+        database_url: String,
+        /// Streams of players at idle tables of 4.
+        #[arg(long, default_value_t = 2000)]
+        streams: usize,
+        /// Tables of 4 that play during the run.
+        #[arg(long, default_value_t = 64)]
+        active: usize,
+        /// Spectators of the first active table.
+        #[arg(long, default_value_t = 0)]
+        crowd: usize,
+        /// Milliseconds between two moves of an active table.
+        #[arg(long, default_value_t = 1000)]
+        move_ms: u64,
+        /// Streams opened per second.
+        #[arg(long, default_value_t = 2000)]
+        ramp: usize,
+        /// Loopback source addresses to spread the streams over.
+        #[arg(long, default_value_t = 1)]
+        sources: u8,
+        #[arg(long, default_value_t = 5)]
+        idle_secs: u64,
+        #[arg(long, default_value_t = 20)]
+        hold_secs: u64,
+        /// The server's process, for its memory and CPU.
+        #[arg(long)]
+        server_pid: Option<u32>,
+    },
     /// Write G generated finished games' logs (for `huit ratings rebuild`).
     RatingsFill {
         #[arg(long, env = "DATABASE_URL")]
@@ -273,6 +307,35 @@ fn main() -> std::io::Result<()> {
                 finished,
                 limit,
                 requests,
+            }))
+            .map_err(|e| std::io::Error::other(e.to_string())),
+        Command::Ccu {
+            base_url,
+            database_url,
+            streams,
+            active,
+            crowd,
+            move_ms,
+            ramp,
+            sources,
+            idle_secs,
+            hold_secs,
+            server_pid,
+        } => tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?
+            .block_on(ccu::run(ccu::CcuArgs {
+                base_url,
+                database_url,
+                streams,
+                active,
+                crowd,
+                move_ms,
+                ramp,
+                sources,
+                idle_secs,
+                hold_secs,
+                server_pid,
             }))
             .map_err(|e| std::io::Error::other(e.to_string())),
         Command::RatingsFill {

@@ -1,0 +1,478 @@
+//! `loadgen ccu`: what holding live connections costs the server, and how
+//! fast one move reaches every follower of its table (issue 32's measure).
+//!
+//! Players are minted in the database (accounts and sessions: signing up
+//! eighteen thousand people through argon2 would take longer than the
+//! run), seated through the API at S/4 tables of 4 (`--streams`; one in ten
+//! with a turn clock of an hour, running), each opening one stream (nine in
+//! ten `/view/stream`, one in ten `/events/stream`); A more tables
+//! (`--active`) play a move every `--move-ms` each, their 4 players
+//! following their view streams; one of them is watched by W spectators
+//! (`--crowd`). The streams are opened at `--ramp` a second from one
+//! process, over `--sources` loopback source addresses (127.0.0.1,
+//! 127.0.0.2, …) when one address's ports do not suffice.
+//!
+//! Measured: the server's resident memory (`--server-pid`) before and
+//! after the streams are held, over the streams held; its CPU while only
+//! keep-alives flow (`--idle-secs`), in percent of one core; then, for
+//! `--hold-secs` of play, the time from a move's answer to its mover to the
+//! frame of that version reaching each follower of its table (fan-out), and
+//! the same for the crowd. Prints one line:
+//! `ccu streams=<held> rss_kib_per_stream=<x> fanout_p50_ms=<a> fanout_p99_ms=<b> crowd=<w> crowd_p99_ms=<c> idle_cpu_pct=<d> errors=<n>`
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use rand::Rng;
+use serde_json::{json, Value};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpSocket, TcpStream};
+use uuid::Uuid;
+
+use crate::clocks::cpu_ticks;
+use crate::history_cost::body;
+use crate::load::measure::percentile;
+use crate::Error;
+
+pub struct CcuArgs {
+    pub base_url: String,
+    pub database_url: String,
+    pub streams: usize,
+    pub active: usize,
+    pub crowd: usize,
+    pub move_ms: u64,
+    pub ramp: usize,
+    pub sources: u8,
+    pub idle_secs: u64,
+    pub hold_secs: u64,
+    pub server_pid: Option<u32>,
+}
+
+/// A seated player: their token and their table (an index into the
+/// tables).
+struct Seat {
+    token: String,
+    table: usize,
+}
+
+/// A table and whether its frames are timed (an active table's), and for
+/// which group.
+struct Followed {
+    id: String,
+    group: Group,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Group {
+    Idle,
+    /// Played during the run (the first one also watched by the crowd).
+    Active,
+}
+
+/// What the tasks of a run note.
+#[derive(Default)]
+struct Shared {
+    /// Frames of timed tables as they arrive: (table, version, when).
+    arrivals: Mutex<Vec<(usize, i64, Instant)>>,
+    /// Moves as their answers arrive: (table id, version, when).
+    commits: Mutex<Vec<(String, i64, Instant)>>,
+    /// Streams that have had their first frame.
+    held: AtomicUsize,
+    /// Streams that failed or ended early, moves that failed.
+    errors: AtomicUsize,
+}
+
+/// `n` accounts with a session each, minted in the database: their tokens.
+async fn mint(pool: &sqlx::PgPool, n: usize) -> Result<Vec<String>, Error> {
+    let tag: u32 = rand::thread_rng().gen();
+    let ids: Vec<Uuid> = sqlx::query_scalar(
+        "INSERT INTO accounts (id, username, password_hash) \
+         SELECT gen_random_uuid(), $1 || g, 'not a password hash' \
+         FROM generate_series(1, $2::int) g RETURNING id",
+    )
+    .bind(format!("ccu{tag:08x}_"))
+    .bind(n as i32)
+    .fetch_all(pool)
+    .await?;
+    let tokens: Vec<String> = ids.iter().map(|_| api::auth::new_token()).collect();
+    let hashes: Vec<String> = tokens.iter().map(|t| api::auth::token_hash(t)).collect();
+    sqlx::query(
+        "INSERT INTO sessions (id, token_hash, account_id, expires_at) \
+         SELECT gen_random_uuid(), h, a, now() + interval '1 day' \
+         FROM unnest($1::text[], $2::uuid[]) AS s(h, a)",
+    )
+    .bind(&hashes)
+    .bind(&ids)
+    .execute(pool)
+    .await?;
+    Ok(tokens)
+}
+
+/// Opens a table of 4 for `tokens` (the first creates it), started: its id.
+async fn table_of_four(
+    client: &reqwest::Client,
+    base: &str,
+    tokens: &[String],
+    clock: bool,
+) -> Result<String, Error> {
+    let mut spec = json!({"ruleset": "classique", "seats": 4, "options": {"target": 100000}});
+    if clock {
+        spec["clock"] = json!({"turn_seconds": 3600});
+    }
+    let post = |path: String, token: &str| client.post(format!("{base}{path}")).bearer_auth(token);
+    let summary = body(
+        post("/v1/tables".into(), &tokens[0])
+            .json(&spec)
+            .send()
+            .await?,
+        "open",
+    )
+    .await?;
+    let id = summary["id"].as_str().ok_or("a table id")?.to_owned();
+    for t in &tokens[1..] {
+        body(
+            post(format!("/v1/tables/{id}/players"), t).send().await?,
+            "join",
+        )
+        .await?;
+    }
+    body(
+        post(format!("/v1/tables/{id}/start"), &tokens[0])
+            .send()
+            .await?,
+        "start",
+    )
+    .await?;
+    Ok(id)
+}
+
+/// One stream, held until the run ends: the request by hand on a raw
+/// socket from `source`, the frames' `id:` lines read as they come (a
+/// timed table's noted). Counts itself held at its first frame; a stream
+/// that fails or ends early counts as an error.
+async fn hold(
+    server: SocketAddr,
+    source: IpAddr,
+    path: String,
+    token: String,
+    timed: Option<usize>,
+    shared: Arc<Shared>,
+    until: Instant,
+) {
+    let run = async {
+        let socket = TcpSocket::new_v4()?;
+        socket.bind(SocketAddr::new(source, 0))?;
+        let mut stream: TcpStream = socket.connect(server).await?;
+        let request = format!(
+            "GET {path} HTTP/1.1\r\nHost: {server}\r\nAuthorization: Bearer {token}\r\n\
+             Accept: text/event-stream\r\n\r\n"
+        );
+        stream.write_all(request.as_bytes()).await?;
+        let mut buf = vec![0u8; 2048];
+        let mut line = Vec::with_capacity(64);
+        let mut counted = false;
+        loop {
+            let n = stream.read(&mut buf).await?;
+            if n == 0 {
+                return Err::<(), Error>("the stream ended".into());
+            }
+            let now = Instant::now();
+            for &b in &buf[..n] {
+                if b != b'\n' {
+                    if line.len() < 64 {
+                        line.push(b);
+                    }
+                    continue;
+                }
+                if let Some(id) = line.strip_prefix(b"id: ") {
+                    if !counted {
+                        counted = true;
+                        shared.held.fetch_add(1, Ordering::Relaxed);
+                    }
+                    let version = std::str::from_utf8(id).ok().and_then(|v| v.parse().ok());
+                    if let (Some(table), Some(version)) = (timed, version) {
+                        shared.arrivals.lock().unwrap().push((table, version, now));
+                    }
+                }
+                line.clear();
+            }
+        }
+    };
+    match tokio::time::timeout_at(until.into(), run).await {
+        Err(_) => {}
+        Ok(_) => {
+            shared.errors.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
+/// Plays table `id` (its players' `tokens` by seat) until `until`: every
+/// `every`, the seat on turn plays its first legal move; each answer's
+/// version and time are noted.
+async fn play(
+    client: reqwest::Client,
+    base: String,
+    id: String,
+    tokens: Vec<String>,
+    every: Duration,
+    until: Instant,
+    shared: Arc<Shared>,
+) {
+    let mut tick = tokio::time::interval(every);
+    while Instant::now() < until {
+        tick.tick().await;
+        let step = async {
+            let view = |t: &String| {
+                client
+                    .get(format!("{base}/v1/tables/{id}/view"))
+                    .bearer_auth(t)
+                    .send()
+            };
+            let seen = body(view(&tokens[0]).await?, "view").await?;
+            let seat = seen["current_seat"].as_u64().ok_or("nobody on turn")? as usize;
+            let mine = body(view(&tokens[seat]).await?, "view").await?;
+            let mv = json!({"move": mine["legal_moves"][0], "expected_version": mine["version"]});
+            let res = client
+                .post(format!("{base}/v1/tables/{id}/moves"))
+                .bearer_auth(&tokens[seat])
+                .json(&mv)
+                .send()
+                .await?;
+            let answered = Instant::now();
+            let moved: Value = body(res, "move").await?;
+            let version = moved["version"].as_i64().ok_or("a version")?;
+            shared
+                .commits
+                .lock()
+                .unwrap()
+                .push((id.clone(), version, answered));
+            Ok::<_, Error>(())
+        };
+        if step.await.is_err() {
+            shared.errors.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
+/// The server's resident memory, in KiB (`/proc/<pid>/status`).
+fn rss_kib(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+pub async fn run(args: CcuArgs) -> Result<(), Error> {
+    // Every socket a descriptor: as many as this process may have.
+    let (_, hard) = rlimit::Resource::NOFILE.get()?;
+    rlimit::Resource::NOFILE.set(hard, hard)?;
+    let base = args.base_url.trim_end_matches('/').to_owned();
+    let url = reqwest::Url::parse(&base)?;
+    let server = SocketAddr::new(
+        url.host_str().ok_or("a host")?.parse()?,
+        url.port_or_known_default().ok_or("a port")?,
+    );
+    let pool = sqlx::PgPool::connect(&args.database_url).await?;
+    let client = reqwest::Client::builder().no_proxy().build()?;
+
+    // Players and tables.
+    let idle_tables = args.streams.div_ceil(4);
+    let people = (idle_tables + args.active) * 4 + args.crowd;
+    let started = Instant::now();
+    let tokens = mint(&pool, people).await?;
+    let mut tables: Vec<Followed> = Vec::new();
+    let mut seats: Vec<Seat> = Vec::new();
+    let mut groups = tokens.chunks(4);
+    let mut opened = Vec::new();
+    for t in 0..idle_tables + args.active {
+        let four: Vec<String> = groups.next().ok_or("players")?.to_vec();
+        let (client, base) = (client.clone(), base.clone());
+        let clock = t < idle_tables && t % 10 == 0;
+        opened.push(tokio::spawn(async move {
+            let id = table_of_four(&client, &base, &four, clock).await;
+            id.map(|id| (id, four))
+        }));
+        if opened.len() == 32 {
+            for o in opened.drain(..) {
+                let (id, four) = o.await??;
+                push_table(&mut tables, &mut seats, id, four, idle_tables);
+            }
+        }
+    }
+    for o in opened.drain(..) {
+        let (id, four) = o.await??;
+        push_table(&mut tables, &mut seats, id, four, idle_tables);
+    }
+    eprintln!(
+        "loadgen ccu: {people} players and {} tables in {:.1} s",
+        tables.len(),
+        started.elapsed().as_secs_f64()
+    );
+    let crowd_table = idle_tables; // the first active table
+    let spectators: Vec<String> = tokens[(idle_tables + args.active) * 4..].to_vec();
+
+    // The streams.
+    let rss_before = args.server_pid.and_then(rss_kib);
+    let shared: Arc<Shared> = Arc::default();
+    let (held, errors) = (&shared.held, &shared.errors);
+    let total = seats.len() + spectators.len();
+    let play_for = Duration::from_secs(args.idle_secs + args.hold_secs + 30);
+    let until =
+        Instant::now() + Duration::from_secs(total as u64 / args.ramp.max(1) as u64) + play_for;
+    let sources: Vec<IpAddr> = (1..=args.sources.max(1))
+        .map(|i| IpAddr::V4(Ipv4Addr::new(127, 0, 0, i)))
+        .collect();
+    let ramp_started = Instant::now();
+    let watchers = seats
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (i, s.token.clone(), s.table, i % 10 == 9))
+        .chain(
+            spectators
+                .iter()
+                .map(|t| (0, t.clone(), crowd_table, false)),
+        );
+    for (n, (i, token, table, events)) in watchers.enumerate() {
+        let followed = &tables[table];
+        let kind = if events && followed.group == Group::Idle {
+            "events/stream"
+        } else {
+            "view/stream"
+        };
+        let path = format!("/v1/tables/{}/{kind}", followed.id);
+        let timed = (followed.group != Group::Idle).then_some(table);
+        tokio::spawn(hold(
+            server,
+            sources[(i + n) % sources.len()],
+            path,
+            token,
+            timed,
+            shared.clone(),
+            until,
+        ));
+        // The ramp: at most `ramp` a second.
+        let due = ramp_started + Duration::from_secs_f64((n + 1) as f64 / args.ramp.max(1) as f64);
+        tokio::time::sleep_until(due.into()).await;
+    }
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while held.load(Ordering::Relaxed) + errors.load(Ordering::Relaxed) < total
+        && Instant::now() < deadline
+    {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let held_now = held.load(Ordering::Relaxed);
+    let rss_after = args.server_pid.and_then(rss_kib);
+    eprintln!(
+        "loadgen ccu: {held_now} of {total} streams held after {:.1} s of ramp",
+        ramp_started.elapsed().as_secs_f64()
+    );
+
+    // Idle: only keep-alives.
+    let ticks = args.server_pid.and_then(cpu_ticks);
+    tokio::time::sleep(Duration::from_secs(args.idle_secs)).await;
+    let idle_cpu = args
+        .server_pid
+        .and_then(|pid| Some((cpu_ticks(pid)?, ticks?)))
+        .map(|(after, before)| (after - before) as f64 / args.idle_secs.max(1) as f64);
+
+    // Play.
+    shared.arrivals.lock().unwrap().clear();
+    let stop = Instant::now() + Duration::from_secs(args.hold_secs);
+    let mut players = Vec::new();
+    for (t, table) in tables
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| t.group != Group::Idle)
+    {
+        let four: Vec<String> = seats
+            .iter()
+            .filter(|s| s.table == t)
+            .map(|s| s.token.clone())
+            .collect();
+        players.push(tokio::spawn(play(
+            client.clone(),
+            base.clone(),
+            table.id.clone(),
+            four,
+            Duration::from_millis(args.move_ms),
+            stop,
+            shared.clone(),
+        )));
+    }
+    for p in players {
+        p.await?;
+    }
+    tokio::time::sleep(Duration::from_secs(2)).await;
+
+    // Fan-out: each frame of a timed table against its move's answer.
+    let index: std::collections::HashMap<&str, usize> = tables
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (t.id.as_str(), i))
+        .collect();
+    let committed: std::collections::HashMap<(usize, i64), Instant> = shared
+        .commits
+        .lock()
+        .unwrap()
+        .iter()
+        .filter_map(|(id, v, at)| Some(((*index.get(id.as_str())?, *v), *at)))
+        .collect();
+    let (mut fanout, mut crowd) = (Vec::new(), Vec::new());
+    for (table, version, at) in shared.arrivals.lock().unwrap().iter() {
+        if let Some(moved) = committed.get(&(*table, *version)) {
+            // A frame may beat the mover's own answer: 0, not negative.
+            let ms = at.saturating_duration_since(*moved).as_secs_f64() * 1000.0;
+            if *table == crowd_table && args.crowd > 0 {
+                crowd.push(ms);
+            } else {
+                fanout.push(ms);
+            }
+        }
+    }
+    fanout.sort_by(f64::total_cmp);
+    crowd.sort_by(f64::total_cmp);
+    let per_stream = match (rss_before, rss_after) {
+        (Some(b), Some(a)) if held_now > 0 => {
+            format!("{:.1}", a.saturating_sub(b) as f64 / held_now as f64)
+        }
+        _ => "na".into(),
+    };
+    eprintln!(
+        "loadgen ccu: {} moves, {} timed frames, {} of the crowd",
+        committed.len(),
+        fanout.len(),
+        crowd.len()
+    );
+    println!(
+        "ccu streams={held_now} rss_kib_per_stream={per_stream} fanout_p50_ms={:.1} fanout_p99_ms={:.1} crowd={} crowd_p99_ms={:.1} idle_cpu_pct={} errors={}",
+        percentile(&fanout, 0.50),
+        percentile(&fanout, 0.99),
+        args.crowd,
+        percentile(&crowd, 0.99),
+        idle_cpu.map_or("na".into(), |c| format!("{c:.1}")),
+        errors.load(Ordering::Relaxed),
+    );
+    Ok(())
+}
+
+/// Notes a new table (the first `idle` are idle) and its four seats.
+fn push_table(
+    tables: &mut Vec<Followed>,
+    seats: &mut Vec<Seat>,
+    id: String,
+    four: Vec<String>,
+    idle: usize,
+) {
+    let index = tables.len();
+    let group = if index < idle {
+        Group::Idle
+    } else {
+        Group::Active
+    };
+    tables.push(Followed { id, group });
+    seats.extend(four.into_iter().map(|token| Seat {
+        token,
+        table: index,
+    }));
+}
