@@ -182,14 +182,16 @@ enum Command {
         base_url: String,
         #[arg(long, env = "DATABASE_URL")]
         database_url: String,
-        /// Streams of players at idle tables of 4.
-        #[arg(long, default_value_t = 2000)]
+        /// Streams of players at idle tables of 4 (with the crowd and the
+        /// active tables' players, what one process's 20,000 descriptors
+        /// hold).
+        #[arg(long, default_value_t = 12_000)]
         streams: usize,
         /// Tables of 4 that play during the run.
         #[arg(long, default_value_t = 64)]
         active: usize,
         /// Spectators of the first active table.
-        #[arg(long, default_value_t = 0)]
+        #[arg(long, default_value_t = 2_000)]
         crowd: usize,
         /// Milliseconds between two moves of an active table.
         #[arg(long, default_value_t = 1000)]

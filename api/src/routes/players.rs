@@ -100,6 +100,12 @@ impl From<ResultRow> for RecentGame {
 
 /// A player's profile.
 #[derive(Debug, Serialize, ToSchema)]
+#[schema(example = json!({"username": "alice",
+    "stats": [{"ruleset": "classique", "games": 12, "wins": 5, "average_place": 1.58,
+        "points": 1840, "rating": 27.31, "rating_deviation": 5.12, "provisional": false}],
+    "recent": [{"table_id": "3f6c1b9e-2a4d-4e8f-9b1c-5d7e0a2f4c68", "ruleset": "classique",
+        "ended_at": "2025-01-31T18:04:05.123456Z", "place": 1, "total": 12, "won": true,
+        "rating_before": 26.9, "rating_after": 27.31}]}))]
 pub struct PlayerProfile {
     pub username: String,
     /// One per ruleset they played a rated game of, by ruleset name.
@@ -187,6 +193,10 @@ pub struct BoardEntry {
 
 /// A page of a leaderboard.
 #[derive(Debug, Serialize, ToSchema)]
+#[schema(example = json!({"ruleset": "classique",
+    "players": [{"rank": 1, "username": "alice", "rating": 31.4, "rating_deviation": 3.2,
+        "games": 58, "wins": 31}],
+    "next": "1.403f666666666666.0b5c9e045f5e4a439f1e0c2b8d1c7a10"}))]
 pub struct Leaderboard {
     pub ruleset: String,
     /// Best first: the highest rating (equal ones: the greater account id
