@@ -1,14 +1,14 @@
 //! `loadgen ccu`: what holding live connections costs the server, and how
 //! fast one move reaches every follower of its table (issue 32's measure).
 //!
-//! Players are minted in the database (accounts and sessions: signing up
-//! eighteen thousand people through argon2 would take longer than the
-//! run), seated through the API at S/4 tables of 4 (`--streams`; one in ten
-//! with a turn clock of an hour, running), each opening one stream (nine in
-//! ten `/view/stream`, one in ten `/events/stream`); A more tables
-//! (`--active`) play a move every `--move-ms` each, their 4 players
-//! following their view streams; one of them is watched by W spectators
-//! (`--crowd`). The streams are opened at `--ramp` a second from one
+//! S streams in all (`--streams`): players are minted in the database
+//! (accounts and sessions: signing up eighteen thousand people through
+//! argon2 would take longer than the run); A tables of 4 (`--active`) play
+//! a move every `--move-ms` each, their players following their view
+//! streams, and the first of them is watched by W spectators (`--crowd`);
+//! the other streams are players of idle tables of 4 (one in ten with a
+//! turn clock of an hour, running), nine in ten on `/view/stream`, one in
+//! ten on `/events/stream`. Tables are opened through the API. The streams are opened at `--ramp` a second from one
 //! process, over `--sources` loopback source addresses (127.0.0.1,
 //! 127.0.0.2, …) when one address's ports do not suffice.
 //!
@@ -173,10 +173,16 @@ async fn hold(
         let mut buf = vec![0u8; 2048];
         let mut line = Vec::with_capacity(64);
         let mut counted = false;
+        // The answer's first bytes, to say why a stream that ends ended.
+        let mut head = Vec::new();
         loop {
             let n = stream.read(&mut buf).await?;
             if n == 0 {
-                return Err::<(), Error>("the stream ended".into());
+                let head = String::from_utf8_lossy(&head).into_owned();
+                return Err::<(), Error>(format!("the stream ended: {head:?}").into());
+            }
+            if head.len() < 160 {
+                head.extend_from_slice(&buf[..n.min(160 - head.len())]);
             }
             let now = Instant::now();
             for &b in &buf[..n] {
@@ -202,8 +208,11 @@ async fn hold(
     };
     match tokio::time::timeout_at(until.into(), run).await {
         Err(_) => {}
-        Ok(_) => {
-            shared.errors.fetch_add(1, Ordering::Relaxed);
+        Ok(result) => {
+            // The first few say why.
+            if shared.errors.fetch_add(1, Ordering::Relaxed) < 3 {
+                eprintln!("loadgen ccu: a stream failed: {:?}", result.err());
+            }
         }
     }
 }
@@ -250,8 +259,10 @@ async fn play(
                 .push((id.clone(), version, answered));
             Ok::<_, Error>(())
         };
-        if step.await.is_err() {
-            shared.errors.fetch_add(1, Ordering::Relaxed);
+        if let Err(e) = step.await {
+            if shared.errors.fetch_add(1, Ordering::Relaxed) < 3 {
+                eprintln!("loadgen ccu: a move failed: {e}");
+            }
         }
     }
 }
@@ -277,7 +288,13 @@ pub async fn run(args: CcuArgs) -> Result<(), Error> {
     let client = reqwest::Client::builder().no_proxy().build()?;
 
     // Players and tables.
-    let idle_tables = args.streams.div_ceil(4);
+    // The streams in all: the crowd's, the active tables' players', and the
+    // rest at idle tables.
+    let idle_tables = args
+        .streams
+        .checked_sub(args.crowd + 4 * args.active)
+        .ok_or("--streams is fewer than the crowd and the active tables' players")?
+        .div_ceil(4);
     let people = (idle_tables + args.active) * 4 + args.crowd;
     let started = Instant::now();
     let tokens = mint(&pool, people).await?;

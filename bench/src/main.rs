@@ -182,22 +182,22 @@ enum Command {
         base_url: String,
         #[arg(long, env = "DATABASE_URL")]
         database_url: String,
-        /// Streams of players at idle tables of 4 (with the crowd and the
-        /// active tables' players, what one process's 20,000 descriptors
-        /// hold).
-        #[arg(long, default_value_t = 12_000)]
+        /// Streams in all: the crowd's, the active tables' players' and
+        /// those of players at idle tables of 4 (what one process's 20,000
+        /// descriptors hold, on each side).
+        #[arg(long, default_value_t = 18_000)]
         streams: usize,
         /// Tables of 4 that play during the run.
         #[arg(long, default_value_t = 64)]
         active: usize,
         /// Spectators of the first active table.
-        #[arg(long, default_value_t = 2_000)]
+        #[arg(long, default_value_t = 5_000)]
         crowd: usize,
         /// Milliseconds between two moves of an active table.
         #[arg(long, default_value_t = 1000)]
         move_ms: u64,
         /// Streams opened per second.
-        #[arg(long, default_value_t = 2000)]
+        #[arg(long, default_value_t = 1000)]
         ramp: usize,
         /// Loopback source addresses to spread the streams over.
         #[arg(long, default_value_t = 1)]
@@ -323,7 +323,8 @@ fn main() -> std::io::Result<()> {
             idle_secs,
             hold_secs,
             server_pid,
-        } => tokio::runtime::Builder::new_current_thread()
+        } => tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
             .enable_all()
             .build()?
             .block_on(ccu::run(ccu::CcuArgs {
