@@ -172,12 +172,12 @@ impl TableService {
         let folded = folder.await.map_err(ApiError::internal)?;
         read?;
         let table = folded?.ok_or_else(not_found)?;
-        Ok(Entry::new(CachedTable {
+        Ok(Entry::new(CachedTable::new(
             table,
-            created_by: row.created_by,
-            created_at: row.created_at,
-            due_at: row.due_at,
-        }))
+            row.created_by,
+            row.created_at,
+            row.due_at,
+        )))
     }
 
     /// Reads and folds the events after the cached version (whole, with

@@ -259,12 +259,7 @@ impl TableService {
         let row = store::tables::get(&self.pool, id)
             .await?
             .ok_or_else(not_found)?;
-        let loaded = CachedTable {
-            table,
-            created_by: row.created_by,
-            created_at: row.created_at,
-            due_at: row.due_at,
-        };
+        let loaded = CachedTable::new(table, row.created_by, row.created_at, row.due_at);
         let mut entry = Entry::new(loaded.clone());
         for (s, e) in stored.into_iter().zip(events) {
             entry.push(s, e);

@@ -109,9 +109,76 @@ pub struct CachedTable {
     /// When the server must next act on the table by itself (a turn's
     /// deadline, an away seat's move): `game_tables.due_at`.
     pub due_at: Option<DateTime<Utc>>,
+    /// The view frames of this version already made (see
+    /// [`CachedTable::shared_frame`]).
+    pub frames: SharedFrames,
+}
+
+/// A view's stream frame depends on the table and the seat it is seen from
+/// alone: made once per version and seat (a spectator's once for every
+/// spectator), the same bytes go to every stream that shows it. A copy of
+/// the table starts with none.
+#[derive(Default)]
+pub struct SharedFrames(StdMutex<Frames>);
+
+#[derive(Default)]
+struct Frames {
+    /// What the frames below are of: the version, and its `due_at`.
+    of: Option<(i64, Option<DateTime<Utc>>)>,
+    by_seat: Vec<(Option<usize>, bytes::Bytes)>,
+}
+
+impl Clone for SharedFrames {
+    fn clone(&self) -> Self {
+        Self::default()
+    }
+}
+
+impl std::fmt::Debug for SharedFrames {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SharedFrames")
+    }
 }
 
 impl CachedTable {
+    /// The table as first cached.
+    pub fn new(
+        table: Table,
+        created_by: Uuid,
+        created_at: DateTime<Utc>,
+        due_at: Option<DateTime<Utc>>,
+    ) -> Self {
+        Self {
+            table,
+            created_by,
+            created_at,
+            due_at,
+            frames: SharedFrames::default(),
+        }
+    }
+
+    /// The frame of the view from `seat` (`None`: a spectator's) at this
+    /// version: `make`'s the first time it is asked for, the same bytes
+    /// after that.
+    pub fn shared_frame(
+        &self,
+        seat: Option<usize>,
+        make: impl FnOnce() -> bytes::Bytes,
+    ) -> bytes::Bytes {
+        let mut frames = self.frames.0.lock().unwrap_or_else(|e| e.into_inner());
+        let of = Some((self.version(), self.due_at));
+        if frames.of != of {
+            frames.of = of;
+            frames.by_seat.clear();
+        }
+        if let Some((_, frame)) = frames.by_seat.iter().find(|(s, _)| *s == seat) {
+            return frame.clone();
+        }
+        let frame = make();
+        frames.by_seat.push((seat, frame.clone()));
+        frame
+    }
+
     pub fn version(&self) -> i64 {
         self.table.version as i64
     }

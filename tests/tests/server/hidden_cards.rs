@@ -156,3 +156,78 @@ async fn turn_started_keeps_the_card_just_drawn_from_other_seats_and_spectators_
     assert_eq!(mine["data"], stored.data);
     assert_eq!(hash_of(mine, &mine["data"]), stored.hash);
 }
+
+/// Reads a view stream until a frame of `version` or later: that view.
+async fn view_frame_at(res: &mut reqwest::Response, version: i64) -> Value {
+    let mut text = String::new();
+    read_until(res, &mut text, |t| {
+        frames(t)
+            .iter()
+            .any(|f| f["version"].as_i64() >= Some(version))
+    })
+    .await;
+    frames(&text)
+        .into_iter()
+        .find(|f| f["version"].as_i64() >= Some(version))
+        .unwrap()
+}
+
+/// A view's frame is made once per version and seat and shared by the
+/// streams that show it: each seat still gets its own hand, and spectators
+/// (however many) none.
+#[tokio::test]
+async fn view_streams_of_one_table_give_each_seat_its_hand_and_spectators_none() {
+    let app = spawn_app().await;
+    let (id, tokens) = started_table(&app, "classique", json!({}), 2).await;
+    let watchers = [
+        app.player_token("spectator_a").await,
+        app.player_token("spectator_b").await,
+    ];
+    let open = |token: &str| {
+        app.client
+            .get(app.url(&format!("/v1/tables/{id}/view/stream")))
+            .bearer_auth(token)
+            .send()
+    };
+    let mut streams = Vec::new();
+    for t in tokens.iter().chain(&watchers) {
+        let res = open(t).await.unwrap();
+        assert_eq!(res.status(), 200);
+        streams.push(res);
+    }
+    // A move, so that every stream shows a version made after they opened.
+    let seat = view(&app, &tokens[0], &id).await["current_seat"]
+        .as_u64()
+        .unwrap() as usize;
+    let mine = view(&app, &tokens[seat], &id).await;
+    let answer = play(
+        &app,
+        &tokens[seat],
+        &id,
+        &mine["legal_moves"][0],
+        mine["version"].as_i64(),
+    )
+    .await;
+    let version = json_of(answer, 200).await["version"].as_i64().unwrap();
+    let mut seen = Vec::new();
+    for res in &mut streams {
+        seen.push(view_frame_at(res, version).await);
+    }
+    for (seat, frame) in seen[..2].iter().enumerate() {
+        assert_eq!(frame["my_seat"], seat);
+        let fresh = view(&app, &tokens[seat], &id).await;
+        assert_eq!(frame["hand"], fresh["hand"], "seat {seat}'s own hand");
+        assert!(!frame["hand"].as_array().unwrap().is_empty());
+    }
+    assert_ne!(seen[0]["hand"], seen[1]["hand"]);
+    for frame in &seen[2..] {
+        assert_eq!(frame["my_seat"], Value::Null);
+        assert_eq!(
+            frame["hand"],
+            json!([]),
+            "a spectator holds no hand: {frame}"
+        );
+        assert_eq!(frame["legal_moves"], json!([]));
+    }
+    assert_eq!(seen[2], seen[3], "every spectator is sent the same frame");
+}

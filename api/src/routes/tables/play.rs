@@ -144,7 +144,12 @@ pub async fn stream_view(
         tables: call.tables.get_ref().clone(),
         table_id: id,
         seen,
-        frame: move |l: &CachedTable| sse::frame(l.version(), &TableView::of(id, l, account_id)),
+        // A view is its seat's: its frame is made once a version and seat.
+        frame: move |l: &CachedTable| {
+            l.shared_frame(l.seat_of(account_id), || {
+                sse::frame(l.version(), &TableView::of(id, l, account_id))
+            })
+        },
         keepalive: settings.sse_keepalive(),
     });
     Ok(event_stream(sse::until_ended(body, watch)))
