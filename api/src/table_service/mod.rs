@@ -6,7 +6,10 @@
 //!
 //! - `cache`: the folded tables of this process, their cold load, and how a
 //!   cached table is brought up to date;
-//! - `commands`: creating a table and acting on one (the write path);
+//! - `commands`: creating a table and acting on one (the write path), a
+//!   game's end rated with it ([`crate::ratings`]);
+//! - `projections`: what lobby events keep in step in their transaction
+//!   (who sits where, quick play's open tables, bots and their caps);
 //! - `lobby`: finding a game (quick play, invitations, the rematch), and
 //!   what holds across processes there;
 //! - `reads`: reads, listing, and the one loop of long polls and streams
@@ -72,10 +75,12 @@ mod cache;
 mod commands;
 mod feeds;
 mod lobby;
+mod projections;
 mod reads;
 
-pub use commands::{BotCaps, Opening};
+pub use commands::Opening;
 pub use lobby::quickplay_key;
+pub use projections::BotCaps;
 pub use reads::{Mine, Subscription};
 
 use std::collections::HashMap;
