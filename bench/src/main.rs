@@ -243,6 +243,19 @@ enum Command {
     },
 }
 
+/// Runs `work` to its end on a runtime of `builder` (every driver on), its
+/// error as an I/O error.
+fn block_on(
+    mut builder: tokio::runtime::Builder,
+    work: impl std::future::Future<Output = Result<(), Error>>,
+) -> std::io::Result<()> {
+    builder
+        .enable_all()
+        .build()?
+        .block_on(work)
+        .map_err(|e| std::io::Error::other(e.to_string()))
+}
+
 fn main() -> std::io::Result<()> {
     let cli = Cli::parse();
     match cli.command {
@@ -264,53 +277,49 @@ fn main() -> std::io::Result<()> {
             database_url,
             moves,
             events,
-        } => tokio::runtime::Builder::new_multi_thread()
-            .enable_all()
-            .build()?
-            .block_on(history_cost::run(&base_url, &database_url, moves, events))
-            .map_err(|e| std::io::Error::other(e.to_string())),
+        } => block_on(
+            tokio::runtime::Builder::new_multi_thread(),
+            history_cost::run(&base_url, &database_url, moves, events),
+        ),
         Command::AppendCost {
             database_url,
             sizes,
             moves,
             tables,
-        } => tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()?
-            .block_on(append_cost::run(&database_url, &sizes, moves, tables))
-            .map_err(|e| std::io::Error::other(e.to_string())),
+        } => block_on(
+            tokio::runtime::Builder::new_current_thread(),
+            append_cost::run(&database_url, &sizes, moves, tables),
+        ),
         Command::Quickplay {
             base_url,
             arrivals,
             seats,
             waves,
-        } => tokio::runtime::Builder::new_multi_thread()
-            .enable_all()
-            .build()?
-            .block_on(quickplay::run(quickplay::QuickPlayArgs {
+        } => block_on(
+            tokio::runtime::Builder::new_multi_thread(),
+            quickplay::run(quickplay::QuickPlayArgs {
                 base_urls: base_url,
                 arrivals,
                 seats,
                 waves,
-            }))
-            .map_err(|e| std::io::Error::other(e.to_string())),
+            }),
+        ),
         Command::MyTables {
             base_url,
             tables,
             finished,
             limit,
             requests,
-        } => tokio::runtime::Builder::new_multi_thread()
-            .enable_all()
-            .build()?
-            .block_on(my_tables::run(my_tables::MyTablesArgs {
+        } => block_on(
+            tokio::runtime::Builder::new_multi_thread(),
+            my_tables::run(my_tables::MyTablesArgs {
                 base_url,
                 tables,
                 finished,
                 limit,
                 requests,
-            }))
-            .map_err(|e| std::io::Error::other(e.to_string())),
+            }),
+        ),
         Command::Ccu {
             base_url,
             database_url,
@@ -323,49 +332,49 @@ fn main() -> std::io::Result<()> {
             idle_secs,
             hold_secs,
             server_pid,
-        } => tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()?
-            .block_on(ccu::run(ccu::CcuArgs {
-                base_url,
-                database_url,
-                streams,
-                active,
-                crowd,
-                move_ms,
-                ramp,
-                sources,
-                idle_secs,
-                hold_secs,
-                server_pid,
-            }))
-            .map_err(|e| std::io::Error::other(e.to_string())),
+        } => {
+            let mut runtime = tokio::runtime::Builder::new_multi_thread();
+            runtime.worker_threads(2);
+            block_on(
+                runtime,
+                ccu::run(ccu::CcuArgs {
+                    base_url,
+                    database_url,
+                    streams,
+                    active,
+                    crowd,
+                    move_ms,
+                    ramp,
+                    sources,
+                    idle_secs,
+                    hold_secs,
+                    server_pid,
+                }),
+            )
+        }
         Command::RatingsFill {
             database_url,
             games,
             players,
             seed,
-        } => tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()?
-            .block_on(ratings::fill(&database_url, games, players, seed))
-            .map_err(|e| std::io::Error::other(e.to_string())),
+        } => block_on(
+            tokio::runtime::Builder::new_current_thread(),
+            ratings::fill(&database_url, games, players, seed),
+        ),
         Command::Leaderboard {
             base_url,
             database_url,
             players,
             requests,
-        } => tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()?
-            .block_on(ratings::board(ratings::BoardArgs {
+        } => block_on(
+            tokio::runtime::Builder::new_current_thread(),
+            ratings::board(ratings::BoardArgs {
                 base_url,
                 database_url,
                 players,
                 requests,
-            }))
-            .map_err(|e| std::io::Error::other(e.to_string())),
+            }),
+        ),
         // The load's clients on one thread, as `run`'s; the receiver's
         // actix server on the same runtime.
         Command::Webhooks {
@@ -389,28 +398,26 @@ fn main() -> std::io::Result<()> {
             database_url,
             events,
             seed,
-        } => tokio::runtime::Builder::new_multi_thread()
-            .enable_all()
-            .build()?
-            .block_on(replay::run(&database_url, events, seed))
-            .map_err(|e| std::io::Error::other(e.to_string())),
+        } => block_on(
+            tokio::runtime::Builder::new_multi_thread(),
+            replay::run(&database_url, events, seed),
+        ),
         Command::Clocks {
             base_url,
             database_url,
             tables,
             turn_seconds,
             server_pid,
-        } => tokio::runtime::Builder::new_multi_thread()
-            .enable_all()
-            .build()?
-            .block_on(clocks::run(clocks::ClockArgs {
+        } => block_on(
+            tokio::runtime::Builder::new_multi_thread(),
+            clocks::run(clocks::ClockArgs {
                 base_url,
                 database_url,
                 tables,
                 turn_seconds,
                 server_pid,
-            }))
-            .map_err(|e| std::io::Error::other(e.to_string())),
+            }),
+        ),
         Command::BotFlood {
             base_url,
             database_url,
@@ -418,17 +425,16 @@ fn main() -> std::io::Result<()> {
             turn_seconds,
             flood_tables,
             server_pid,
-        } => tokio::runtime::Builder::new_multi_thread()
-            .enable_all()
-            .build()?
-            .block_on(bot_flood::run(bot_flood::FloodArgs {
+        } => block_on(
+            tokio::runtime::Builder::new_multi_thread(),
+            bot_flood::run(bot_flood::FloodArgs {
                 base_url,
                 database_url,
                 seconds,
                 turn_seconds,
                 flood_tables,
                 server_pid,
-            }))
-            .map_err(|e| std::io::Error::other(e.to_string())),
+            }),
+        ),
     }
 }
