@@ -52,16 +52,16 @@ pub fn ndjson_log(
     })
 }
 
-/// An empty comment sent after this much silence on a stream: actix-web
-/// notices a client gone only when a write fails, so without it a closed
-/// stream would keep its descriptor (and its place among the caller's
-/// streams) until the next keep-alive.
-pub const PING: Duration = Duration::from_secs(1);
+/// An empty comment sent after this much silence on a stream: for the
+/// proxies and NATs that drop a connection idle too long, and for a client
+/// that vanished without closing its connection (a write to it fails in
+/// the end). A client that closes it is noticed at once, without a write
+/// (the server does not allow HTTP/1 half-closed connections).
+pub const PING: Duration = Duration::from_secs(15);
 
 /// `body` until its watch's session ends (the token revoked or expired):
 /// then the stream closes, and a client that reconnects with that token
-/// gets 401. An empty comment goes out after each [`PING`] of silence, so
-/// that a client gone is noticed within seconds.
+/// gets 401. An empty comment goes out after each [`PING`] of silence.
 pub fn until_ended<S>(body: S, watch: Watch) -> impl Stream<Item = S::Item> + 'static
 where
     S: Stream<Item = Result<Bytes, sqlx::Error>> + 'static,

@@ -199,8 +199,10 @@ enum Command {
         /// Streams opened per second.
         #[arg(long, default_value_t = 1000)]
         ramp: usize,
-        /// Loopback source addresses to spread the streams over.
-        #[arg(long, default_value_t = 1)]
+        /// Loopback source addresses to spread the streams over (127.0.0.1
+        /// to 127.0.0.N): one address's ports run short when a run follows
+        /// another within a minute (their connections wait in TIME_WAIT).
+        #[arg(long, default_value_t = 4)]
         sources: u8,
         #[arg(long, default_value_t = 5)]
         idle_secs: u64,
