@@ -137,6 +137,48 @@ fn metrics_listener(
     )))
 }
 
+/// The limits of requests shared by every worker: failed log-ins, wrong
+/// invitation codes, and creation rates.
+fn request_limits(
+    settings: &Settings,
+) -> (
+    web::Data<LoginThrottle>,
+    web::Data<InviteThrottle>,
+    web::Data<Rates>,
+) {
+    (
+        web::Data::new(LoginThrottle::new(login_limits(settings))),
+        web::Data::new(InviteThrottle(LoginThrottle::new(login_limits(settings)))),
+        web::Data::new(Rates::new(rate_limits(settings))),
+    )
+}
+
+/// The tasks that act by themselves: the streams' revocation checks, the
+/// deadlines (and the feed's pruning), and the webhooks' sender when
+/// webhooks are on.
+fn spawn_tasks(
+    settings: &Settings,
+    pool: &PgPool,
+    hub: &CommitHub,
+    watchers: &Watchers,
+    tables: &web::Data<TableService>,
+    webhooks: Option<Webhooks>,
+) -> (
+    tokio::task::JoinHandle<()>,
+    tokio::task::JoinHandle<()>,
+    Option<tokio::task::JoinHandle<()>>,
+) {
+    let revocations = watchers.spawn_revocation_checks(pool.clone());
+    let deadlines = deadlines::spawn(
+        tables.clone(),
+        pool.clone(),
+        Duration::from_millis(settings.due_poll_ms),
+        Duration::from_secs(settings.feed_retention_secs),
+    );
+    let sender = webhooks.map(|w| crate::webhooks::spawn(w, pool.clone(), hub.any_feed()));
+    (revocations, deadlines, sender)
+}
+
 impl Application {
     /// Binds `settings.bind` (port 0 picks a free port) and prepares the
     /// server on `pool`. Migrations are not run here: see [`migrate`].
@@ -145,28 +187,17 @@ impl Application {
         let port = listener.local_addr()?.port();
         let (hub, listener_task) = CommitHub::start(pool.clone()).await;
 
-        let throttle = web::Data::new(LoginThrottle::new(login_limits(&settings)));
-        let guesses = web::Data::new(InviteThrottle(LoginThrottle::new(login_limits(&settings))));
-        let rates = web::Data::new(Rates::new(rate_limits(&settings)));
+        let (throttle, guesses, rates) = request_limits(&settings);
         let descriptors = descriptor_limit();
-        let watchers = Watchers::new(watch_limits(&settings, descriptors));
-        let revocations = watchers.spawn_revocation_checks(pool.clone());
-        let watchers = web::Data::new(watchers);
-        let pool = web::Data::new(pool);
+        let watchers = web::Data::new(Watchers::new(watch_limits(&settings, descriptors)));
         let webhooks = webhooks(&settings)?;
-        let tables = web::Data::new(table_service(&settings, pool.get_ref(), &hub, &webhooks));
-        let deadlines = deadlines::spawn(
-            tables.clone(),
-            pool.get_ref().clone(),
-            Duration::from_millis(settings.due_poll_ms),
-            Duration::from_secs(settings.feed_retention_secs),
-        );
-        let sender =
-            webhooks.map(|w| crate::webhooks::spawn(w, pool.get_ref().clone(), hub.any_feed()));
+        let tables = web::Data::new(table_service(&settings, &pool, &hub, &webhooks));
+        let (revocations, deadlines, sender) =
+            spawn_tasks(&settings, &pool, &hub, &watchers, &tables, webhooks);
+        let pool = web::Data::new(pool);
         let metrics = metrics_listener(&settings, &pool, &tables, &watchers)?;
         let cors_origins = cors_origins(&settings.cors_origins)?;
-        let body_limit = settings.body_limit_bytes;
-        let workers = settings.workers;
+        let (body_limit, workers) = (settings.body_limit_bytes, settings.workers);
         let settings = web::Data::new(settings);
 
         let mut server = HttpServer::new(move || {
