@@ -36,17 +36,40 @@ use crate::history_cost::body;
 use crate::load::measure::percentile;
 use crate::Error;
 
+#[derive(clap::Args)]
 pub struct CcuArgs {
+    #[arg(long, default_value = "http://127.0.0.1:8080")]
     pub base_url: String,
+    #[arg(long, env = "DATABASE_URL")]
     pub database_url: String,
+    /// Streams in all: the crowd's, the active tables' players' and
+    /// those of players at idle tables of 4 (what one process's 20,000
+    /// descriptors hold, on each side).
+    #[arg(long, default_value_t = 18_000)]
     pub streams: usize,
+    /// Tables of 4 that play during the run.
+    #[arg(long, default_value_t = 64)]
     pub active: usize,
+    /// Spectators of the first active table.
+    #[arg(long, default_value_t = 5_000)]
     pub crowd: usize,
+    /// Milliseconds between two moves of an active table.
+    #[arg(long, default_value_t = 1000)]
     pub move_ms: u64,
+    /// Streams opened per second.
+    #[arg(long, default_value_t = 1000)]
     pub ramp: usize,
+    /// Loopback source addresses to spread the streams over (127.0.0.1
+    /// to 127.0.0.N): one address's ports run short when a run follows
+    /// another within a minute (their connections wait in TIME_WAIT).
+    #[arg(long, default_value_t = 4)]
     pub sources: u8,
+    #[arg(long, default_value_t = 5)]
     pub idle_secs: u64,
+    #[arg(long, default_value_t = 20)]
     pub hold_secs: u64,
+    /// The server's process, for its memory and CPU.
+    #[arg(long)]
     pub server_pid: Option<u32>,
 }
 

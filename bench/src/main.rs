@@ -177,41 +177,7 @@ enum Command {
     },
     /// Live connections: what a held stream costs the server, and how fast
     /// a move reaches its table's followers and a crowd.
-    Ccu {
-        #[arg(long, default_value = "http://127.0.0.1:8080")]
-        base_url: String,
-        #[arg(long, env = "DATABASE_URL")]
-        database_url: String,
-        /// Streams in all: the crowd's, the active tables' players' and
-        /// those of players at idle tables of 4 (what one process's 20,000
-        /// descriptors hold, on each side).
-        #[arg(long, default_value_t = 18_000)]
-        streams: usize,
-        /// Tables of 4 that play during the run.
-        #[arg(long, default_value_t = 64)]
-        active: usize,
-        /// Spectators of the first active table.
-        #[arg(long, default_value_t = 5_000)]
-        crowd: usize,
-        /// Milliseconds between two moves of an active table.
-        #[arg(long, default_value_t = 1000)]
-        move_ms: u64,
-        /// Streams opened per second.
-        #[arg(long, default_value_t = 1000)]
-        ramp: usize,
-        /// Loopback source addresses to spread the streams over (127.0.0.1
-        /// to 127.0.0.N): one address's ports run short when a run follows
-        /// another within a minute (their connections wait in TIME_WAIT).
-        #[arg(long, default_value_t = 4)]
-        sources: u8,
-        #[arg(long, default_value_t = 5)]
-        idle_secs: u64,
-        #[arg(long, default_value_t = 20)]
-        hold_secs: u64,
-        /// The server's process, for its memory and CPU.
-        #[arg(long)]
-        server_pid: Option<u32>,
-    },
+    Ccu(ccu::CcuArgs),
     /// Write G generated finished games' logs (for `huit ratings rebuild`).
     RatingsFill {
         #[arg(long, env = "DATABASE_URL")]
@@ -224,16 +190,7 @@ enum Command {
         seed: u64,
     },
     /// A leaderboard of P rated players: its first page and deep pages.
-    Leaderboard {
-        #[arg(long, default_value = "http://127.0.0.1:8080")]
-        base_url: String,
-        #[arg(long, env = "DATABASE_URL")]
-        database_url: String,
-        #[arg(long, default_value_t = 1_000_000)]
-        players: usize,
-        #[arg(long, default_value_t = 200)]
-        requests: usize,
-    },
+    Leaderboard(ratings::BoardArgs),
     /// Write a long table to the database, then time its rebuild from the log.
     ReplaySpeed {
         #[arg(long, env = "DATABASE_URL")]
@@ -322,37 +279,10 @@ fn main() -> std::io::Result<()> {
                 requests,
             }),
         ),
-        Command::Ccu {
-            base_url,
-            database_url,
-            streams,
-            active,
-            crowd,
-            move_ms,
-            ramp,
-            sources,
-            idle_secs,
-            hold_secs,
-            server_pid,
-        } => {
+        Command::Ccu(args) => {
             let mut runtime = tokio::runtime::Builder::new_multi_thread();
             runtime.worker_threads(2);
-            block_on(
-                runtime,
-                ccu::run(ccu::CcuArgs {
-                    base_url,
-                    database_url,
-                    streams,
-                    active,
-                    crowd,
-                    move_ms,
-                    ramp,
-                    sources,
-                    idle_secs,
-                    hold_secs,
-                    server_pid,
-                }),
-            )
+            block_on(runtime, ccu::run(args))
         }
         Command::RatingsFill {
             database_url,
@@ -363,22 +293,10 @@ fn main() -> std::io::Result<()> {
             tokio::runtime::Builder::new_current_thread(),
             ratings::fill(&database_url, games, players, seed),
         ),
-        Command::Leaderboard {
-            base_url,
-            database_url,
-            players,
-            requests,
-        } => block_on(
+        Command::Leaderboard(args) => block_on(
             tokio::runtime::Builder::new_current_thread(),
-            ratings::board(ratings::BoardArgs {
-                base_url,
-                database_url,
-                players,
-                requests,
-            }),
+            ratings::board(args),
         ),
-        // The load's clients on one thread, as `run`'s; the receiver's
-        // actix server on the same runtime.
         Command::Webhooks {
             off_url,
             on_url,

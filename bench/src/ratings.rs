@@ -175,10 +175,15 @@ pub async fn fill(
 }
 
 /// The arguments of `loadgen leaderboard`.
+#[derive(clap::Args)]
 pub struct BoardArgs {
+    #[arg(long, default_value = "http://127.0.0.1:8080")]
     pub base_url: String,
+    #[arg(long, env = "DATABASE_URL")]
     pub database_url: String,
+    #[arg(long, default_value_t = 1_000_000)]
     pub players: usize,
+    #[arg(long, default_value_t = 200)]
     pub requests: usize,
 }
 
