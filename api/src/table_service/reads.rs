@@ -72,6 +72,11 @@ impl TableService {
     /// `None` then. `read` is told whether to check the table's stored
     /// version as well: after a wait that heard nothing it does, once,
     /// before the answer is `None` (a notification can be lost).
+    ///
+    /// A stream holds this future between its frames: the read, which may
+    /// reach the database and so is large, is boxed for its duration, so
+    /// that what waits is small (a few hundred bytes, not kilobytes, for
+    /// each of tens of thousands of idle streams).
     pub async fn wait_for<R>(
         &self,
         subscription: &mut Subscription,
@@ -80,7 +85,7 @@ impl TableService {
     ) -> Result<Option<R>, ApiError> {
         let mut verify = false;
         loop {
-            if let Some(found) = read(verify).await? {
+            if let Some(found) = Box::pin(read(verify)).await? {
                 return Ok(Some(found));
             }
             if verify {
