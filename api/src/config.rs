@@ -113,6 +113,22 @@ pub struct Settings {
     #[arg(long, env = "HUIT_SSE_KEEPALIVE_MS", default_value_t = 15_000)]
     pub sse_keepalive_ms: u64,
 
+    /// Seconds a connection may go without its client acknowledging what
+    /// was sent to it (a stalled reader, or a phone gone off the network)
+    /// before it is closed (`TCP_USER_TIMEOUT`): a stream's client then
+    /// resumes with `Last-Event-ID`. Until then what waits for it is
+    /// bounded: a stream buffers no frames of its own.
+    #[arg(long, env = "HUIT_STALLED_READER_SECS", default_value_t = 30)]
+    pub stalled_reader_secs: u64,
+
+    /// The send buffer of each connection, in bytes (`SO_SNDBUF`; the
+    /// kernel doubles it for its bookkeeping): what a stalled reader can
+    /// hold of the kernel's memory, and what a connection has in flight
+    /// (256 KiB: 2.6 MB/s at 100 ms of round trip, ample for the largest
+    /// answers, log exports). 0: the kernel's own sizing.
+    #[arg(long, env = "HUIT_SEND_BUFFER_BYTES", default_value_t = 262_144)]
+    pub send_buffer_bytes: usize,
+
     /// Milliseconds after a table moved before the server plays a seat
     /// whose player is away or resigned (docs/RULES.md D39, D40), so that
     /// people can follow.
@@ -197,6 +213,10 @@ impl Settings {
 
     pub fn login_window(&self) -> Duration {
         Duration::from_secs(self.login_window_secs)
+    }
+
+    pub fn stalled_reader(&self) -> Duration {
+        Duration::from_secs(self.stalled_reader_secs.max(1))
     }
 
     pub fn sse_keepalive(&self) -> Duration {

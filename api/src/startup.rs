@@ -198,6 +198,10 @@ impl Application {
         let metrics = metrics_listener(&settings, &pool, &tables, &watchers)?;
         let cors_origins = cors_origins(&settings.cors_origins)?;
         let (body_limit, workers) = (settings.body_limit_bytes, settings.workers);
+        let sockets = SocketOptions {
+            stalled_reader: settings.stalled_reader(),
+            send_buffer: settings.send_buffer_bytes,
+        };
         let settings = web::Data::new(settings);
 
         let mut server = HttpServer::new(move || {
@@ -242,6 +246,7 @@ impl Application {
         // 23 % of a core at 18,000 idle streams). No HTTP/1.1 client of
         // this API half-closes its side while it waits for the answer.
         .h1_allow_half_closed(false)
+        .on_connect(move |connection, _| sockets.apply(connection))
         // Below the descriptor limit with room to spare (the pool, the
         // listener, files): past it a worker stops accepting for a while
         // instead of failing `accept` with EMFILE.
@@ -316,6 +321,40 @@ fn descriptor_limit() -> usize {
     rlimit::getrlimit(rlimit::Resource::NOFILE)
         .map(|(soft, _)| usize::try_from(soft).unwrap_or(usize::MAX))
         .unwrap_or(1024)
+}
+
+/// What each accepted connection is set to.
+#[derive(Debug, Clone, Copy)]
+struct SocketOptions {
+    stalled_reader: Duration,
+    send_buffer: usize,
+}
+
+impl SocketOptions {
+    /// A client that acknowledges nothing of what was sent to it for
+    /// `stalled_reader` loses its connection: the kernel aborts it
+    /// (`TCP_USER_TIMEOUT`, which covers a zero window too), the pending
+    /// write fails and the request ends. Until then a stalled reader holds
+    /// what actix-web buffers for a connection (32 KiB) and the socket's
+    /// send buffer, both bounded: a stream keeps no queue of frames (a view
+    /// stream has the latest view, an event stream reads the log as it
+    /// writes out), and its client resumes with `Last-Event-ID`. Other
+    /// connections are not held back: each has its buffers and its task.
+    fn apply(self, connection: &dyn std::any::Any) {
+        let Some(tcp) = connection.downcast_ref::<actix_web::rt::net::TcpStream>() else {
+            return;
+        };
+        let socket = socket2::SockRef::from(tcp);
+        let set = socket
+            .set_tcp_user_timeout(Some(self.stalled_reader))
+            .and_then(|()| match self.send_buffer {
+                0 => Ok(()),
+                bytes => socket.set_send_buffer_size(bytes),
+            });
+        if let Err(e) = set {
+            tracing::warn!(error = %e, "a connection's socket options not set");
+        }
+    }
 }
 
 /// Connections a worker accepts at once: the descriptors less a reserve

@@ -2,13 +2,14 @@
 //! findings of an outside probe of a running server, one test each (open
 //! streams without limit, streams outliving their token, usernames spelt
 //! two ways, lock-outs by anyone, 500s for client input, idempotent moves
-//! answered as conflicts).
+//! answered as conflicts, a stream whose reader stalls).
 
 use std::time::Duration;
 
-use crate::support::{json_of, spawn_second_process, started_table, view};
+use crate::support::{all_events, json_of, spawn_second_process, started_table, view};
 use e2e::{assert_problem, eventually, spawn_app, spawn_app_with, TestApp};
 use serde_json::{json, Value};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 fn stream(app: &TestApp, token: &str, path: &str) -> e2e::checked::RequestBuilder {
     app.client.get(app.url(path)).bearer_auth(token)
@@ -411,4 +412,127 @@ async fn tables_created_without_limit_by_one_account_get_429_with_retry_after() 
     assert_eq!(create(&other, "classique").await.unwrap().status(), 201);
     let listed = json_of(app.get_as("/v1/tables?limit=100", &token).await, 200).await;
     assert_eq!(listed["tables"].as_array().unwrap().len(), 3);
+}
+
+/// The `id:`s of the whole frames in `bytes` (a frame ends with a blank
+/// line; a frame cut short is not one).
+fn whole_frames(bytes: &[u8]) -> Vec<i64> {
+    let text = String::from_utf8_lossy(bytes);
+    let Some(end) = text.rfind("\n\n") else {
+        return Vec::new();
+    };
+    text[..end]
+        .lines()
+        .filter_map(|l| l.strip_prefix("id: ")?.parse().ok())
+        .collect()
+}
+
+#[tokio::test]
+async fn a_stalled_reader_is_cut_off_without_holding_back_others_and_resumes_without_a_gap() {
+    let app = spawn_app_with(|s| {
+        s.stalled_reader_secs = 1;
+        s.send_buffer_bytes = 16 * 1024;
+        s.max_streams_per_account = 1;
+    })
+    .await;
+    let (id, tokens) = started_table(&app, "classique", json!({"target": 100000}), 2).await;
+    let path = format!("/v1/tables/{id}/events/stream");
+
+    // The stalled reader: a small receive buffer, the request sent, then
+    // nothing read.
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.set_recv_buffer_size(4096).unwrap();
+    let server = app.address.trim_start_matches("http://").parse().unwrap();
+    let mut stalled = socket.connect(server).await.unwrap();
+    let request = format!(
+        "GET {path} HTTP/1.1\r\nHost: {server}\r\nAuthorization: Bearer {}\r\n\r\n",
+        tokens[1]
+    );
+    stalled.write_all(request.as_bytes()).await.unwrap();
+
+    // Another follower of the table, read as frames come.
+    let mut follower = stream(&app, &tokens[0], &path).send().await.unwrap();
+    assert_eq!(follower.status(), 200);
+    let followed = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let reading = {
+        let followed = followed.clone();
+        tokio::spawn(async move {
+            while let Ok(Some(chunk)) = follower.chunk().await {
+                followed.lock().unwrap().extend_from_slice(&chunk);
+            }
+        })
+    };
+
+    // Play until the stalled stream's place is free again (one stream per
+    // account): its writes filled the buffers, nothing was acknowledged for
+    // a second, and the server closed it.
+    let mut moves = 0;
+    loop {
+        let v = view(&app, &tokens[0], &id).await;
+        let seat = v["current_seat"].as_u64().expect("a seat on turn") as usize;
+        let mine = if seat == 0 {
+            v
+        } else {
+            view(&app, &tokens[1], &id).await
+        };
+        let (mv, version) = (&mine["legal_moves"][0], mine["version"].as_i64());
+        json_of(
+            crate::support::play(&app, &tokens[seat], &id, mv, version).await,
+            200,
+        )
+        .await;
+        moves += 1;
+        if moves % 20 == 0 {
+            let probe = stream(&app, &tokens[1], &path).send().await.unwrap();
+            if probe.status() == 200 {
+                break;
+            }
+            assert_eq!(
+                probe.status(),
+                429,
+                "the stalled stream still holds its place"
+            );
+        }
+        assert!(moves < 2000, "the stalled reader was never cut off");
+    }
+    let last = all_events(&app, &tokens[1], &id).await.len() as i64;
+
+    // Not held back: the other follower has every event.
+    let got = eventually(Duration::from_secs(5), || async {
+        let ids = whole_frames(&followed.lock().unwrap());
+        (ids.last() == Some(&last)).then_some(ids)
+    })
+    .await
+    .expect("the other follower has every event");
+    assert_eq!(got, (1..=last).collect::<Vec<_>>());
+    reading.abort();
+
+    // What the stalled reader had before the cut, then the rest from where
+    // it was, through Last-Event-ID: every event once, in order.
+    let mut before = Vec::new();
+    let _ = tokio::time::timeout(Duration::from_secs(10), stalled.read_to_end(&mut before)).await;
+    let mut ids = whole_frames(&before);
+    assert!(!ids.is_empty() && *ids.last().unwrap() < last, "{ids:?}");
+    let resume_after = *ids.last().unwrap();
+    let mut resumed = eventually(Duration::from_secs(5), || async {
+        let res = stream(&app, &tokens[1], &path)
+            .header("last-event-id", resume_after.to_string())
+            .send()
+            .await
+            .unwrap();
+        (res.status() == 200).then_some(res)
+    })
+    .await
+    .expect("the stream opens again");
+    let mut rest = Vec::new();
+    while whole_frames(&rest).last() != Some(&last) {
+        let chunk = tokio::time::timeout(Duration::from_secs(5), resumed.chunk())
+            .await
+            .expect("the rest comes")
+            .unwrap()
+            .expect("the stream stays open");
+        rest.extend_from_slice(&chunk);
+    }
+    ids.extend(whole_frames(&rest));
+    assert_eq!(ids, (1..=last).collect::<Vec<_>>(), "no gap, no repeat");
 }
