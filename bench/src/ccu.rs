@@ -7,27 +7,39 @@
 //! a move every `--move-ms` each, their players following their view
 //! streams, and the first of them is watched by W spectators (`--crowd`);
 //! the other streams are players of idle tables of 4 (one in ten with a
-//! turn clock of an hour, running), nine in ten on `/view/stream`, one in
-//! ten on `/events/stream`. Tables are opened through the API. The streams are opened at `--ramp` a second from one
-//! process, over `--sources` loopback source addresses (127.0.0.1,
-//! 127.0.0.2, …) when one address's ports do not suffice.
+//! turn clock of an hour, running): of every ten, one on `/events/stream`,
+//! one on the feed's stream (`/v1/me/feed/stream`), eight on
+//! `/view/stream`. Tables are opened through the API.
 //!
-//! Measured: the server's resident memory (`--server-pid`) before and
-//! after the streams are held, over the streams held; its CPU while only
+//! The streams are held by worker processes (`--processes`, by default one
+//! per 15,000 streams: a process has at most 20,000 descriptors here), this
+//! same program run as `loadgen ccu-worker`, each told its share on its
+//! standard input and opening it at its part of `--ramp` a second, over
+//! `--sources` loopback source addresses (127.0.0.1, 127.0.0.2, …) when one
+//! address's ports do not suffice. Workers report the streams held as they
+//! go, and at the end every frame of a timed table they read, with its
+//! time (the wall clock, which every process of the machine shares).
+//!
+//! Measured: the servers' resident memory (`--server-pid`, several for
+//! several processes: their sum) before and
+//! after the streams are held, over the streams held; their CPU while only
 //! keep-alives flow (`--idle-secs`), in percent of one core; then, for
 //! `--hold-secs` of play, the time from a move's answer to its mover to the
 //! frame of that version reaching each follower of its table (fan-out), and
 //! the same for the crowd. Prints one line:
 //! `ccu streams=<held> rss_kib_per_stream=<x> fanout_p50_ms=<a> fanout_p99_ms=<b> crowd=<w> crowd_p99_ms=<c> idle_cpu_pct=<d> errors=<n>`
 
+use std::collections::HashMap;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::process::Stdio;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use rand::Rng;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{TcpSocket, TcpStream};
 use uuid::Uuid;
 
@@ -36,6 +48,9 @@ use crate::history_cost::body;
 use crate::load::measure::percentile;
 use crate::Error;
 
+/// Streams one worker process holds by default.
+const PER_PROCESS: usize = 15_000;
+
 #[derive(clap::Args)]
 pub struct CcuArgs {
     #[arg(long, default_value = "http://127.0.0.1:8080")]
@@ -43,8 +58,7 @@ pub struct CcuArgs {
     #[arg(long, env = "DATABASE_URL")]
     pub database_url: String,
     /// Streams in all: the crowd's, the active tables' players' and
-    /// those of players at idle tables of 4 (what one process's 20,000
-    /// descriptors hold, on each side).
+    /// those of players at idle tables of 4.
     #[arg(long, default_value_t = 18_000)]
     pub streams: usize,
     /// Tables of 4 that play during the run.
@@ -56,9 +70,12 @@ pub struct CcuArgs {
     /// Milliseconds between two moves of an active table.
     #[arg(long, default_value_t = 1000)]
     pub move_ms: u64,
-    /// Streams opened per second.
+    /// Streams opened per second (by all the workers together).
     #[arg(long, default_value_t = 1000)]
     pub ramp: usize,
+    /// Worker processes holding the streams; by default one per 15,000.
+    #[arg(long)]
+    pub processes: Option<usize>,
     /// Loopback source addresses to spread the streams over (127.0.0.1
     /// to 127.0.0.N): one address's ports run short when a run follows
     /// another within a minute (their connections wait in TIME_WAIT).
@@ -68,9 +85,9 @@ pub struct CcuArgs {
     pub idle_secs: u64,
     #[arg(long, default_value_t = 20)]
     pub hold_secs: u64,
-    /// The server's process, for its memory and CPU.
-    #[arg(long)]
-    pub server_pid: Option<u32>,
+    /// The server's processes, for their memory and CPU (comma-separated).
+    #[arg(long, value_delimiter = ',')]
+    pub server_pid: Vec<u32>,
 }
 
 /// A seated player: their token and their table (an index into the
@@ -94,17 +111,43 @@ enum Group {
     Active,
 }
 
-/// What the tasks of a run note.
+/// One stream for a worker to hold: its path, its token, and the table
+/// whose frames it times (an active table's index), if any.
+#[derive(Serialize, Deserialize)]
+struct Hold {
+    path: String,
+    token: String,
+    timed: Option<usize>,
+}
+
+/// A worker's share of the run, the one line of its standard input.
+#[derive(Serialize, Deserialize)]
+struct Job {
+    server: SocketAddr,
+    sources: Vec<IpAddr>,
+    /// Streams this worker opens per second.
+    ramp: usize,
+    holds: Vec<Hold>,
+}
+
+/// What a worker's streams note.
 #[derive(Default)]
-struct Shared {
-    /// Frames of timed tables as they arrive: (table, version, when).
-    arrivals: Mutex<Vec<(usize, i64, Instant)>>,
-    /// Moves as their answers arrive: (table id, version, when).
-    commits: Mutex<Vec<(String, i64, Instant)>>,
+struct Counts {
+    /// Frames of timed tables as they arrive: (table, version, when, in
+    /// nanoseconds of the wall clock).
+    arrivals: Mutex<Vec<(usize, i64, u128)>>,
     /// Streams that have had their first frame.
     held: AtomicUsize,
-    /// Streams that failed or ended early, moves that failed.
+    /// Streams that failed or ended.
     errors: AtomicUsize,
+}
+
+/// Now, in nanoseconds of the wall clock (the same in every process).
+fn wall_nanos() -> u128 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_nanos()
 }
 
 /// `n` accounts with a session each, minted in the database: their tokens.
@@ -171,35 +214,28 @@ async fn table_of_four(
     Ok(id)
 }
 
-/// One stream, held until the run ends: the request by hand on a raw
+/// One stream, held until the worker stops: the request by hand on a raw
 /// socket from `source`, the frames' `id:` lines read as they come (a
 /// timed table's noted). Counts itself held at its first frame; a stream
-/// that fails or ends early counts as an error.
-async fn hold(
-    server: SocketAddr,
-    source: IpAddr,
-    path: String,
-    token: String,
-    timed: Option<usize>,
-    shared: Arc<Shared>,
-    until: Instant,
-) {
+/// that fails or ends counts as an error.
+async fn hold(server: SocketAddr, source: IpAddr, stream: Hold, counts: Arc<Counts>) {
     let run = async {
         let socket = TcpSocket::new_v4()?;
         socket.bind(SocketAddr::new(source, 0))?;
-        let mut stream: TcpStream = socket.connect(server).await?;
+        let mut tcp: TcpStream = socket.connect(server).await?;
         let request = format!(
-            "GET {path} HTTP/1.1\r\nHost: {server}\r\nAuthorization: Bearer {token}\r\n\
-             Accept: text/event-stream\r\n\r\n"
+            "GET {} HTTP/1.1\r\nHost: {server}\r\nAuthorization: Bearer {}\r\n\
+             Accept: text/event-stream\r\n\r\n",
+            stream.path, stream.token
         );
-        stream.write_all(request.as_bytes()).await?;
+        tcp.write_all(request.as_bytes()).await?;
         let mut buf = vec![0u8; 2048];
         let mut line = Vec::with_capacity(64);
         let mut counted = false;
         // The answer's first bytes, to say why a stream that ends ended.
         let mut head = Vec::new();
         loop {
-            let n = stream.read(&mut buf).await?;
+            let n = tcp.read(&mut buf).await?;
             if n == 0 {
                 let head = String::from_utf8_lossy(&head).into_owned();
                 return Err::<(), Error>(format!("the stream ended: {head:?}").into());
@@ -207,7 +243,7 @@ async fn hold(
             if head.len() < 160 {
                 head.extend_from_slice(&buf[..n.min(160 - head.len())]);
             }
-            let now = Instant::now();
+            let now = wall_nanos();
             for &b in &buf[..n] {
                 if b != b'\n' {
                     if line.len() < 64 {
@@ -218,25 +254,152 @@ async fn hold(
                 if let Some(id) = line.strip_prefix(b"id: ") {
                     if !counted {
                         counted = true;
-                        shared.held.fetch_add(1, Ordering::Relaxed);
+                        counts.held.fetch_add(1, Ordering::Relaxed);
                     }
                     let version = std::str::from_utf8(id).ok().and_then(|v| v.parse().ok());
-                    if let (Some(table), Some(version)) = (timed, version) {
-                        shared.arrivals.lock().unwrap().push((table, version, now));
+                    if let (Some(table), Some(version)) = (stream.timed, version) {
+                        counts.arrivals.lock().unwrap().push((table, version, now));
                     }
                 }
                 line.clear();
             }
         }
     };
-    match tokio::time::timeout_at(until.into(), run).await {
-        Err(_) => {}
-        Ok(result) => {
-            // The first few say why.
-            if shared.errors.fetch_add(1, Ordering::Relaxed) < 3 {
-                eprintln!("loadgen ccu: a stream failed: {:?}", result.err());
+    let result = run.await;
+    // The first few say why.
+    if counts.errors.fetch_add(1, Ordering::Relaxed) < 3 {
+        eprintln!("loadgen ccu-worker: a stream failed: {:?}", result.err());
+    }
+}
+
+/// `loadgen ccu-worker`: reads its [`Job`] from the first line of its
+/// standard input, opens its streams at its ramp, and prints
+/// `held <n> <errors>` every quarter of a second; when its input says
+/// `stop` (or ends), prints every timed frame read, `a <table> <version>
+/// <nanos>`, then `end <held> <errors>`, and exits.
+pub async fn worker() -> Result<(), Error> {
+    // Every socket a descriptor: as many as this process may have.
+    let (_, hard) = rlimit::Resource::NOFILE.get()?;
+    rlimit::Resource::NOFILE.set(hard, hard)?;
+    let mut input = BufReader::new(tokio::io::stdin()).lines();
+    let job: Job = serde_json::from_str(&input.next_line().await?.ok_or("a job")?)?;
+    let counts: Arc<Counts> = Arc::default();
+    let ramp = tokio::spawn({
+        let counts = counts.clone();
+        async move {
+            let started = Instant::now();
+            for (n, stream) in job.holds.into_iter().enumerate() {
+                let source = job.sources[n % job.sources.len()];
+                tokio::spawn(hold(job.server, source, stream, counts.clone()));
+                let due =
+                    started + Duration::from_secs_f64((n + 1) as f64 / job.ramp.max(1) as f64);
+                tokio::time::sleep_until(due.into()).await;
             }
         }
+    });
+    let report = tokio::spawn({
+        let counts = counts.clone();
+        async move {
+            loop {
+                let (held, errors) = (
+                    counts.held.load(Ordering::Relaxed),
+                    counts.errors.load(Ordering::Relaxed),
+                );
+                println!("held {held} {errors}");
+                tokio::time::sleep(Duration::from_millis(250)).await;
+            }
+        }
+    });
+    while let Some(line) = input.next_line().await? {
+        if line.trim() == "stop" {
+            break;
+        }
+    }
+    ramp.abort();
+    report.abort();
+    let mut out = String::new();
+    for (table, version, at) in counts.arrivals.lock().unwrap().iter() {
+        out.push_str(&format!("a {table} {version} {at}\n"));
+    }
+    out.push_str(&format!(
+        "end {} {}\n",
+        counts.held.load(Ordering::Relaxed),
+        counts.errors.load(Ordering::Relaxed)
+    ));
+    let mut stdout = tokio::io::stdout();
+    stdout.write_all(out.as_bytes()).await?;
+    stdout.flush().await?;
+    Ok(())
+}
+
+/// A worker process as the run sees it: where it is told to stop, and
+/// what it has said so far.
+struct Worker {
+    stdin: tokio::process::ChildStdin,
+    child: tokio::process::Child,
+    said: Arc<Said>,
+    reading: tokio::task::JoinHandle<Result<(), Error>>,
+}
+
+/// What a worker said: its streams held and failed, then its frames.
+#[derive(Default)]
+struct Said {
+    held: AtomicUsize,
+    errors: AtomicUsize,
+    arrivals: Mutex<Vec<(usize, i64, u128)>>,
+}
+
+impl Worker {
+    async fn start(job: &Job) -> Result<Self, Error> {
+        let mut child = tokio::process::Command::new(std::env::current_exe()?)
+            .arg("ccu-worker")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()?;
+        let mut stdin = child.stdin.take().ok_or("a worker's input")?;
+        let mut line = serde_json::to_vec(job)?;
+        line.push(b'\n');
+        stdin.write_all(&line).await?;
+        let stdout = child.stdout.take().ok_or("a worker's output")?;
+        let said: Arc<Said> = Arc::default();
+        let reading = tokio::spawn({
+            let said = said.clone();
+            async move {
+                let mut lines = BufReader::new(stdout).lines();
+                while let Some(line) = lines.next_line().await? {
+                    let words: Vec<&str> = line.split_whitespace().collect();
+                    match words.as_slice() {
+                        ["held" | "end", held, errors] => {
+                            said.held.store(held.parse()?, Ordering::Relaxed);
+                            said.errors.store(errors.parse()?, Ordering::Relaxed);
+                        }
+                        ["a", table, version, at] => said.arrivals.lock().unwrap().push((
+                            table.parse()?,
+                            version.parse()?,
+                            at.parse()?,
+                        )),
+                        _ => return Err(format!("a worker said {line:?}").into()),
+                    }
+                }
+                Ok::<(), Error>(())
+            }
+        });
+        Ok(Self {
+            stdin,
+            child,
+            said,
+            reading,
+        })
+    }
+
+    /// Tells the worker to stop, and waits for its last words.
+    async fn stop(mut self) -> Result<Arc<Said>, Error> {
+        self.stdin.write_all(b"stop\n").await?;
+        self.stdin.flush().await?;
+        self.reading.await??;
+        self.child.wait().await?;
+        Ok(self.said)
     }
 }
 
@@ -250,7 +413,8 @@ async fn play(
     tokens: Vec<String>,
     every: Duration,
     until: Instant,
-    shared: Arc<Shared>,
+    commits: Arc<Mutex<Vec<(String, i64, u128)>>>,
+    errors: Arc<AtomicUsize>,
 ) {
     let mut tick = tokio::time::interval(every);
     while Instant::now() < until {
@@ -272,18 +436,17 @@ async fn play(
                 .json(&mv)
                 .send()
                 .await?;
-            let answered = Instant::now();
+            let answered = wall_nanos();
             let moved: Value = body(res, "move").await?;
             let version = moved["version"].as_i64().ok_or("a version")?;
-            shared
-                .commits
+            commits
                 .lock()
                 .unwrap()
                 .push((id.clone(), version, answered));
             Ok::<_, Error>(())
         };
         if let Err(e) = step.await {
-            if shared.errors.fetch_add(1, Ordering::Relaxed) < 3 {
+            if errors.fetch_add(1, Ordering::Relaxed) < 3 {
                 eprintln!("loadgen ccu: a move failed: {e}");
             }
         }
@@ -297,10 +460,13 @@ fn rss_kib(pid: u32) -> Option<u64> {
     line.split_whitespace().nth(1)?.parse().ok()
 }
 
+/// The sum of `f` over the server processes, if every one answers.
+fn over_servers(pids: &[u32], f: impl Fn(u32) -> Option<u64>) -> Option<u64> {
+    (!pids.is_empty()).then_some(())?;
+    pids.iter().map(|&pid| f(pid)).sum()
+}
+
 pub async fn run(args: CcuArgs) -> Result<(), Error> {
-    // Every socket a descriptor: as many as this process may have.
-    let (_, hard) = rlimit::Resource::NOFILE.get()?;
-    rlimit::Resource::NOFILE.set(hard, hard)?;
     let base = args.base_url.trim_end_matches('/').to_owned();
     let url = reqwest::Url::parse(&base)?;
     let server = SocketAddr::new(
@@ -352,72 +518,86 @@ pub async fn run(args: CcuArgs) -> Result<(), Error> {
     let crowd_table = idle_tables; // the first active table
     let spectators: Vec<String> = tokens[(idle_tables + args.active) * 4..].to_vec();
 
-    // The streams.
-    let rss_before = args.server_pid.and_then(rss_kib);
-    let shared: Arc<Shared> = Arc::default();
-    let (held, errors) = (&shared.held, &shared.errors);
+    // The streams, dealt round the workers.
+    let holds = seats
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let followed = &tables[s.table];
+            let kind = match (followed.group, i % 10) {
+                (Group::Idle, 9) => Some("events/stream"),
+                (Group::Idle, 8) => None,
+                _ => Some("view/stream"),
+            };
+            let path = kind.map_or("/v1/me/feed/stream".to_owned(), |kind| {
+                format!("/v1/tables/{}/{kind}", followed.id)
+            });
+            let timed = (followed.group != Group::Idle).then_some(s.table);
+            Hold {
+                path,
+                token: s.token.clone(),
+                timed,
+            }
+        })
+        .chain(spectators.iter().map(|t| Hold {
+            path: format!("/v1/tables/{}/view/stream", tables[crowd_table].id),
+            token: t.clone(),
+            timed: Some(crowd_table),
+        }));
     let total = seats.len() + spectators.len();
-    let play_for = Duration::from_secs(args.idle_secs + args.hold_secs + 30);
-    let until =
-        Instant::now() + Duration::from_secs(total as u64 / args.ramp.max(1) as u64) + play_for;
+    let processes = args
+        .processes
+        .unwrap_or(total.div_ceil(PER_PROCESS))
+        .clamp(1, total.max(1));
     let sources: Vec<IpAddr> = (1..=args.sources.max(1))
         .map(|i| IpAddr::V4(Ipv4Addr::new(127, 0, 0, i)))
         .collect();
-    let ramp_started = Instant::now();
-    let watchers = seats
-        .iter()
-        .enumerate()
-        .map(|(i, s)| (i, s.token.clone(), s.table, i % 10 == 9))
-        .chain(
-            spectators
-                .iter()
-                .map(|t| (0, t.clone(), crowd_table, false)),
-        );
-    for (n, (i, token, table, events)) in watchers.enumerate() {
-        let followed = &tables[table];
-        let kind = if events && followed.group == Group::Idle {
-            "events/stream"
-        } else {
-            "view/stream"
-        };
-        let path = format!("/v1/tables/{}/{kind}", followed.id);
-        let timed = (followed.group != Group::Idle).then_some(table);
-        tokio::spawn(hold(
+    let mut jobs: Vec<Job> = (0..processes)
+        .map(|_| Job {
             server,
-            sources[(i + n) % sources.len()],
-            path,
-            token,
-            timed,
-            shared.clone(),
-            until,
-        ));
-        // The ramp: at most `ramp` a second.
-        let due = ramp_started + Duration::from_secs_f64((n + 1) as f64 / args.ramp.max(1) as f64);
-        tokio::time::sleep_until(due.into()).await;
+            sources: sources.clone(),
+            ramp: (args.ramp / processes).max(1),
+            holds: Vec::new(),
+        })
+        .collect();
+    for (n, hold) in holds.enumerate() {
+        jobs[n % processes].holds.push(hold);
     }
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while held.load(Ordering::Relaxed) + errors.load(Ordering::Relaxed) < total
-        && Instant::now() < deadline
-    {
+    let rss_before = over_servers(&args.server_pid, rss_kib);
+    let ramp_started = Instant::now();
+    let mut workers = Vec::new();
+    for job in &jobs {
+        workers.push(Worker::start(job).await?);
+    }
+    let count = |of: fn(&Said) -> &AtomicUsize| -> usize {
+        workers
+            .iter()
+            .map(|w| of(&w.said).load(Ordering::Relaxed))
+            .sum()
+    };
+    let deadline = ramp_started
+        + Duration::from_secs_f64(total as f64 / args.ramp.max(1) as f64)
+        + Duration::from_secs(30);
+    while count(|s| &s.held) + count(|s| &s.errors) < total && Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    let held_now = held.load(Ordering::Relaxed);
-    let rss_after = args.server_pid.and_then(rss_kib);
+    let held_now = count(|s| &s.held);
+    let rss_after = over_servers(&args.server_pid, rss_kib);
     eprintln!(
-        "loadgen ccu: {held_now} of {total} streams held after {:.1} s of ramp",
+        "loadgen ccu: {held_now} of {total} streams held by {processes} processes after {:.1} s of ramp",
         ramp_started.elapsed().as_secs_f64()
     );
 
     // Idle: only keep-alives.
-    let ticks = args.server_pid.and_then(cpu_ticks);
+    let ticks = over_servers(&args.server_pid, cpu_ticks);
     tokio::time::sleep(Duration::from_secs(args.idle_secs)).await;
-    let idle_cpu = args
-        .server_pid
-        .and_then(|pid| Some((cpu_ticks(pid)?, ticks?)))
+    let idle_cpu = over_servers(&args.server_pid, cpu_ticks)
+        .zip(ticks)
         .map(|(after, before)| (after - before) as f64 / args.idle_secs.max(1) as f64);
 
     // Play.
-    shared.arrivals.lock().unwrap().clear();
+    let commits: Arc<Mutex<Vec<(String, i64, u128)>>> = Arc::default();
+    let errors = Arc::new(AtomicUsize::new(0));
     let stop = Instant::now() + Duration::from_secs(args.hold_secs);
     let mut players = Vec::new();
     for (t, table) in tables
@@ -437,32 +617,39 @@ pub async fn run(args: CcuArgs) -> Result<(), Error> {
             four,
             Duration::from_millis(args.move_ms),
             stop,
-            shared.clone(),
+            commits.clone(),
+            errors.clone(),
         )));
     }
     for p in players {
         p.await?;
     }
     tokio::time::sleep(Duration::from_secs(2)).await;
+    let mut arrivals = Vec::new();
+    let mut stream_errors = 0;
+    for w in workers {
+        let said = w.stop().await?;
+        stream_errors += said.errors.load(Ordering::Relaxed);
+        arrivals.append(&mut said.arrivals.lock().unwrap());
+    }
 
     // Fan-out: each frame of a timed table against its move's answer.
-    let index: std::collections::HashMap<&str, usize> = tables
+    let index: HashMap<&str, usize> = tables
         .iter()
         .enumerate()
         .map(|(i, t)| (t.id.as_str(), i))
         .collect();
-    let committed: std::collections::HashMap<(usize, i64), Instant> = shared
-        .commits
+    let committed: HashMap<(usize, i64), u128> = commits
         .lock()
         .unwrap()
         .iter()
         .filter_map(|(id, v, at)| Some(((*index.get(id.as_str())?, *v), *at)))
         .collect();
     let (mut fanout, mut crowd) = (Vec::new(), Vec::new());
-    for (table, version, at) in shared.arrivals.lock().unwrap().iter() {
+    for (table, version, at) in &arrivals {
         if let Some(moved) = committed.get(&(*table, *version)) {
             // A frame may beat the mover's own answer: 0, not negative.
-            let ms = at.saturating_duration_since(*moved).as_secs_f64() * 1000.0;
+            let ms = at.saturating_sub(*moved) as f64 / 1e6;
             if *table == crowd_table && args.crowd > 0 {
                 crowd.push(ms);
             } else {
@@ -491,7 +678,7 @@ pub async fn run(args: CcuArgs) -> Result<(), Error> {
         args.crowd,
         percentile(&crowd, 0.99),
         idle_cpu.map_or("na".into(), |c| format!("{c:.1}")),
-        errors.load(Ordering::Relaxed),
+        stream_errors + errors.load(Ordering::Relaxed),
     );
     Ok(())
 }

@@ -178,6 +178,10 @@ enum Command {
     /// Live connections: what a held stream costs the server, and how fast
     /// a move reaches its table's followers and a crowd.
     Ccu(ccu::CcuArgs),
+    /// One of `ccu`'s worker processes (its share of the streams comes on
+    /// its standard input).
+    #[command(hide = true)]
+    CcuWorker,
     /// Write G generated finished games' logs (for `huit ratings rebuild`).
     RatingsFill {
         #[arg(long, env = "DATABASE_URL")]
@@ -283,6 +287,11 @@ fn main() -> std::io::Result<()> {
             let mut runtime = tokio::runtime::Builder::new_multi_thread();
             runtime.worker_threads(2);
             block_on(runtime, ccu::run(args))
+        }
+        Command::CcuWorker => {
+            let mut runtime = tokio::runtime::Builder::new_multi_thread();
+            runtime.worker_threads(2);
+            block_on(runtime, ccu::worker())
         }
         Command::RatingsFill {
             database_url,

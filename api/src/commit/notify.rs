@@ -50,33 +50,50 @@ pub struct CommitHub {
 
 /// Wake-ups by key: a counter each waiter watches.
 #[derive(Debug, Clone, Default)]
-struct Wakers(Arc<Mutex<HashMap<Uuid, watch::Sender<u64>>>>);
+struct Wakers(Arc<Mutex<Senders>>);
+
+/// The counters by key, and the size at which those nobody watches any
+/// more are dropped: twice the size after the last pruning (at least
+/// [`PRUNE_FLOOR`]), so that subscribing costs no scan of every key while
+/// most are watched (an idle stream subscribes again each keep-alive).
+#[derive(Debug, Default)]
+struct Senders {
+    by_key: HashMap<Uuid, watch::Sender<u64>>,
+    prune_at: usize,
+}
+
+const PRUNE_FLOOR: usize = 1024;
 
 impl Wakers {
-    fn senders(&self) -> std::sync::MutexGuard<'_, HashMap<Uuid, watch::Sender<u64>>> {
+    fn senders(&self) -> std::sync::MutexGuard<'_, Senders> {
         self.0.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     fn subscribe(&self, key: Uuid) -> watch::Receiver<u64> {
         let mut senders = self.senders();
-        if senders.len() > 1024 {
-            senders.retain(|_, s| s.receiver_count() > 0);
+        if senders.by_key.len() > senders.prune_at.max(PRUNE_FLOOR) {
+            senders.by_key.retain(|_, s| s.receiver_count() > 0);
+            senders.prune_at = 2 * senders.by_key.len();
         }
         senders
+            .by_key
             .entry(key)
             .or_insert_with(|| watch::channel(0).0)
             .subscribe()
     }
 
     fn subscribers(&self, key: Uuid) -> usize {
-        self.senders().get(&key).map_or(0, |s| s.receiver_count())
+        self.senders()
+            .by_key
+            .get(&key)
+            .map_or(0, |s| s.receiver_count())
     }
 
     fn wake(&self, key: Uuid) {
         let mut senders = self.senders();
-        if let Some(s) = senders.get(&key) {
+        if let Some(s) = senders.by_key.get(&key) {
             if s.receiver_count() == 0 {
-                senders.remove(&key);
+                senders.by_key.remove(&key);
             } else {
                 s.send_modify(|n| *n = n.wrapping_add(1));
             }
@@ -85,8 +102,8 @@ impl Wakers {
 
     fn wake_all(&self) {
         let mut senders = self.senders();
-        senders.retain(|_, s| s.receiver_count() > 0);
-        for s in senders.values() {
+        senders.by_key.retain(|_, s| s.receiver_count() > 0);
+        for s in senders.by_key.values() {
             s.send_modify(|n| *n = n.wrapping_add(1));
         }
     }
