@@ -142,6 +142,14 @@ struct Counts {
     errors: AtomicUsize,
 }
 
+/// The moves of a run: each answer's table, version and time (in
+/// nanoseconds of the wall clock), and the moves that failed.
+#[derive(Default)]
+struct Moves {
+    commits: Mutex<Vec<(String, i64, u128)>>,
+    errors: AtomicUsize,
+}
+
 /// Now, in nanoseconds of the wall clock (the same in every process).
 fn wall_nanos() -> u128 {
     SystemTime::now()
@@ -413,8 +421,7 @@ async fn play(
     tokens: Vec<String>,
     every: Duration,
     until: Instant,
-    commits: Arc<Mutex<Vec<(String, i64, u128)>>>,
-    errors: Arc<AtomicUsize>,
+    moves: Arc<Moves>,
 ) {
     let mut tick = tokio::time::interval(every);
     while Instant::now() < until {
@@ -439,14 +446,15 @@ async fn play(
             let answered = wall_nanos();
             let moved: Value = body(res, "move").await?;
             let version = moved["version"].as_i64().ok_or("a version")?;
-            commits
+            moves
+                .commits
                 .lock()
                 .unwrap()
                 .push((id.clone(), version, answered));
             Ok::<_, Error>(())
         };
         if let Err(e) = step.await {
-            if errors.fetch_add(1, Ordering::Relaxed) < 3 {
+            if moves.errors.fetch_add(1, Ordering::Relaxed) < 3 {
                 eprintln!("loadgen ccu: a move failed: {e}");
             }
         }
@@ -596,8 +604,7 @@ pub async fn run(args: CcuArgs) -> Result<(), Error> {
         .map(|(after, before)| (after - before) as f64 / args.idle_secs.max(1) as f64);
 
     // Play.
-    let commits: Arc<Mutex<Vec<(String, i64, u128)>>> = Arc::default();
-    let errors = Arc::new(AtomicUsize::new(0));
+    let moves: Arc<Moves> = Arc::default();
     let stop = Instant::now() + Duration::from_secs(args.hold_secs);
     let mut players = Vec::new();
     for (t, table) in tables
@@ -617,8 +624,7 @@ pub async fn run(args: CcuArgs) -> Result<(), Error> {
             four,
             Duration::from_millis(args.move_ms),
             stop,
-            commits.clone(),
-            errors.clone(),
+            moves.clone(),
         )));
     }
     for p in players {
@@ -639,7 +645,8 @@ pub async fn run(args: CcuArgs) -> Result<(), Error> {
         .enumerate()
         .map(|(i, t)| (t.id.as_str(), i))
         .collect();
-    let committed: HashMap<(usize, i64), u128> = commits
+    let committed: HashMap<(usize, i64), u128> = moves
+        .commits
         .lock()
         .unwrap()
         .iter()
@@ -678,7 +685,7 @@ pub async fn run(args: CcuArgs) -> Result<(), Error> {
         args.crowd,
         percentile(&crowd, 0.99),
         idle_cpu.map_or("na".into(), |c| format!("{c:.1}")),
-        stream_errors + errors.load(Ordering::Relaxed),
+        stream_errors + moves.errors.load(Ordering::Relaxed),
     );
     Ok(())
 }
