@@ -14,9 +14,12 @@
 //! The streams are held by worker processes (`--processes`, by default one
 //! per 15,000 streams: a process has at most 20,000 descriptors here), this
 //! same program run as `loadgen ccu-worker`, each told its share on its
-//! standard input and opening it at its part of `--ramp` a second, over
-//! `--sources` loopback source addresses (127.0.0.1, 127.0.0.2, …) when one
-//! address's ports do not suffice. Workers report the streams held as they
+//! standard input and opening it at its part of `--ramp` a second. The
+//! kernel picks each connection's port (on loopback it reuses those left in
+//! TIME_WAIT by a run before): one source and one destination address have
+//! 28,000 ports between them, so past that the streams are spread over
+//! `--destinations` addresses, 127.0.0.1 to 127.0.0.N at the server's port
+//! (a proxy listening on each). Workers report the streams held as they
 //! go, and at the end every frame of a timed table they read, with its
 //! time (the wall clock, which every process of the machine shares).
 //!
@@ -40,7 +43,7 @@ use rand::Rng;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
-use tokio::net::{TcpSocket, TcpStream};
+use tokio::net::TcpStream;
 use uuid::Uuid;
 
 use crate::clocks::cpu_ticks;
@@ -76,11 +79,11 @@ pub struct CcuArgs {
     /// Worker processes holding the streams; by default one per 15,000.
     #[arg(long)]
     pub processes: Option<usize>,
-    /// Loopback source addresses to spread the streams over (127.0.0.1
-    /// to 127.0.0.N): one address's ports run short when a run follows
-    /// another within a minute (their connections wait in TIME_WAIT).
-    #[arg(long, default_value_t = 4)]
-    pub sources: u8,
+    /// Loopback addresses to spread the streams over, 127.0.0.1 to
+    /// 127.0.0.N at the port of `--base-url` (whose server must listen on
+    /// each): one pair of addresses has 28,000 ports.
+    #[arg(long, default_value_t = 1)]
+    pub destinations: u8,
     #[arg(long, default_value_t = 5)]
     pub idle_secs: u64,
     #[arg(long, default_value_t = 20)]
@@ -123,8 +126,8 @@ struct Hold {
 /// A worker's share of the run, the one line of its standard input.
 #[derive(Serialize, Deserialize)]
 struct Job {
-    server: SocketAddr,
-    sources: Vec<IpAddr>,
+    /// The server's addresses, taken in turn.
+    servers: Vec<SocketAddr>,
     /// Streams this worker opens per second.
     ramp: usize,
     holds: Vec<Hold>,
@@ -223,14 +226,12 @@ async fn table_of_four(
 }
 
 /// One stream, held until the worker stops: the request by hand on a raw
-/// socket from `source`, the frames' `id:` lines read as they come (a
+/// socket to `server`, the frames' `id:` lines read as they come (a
 /// timed table's noted). Counts itself held at its first frame; a stream
 /// that fails or ends counts as an error.
-async fn hold(server: SocketAddr, source: IpAddr, stream: Hold, counts: Arc<Counts>) {
+async fn hold(server: SocketAddr, stream: Hold, counts: Arc<Counts>) {
     let run = async {
-        let socket = TcpSocket::new_v4()?;
-        socket.bind(SocketAddr::new(source, 0))?;
-        let mut tcp: TcpStream = socket.connect(server).await?;
+        let mut tcp = TcpStream::connect(server).await?;
         let request = format!(
             "GET {} HTTP/1.1\r\nHost: {server}\r\nAuthorization: Bearer {}\r\n\
              Accept: text/event-stream\r\n\r\n",
@@ -297,8 +298,8 @@ pub async fn worker() -> Result<(), Error> {
         async move {
             let started = Instant::now();
             for (n, stream) in job.holds.into_iter().enumerate() {
-                let source = job.sources[n % job.sources.len()];
-                tokio::spawn(hold(job.server, source, stream, counts.clone()));
+                let server = job.servers[n % job.servers.len()];
+                tokio::spawn(hold(server, stream, counts.clone()));
                 let due =
                     started + Duration::from_secs_f64((n + 1) as f64 / job.ramp.max(1) as f64);
                 tokio::time::sleep_until(due.into()).await;
@@ -557,13 +558,15 @@ pub async fn run(args: CcuArgs) -> Result<(), Error> {
         .processes
         .unwrap_or(total.div_ceil(PER_PROCESS))
         .clamp(1, total.max(1));
-    let sources: Vec<IpAddr> = (1..=args.sources.max(1))
-        .map(|i| IpAddr::V4(Ipv4Addr::new(127, 0, 0, i)))
-        .collect();
+    let servers: Vec<SocketAddr> = match args.destinations {
+        0 | 1 => vec![server],
+        n => (1..=n)
+            .map(|i| SocketAddr::new(IpAddr::V4(Ipv4Addr::new(127, 0, 0, i)), server.port()))
+            .collect(),
+    };
     let mut jobs: Vec<Job> = (0..processes)
         .map(|_| Job {
-            server,
-            sources: sources.clone(),
+            servers: servers.clone(),
             ramp: (args.ramp / processes).max(1),
             holds: Vec::new(),
         })

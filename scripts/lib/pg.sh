@@ -38,11 +38,16 @@ pg_prepare_dir() {
     fi
 }
 
-# pg_free_port: a TCP port on 127.0.0.1 nobody listens on (best effort).
+# pg_free_port: a TCP port on 127.0.0.1 nobody listens on (best effort),
+# below the kernel's range for outgoing connections' ports: a run that
+# made tens of thousands of connections leaves them in TIME_WAIT there,
+# and some servers (nginx) cannot listen on such a port.
 pg_free_port() {
-    local port tries
+    local port tries low
+    low=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
+    [ "$low" -gt 12000 ] || low=32768
     for tries in $(seq 1 50); do
-        port=$(( 20000 + (RANDOM % 20000) ))
+        port=$(( low - 12000 + (RANDOM % 12000) ))
         if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
             echo "$port"
             return 0
