@@ -7,6 +7,8 @@
 //! table, shares one `WHERE id = ANY($1)` query.
 
 use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use sqlx::PgPool;
 use uuid::Uuid;
@@ -15,8 +17,30 @@ use crate::commit::batcher::{Batcher, Work};
 use crate::store::held::Held;
 use crate::store::{self, StoreError};
 
-/// Reads of stored versions; cheap to clone.
-pub type VersionReads = Batcher<Reads>;
+/// Reads of stored versions, and the versions read lately (for checks
+/// that may be a little old, [`recent_stored_version`]); cheap to clone.
+#[derive(Clone)]
+pub struct VersionReads {
+    batcher: Batcher<Reads>,
+    recent: Arc<Mutex<Recent>>,
+}
+
+impl std::fmt::Debug for VersionReads {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("VersionReads").finish_non_exhaustive()
+    }
+}
+
+/// How old a version read may be for [`recent_stored_version`].
+pub const RECENT: Duration = Duration::from_secs(1);
+
+/// Versions read lately, by table: when the read was asked, and what it
+/// found. Past twice its size after the last pruning, the old ones go.
+#[derive(Default)]
+struct Recent {
+    read: HashMap<Uuid, (Instant, Option<i64>)>,
+    prune_at: usize,
+}
 
 /// How many version reads of one process may be in flight at once.
 const READERS: usize = 2;
@@ -31,9 +55,12 @@ pub struct Reads {
 impl Reads {
     /// Reads on connections of their own to the database of `pool`.
     pub fn batcher(pool: &PgPool) -> VersionReads {
-        Batcher::new(Reads {
-            held: Held::new(pool),
-        })
+        VersionReads {
+            batcher: Batcher::new(Reads {
+                held: Held::new(pool),
+            }),
+            recent: Arc::default(),
+        }
     }
 }
 
@@ -66,8 +93,35 @@ pub async fn stored_version(
     reads: &VersionReads,
     table_id: Uuid,
 ) -> Result<Option<i64>, StoreError> {
-    reads
+    let asked = Instant::now();
+    let version = reads
+        .batcher
         .ask(table_id)
         .await
-        .unwrap_or(Err(StoreError::Stopped("version reader")))
+        .unwrap_or(Err(StoreError::Stopped("version reader")))?;
+    let mut recent = reads.recent.lock().unwrap_or_else(|p| p.into_inner());
+    if recent.read.len() > recent.prune_at.max(1024) {
+        recent.read.retain(|_, (at, _)| at.elapsed() < RECENT);
+        recent.prune_at = 2 * recent.read.len();
+    }
+    recent.read.insert(table_id, (asked, version));
+    Ok(version)
+}
+
+/// The table's stored version as read at most [`RECENT`] ago (by any
+/// caller), else read now: for the checks of streams and long polls that
+/// heard nothing (a notification can be lost), which tens of thousands of
+/// idle streams make every keep-alive, several of them on one table.
+pub async fn recent_stored_version(
+    reads: &VersionReads,
+    table_id: Uuid,
+) -> Result<Option<i64>, StoreError> {
+    let known = {
+        let recent = reads.recent.lock().unwrap_or_else(|p| p.into_inner());
+        recent.read.get(&table_id).copied()
+    };
+    match known {
+        Some((at, version)) if at.elapsed() < RECENT => Ok(version),
+        _ => stored_version(reads, table_id).await,
+    }
 }

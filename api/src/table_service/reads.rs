@@ -16,22 +16,35 @@ use crate::error::ApiError;
 use crate::log::StoredEvent;
 use crate::store;
 
+/// How a read checks the table's stored version (one indexed read, batched
+/// with the reads asked for meanwhile, see `crate::commit::versions`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Check {
+    /// Not at all: the cache is as recent as what the hub heard.
+    No,
+    /// Now: a read after a commit made through another process sees it.
+    Now,
+    /// As read at most a second ago, by any caller: the check of a stream
+    /// or long poll that heard nothing by its deadline (a notification can
+    /// be lost), which the idle streams of a table make together.
+    Recent,
+}
+
 impl TableService {
-    /// `min_version`, or the table's stored version when it is above (one
-    /// indexed read, batched with the reads asked for meanwhile, see
-    /// `crate::commit::versions`) if `check` says to look.
+    /// `min_version`, or the table's stored version when it is above (as
+    /// `check` says to look).
     async fn at_least_stored(
         &self,
         table_id: Uuid,
         min_version: i64,
-        check: bool,
+        check: Check,
     ) -> Result<i64, ApiError> {
-        if !check {
-            return Ok(min_version);
-        }
-        Ok(versions::stored_version(&self.versions, table_id)
-            .await?
-            .map_or(min_version, |v| v.max(min_version)))
+        let stored = match check {
+            Check::No => return Ok(min_version),
+            Check::Now => versions::stored_version(&self.versions, table_id).await?,
+            Check::Recent => versions::recent_stored_version(&self.versions, table_id).await?,
+        };
+        Ok(stored.map_or(min_version, |v| v.max(min_version)))
     }
 
     /// Runs `f` on the up-to-date table (404 when there is none), at
@@ -44,15 +57,27 @@ impl TableService {
         min_version: i64,
         f: impl FnOnce(&CachedTable) -> R,
     ) -> Result<R, ApiError> {
+        self.read_checked(table_id, min_version, Check::Now, f)
+            .await
+    }
+
+    /// [`Self::read`], the stored version looked at as `check` says.
+    async fn read_checked<R>(
+        &self,
+        table_id: Uuid,
+        min_version: i64,
+        check: Check,
+        f: impl FnOnce(&CachedTable) -> R,
+    ) -> Result<R, ApiError> {
         // A read is never older than the last commit, whichever process made
         // it (a client moving through one process and reading through
-        // another sees its move): one indexed read of the table's version
-        // (with the reads asked for meanwhile, see `crate::commit::versions`),
-        // and the log only when the cache is behind it. A table not cached
-        // yet is read from its log whole, which is as recent as that.
+        // another sees its move): the table's stored version, and the log
+        // only when the cache is behind it. A table not cached yet is read
+        // from its log whole, which is as recent as that.
         let slot = self.slot(table_id);
         let cached = slot.try_lock().map_or(true, |entry| entry.is_some());
-        let min_version = self.at_least_stored(table_id, min_version, cached).await?;
+        let check = if cached { check } else { Check::No };
+        let min_version = self.at_least_stored(table_id, min_version, check).await?;
         self.read_slot(table_id, &slot, min_version, f).await
     }
 
@@ -118,7 +143,10 @@ impl TableService {
         let mut subscription = self.subscribe(table_id);
         let changed = |l: &CachedTable| (!unchanged(l)).then(|| f(l));
         self.wait_for(&mut subscription, deadline, async |verify| match verify {
-            true => self.read(table_id, seen, &changed).await,
+            true => {
+                self.read_checked(table_id, seen, Check::Recent, &changed)
+                    .await
+            }
             false => self.read_cached(table_id, seen, &changed).await,
         })
         .await
@@ -182,7 +210,8 @@ impl TableService {
     /// The events after `after` (at most `limit`) as `account_id` may see
     /// them now, without waiting: from the cache when it holds them and is
     /// current (by what the hub heard; with `verify`, also by the table's
-    /// stored version, one indexed read), else from the log.
+    /// stored version as read at most a second ago, [`Check::Recent`]),
+    /// else from the log.
     pub async fn events_after(
         &self,
         table_id: Uuid,
@@ -191,7 +220,8 @@ impl TableService {
         limit: i64,
         verify: bool,
     ) -> Result<Vec<StoredEvent>, ApiError> {
-        let min_version = self.at_least_stored(table_id, after, verify).await?;
+        let check = if verify { Check::Recent } else { Check::No };
+        let min_version = self.at_least_stored(table_id, after, check).await?;
         let slot = self.slot(table_id);
         let mut guard = slot.lock().await;
         let entry = self.refresh(table_id, &mut guard, min_version).await?;
