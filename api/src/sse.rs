@@ -52,16 +52,14 @@ pub fn ndjson_log(
     })
 }
 
-/// An empty comment sent after this much silence on a stream: for the
-/// proxies and NATs that drop a connection idle too long, and for a client
-/// that vanished without closing its connection (a write to it fails in
-/// the end). A client that closes it is noticed at once, without a write
-/// (the server does not allow HTTP/1 half-closed connections).
-pub const PING: Duration = Duration::from_secs(15);
-
 /// `body` until its watch's session ends (the token revoked or expired):
 /// then the stream closes, and a client that reconnects with that token
-/// gets 401. An empty comment goes out after each [`PING`] of silence.
+/// gets 401. The streams send their own keep-alive comments after each
+/// `HUIT_SSE_KEEPALIVE_MS` of silence: for the proxies and NATs that drop
+/// a connection idle too long, and for a client that vanished without
+/// closing its connection (a write to it fails in the end). A client that
+/// closes it is noticed at once, without a write (the server does not
+/// allow HTTP/1 half-closed connections).
 pub fn until_ended<S>(body: S, watch: Watch) -> impl Stream<Item = S::Item> + 'static
 where
     S: Stream<Item = Result<Bytes, sqlx::Error>> + 'static,
@@ -73,9 +71,6 @@ where
             tokio::select! {
                 item = body.next() => item.map(|item| (item, (body, watch))),
                 () = watch.ended() => None,
-                () = tokio::time::sleep(PING) => {
-                    Some((Ok(Bytes::from_static(b":\n\n")), (body, watch)))
-                }
             }
         },
     )
