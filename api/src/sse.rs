@@ -107,45 +107,50 @@ pub fn frame(id: i64, data: &impl serde::Serialize) -> Bytes {
 /// notification can be lost), then a keep-alive comment is sent (the loop:
 /// [`TableService::wait_for`]). Events come from the table
 /// cache like long polls' (the log is read only for old events or when
-/// another process committed), so a wake-up costs no query. The stream
-/// ends when it is dropped (the client went away) or the database fails.
+/// another process committed), so a wake-up costs no query, and the table
+/// stays cached while the stream lives. The stream ends when it is dropped
+/// (the client went away) or the database fails.
 pub fn table_events(s: EventStream) -> impl Stream<Item = Result<Bytes, sqlx::Error>> + 'static {
     let mut pending = VecDeque::new();
     pending.push_back(Bytes::from(format!(
         ": events of table {}\nretry: 2000\n\n",
         s.table_id
     )));
-    stream::unfold((s, pending), |(mut s, mut pending)| async move {
-        loop {
-            if let Some(b) = pending.pop_front() {
-                return Some((Ok(b), (s, pending)));
-            }
-            let deadline = Instant::now() + s.keepalive;
-            let (tables, commits) = (&s.tables, &mut s.commits);
-            let (table_id, account_id, after) = (s.table_id, s.account_id, s.after);
-            let page = tables
-                .wait_for(commits, deadline, async |verify| {
-                    tables
-                        .events_after(table_id, account_id, after, PAGE, verify)
-                        .await
-                        .map(|page| (!page.is_empty()).then_some(page))
-                })
-                .await;
-            match page {
-                Err(e) => {
-                    tracing::warn!(error = %e, "event stream stops");
-                    return None;
+    let kept = s.tables.keep_cached(s.table_id);
+    stream::unfold(
+        (s, pending, kept),
+        |(mut s, mut pending, kept)| async move {
+            loop {
+                if let Some(b) = pending.pop_front() {
+                    return Some((Ok(b), (s, pending, kept)));
                 }
-                Ok(Some(page)) => {
-                    for e in &page {
-                        pending.push_back(frame(e.seq, e));
-                        s.after = e.seq;
+                let deadline = Instant::now() + s.keepalive;
+                let (tables, commits) = (&s.tables, &mut s.commits);
+                let (table_id, account_id, after) = (s.table_id, s.account_id, s.after);
+                let page = tables
+                    .wait_for(commits, deadline, async |verify| {
+                        tables
+                            .events_after(table_id, account_id, after, PAGE, verify)
+                            .await
+                            .map(|page| (!page.is_empty()).then_some(page))
+                    })
+                    .await;
+                match page {
+                    Err(e) => {
+                        tracing::warn!(error = %e, "event stream stops");
+                        return None;
                     }
+                    Ok(Some(page)) => {
+                        for e in &page {
+                            pending.push_back(frame(e.seq, e));
+                            s.after = e.seq;
+                        }
+                    }
+                    Ok(None) => pending.push_back(Bytes::from_static(b": keep-alive\n\n")),
                 }
-                Ok(None) => pending.push_back(Bytes::from_static(b": keep-alive\n\n")),
             }
-        }
-    })
+        },
+    )
 }
 
 /// A subscriber's place in a table's stream of views.
@@ -177,17 +182,18 @@ impl<F> std::fmt::Debug for ViewStream<F> {
 /// heard (woken through [`crate::commit::notify::CommitHub`] as long polls are, from the table
 /// cache). Commits heard together give one frame, of the latest view. After
 /// each `keepalive` of silence the table's stored version is checked (a
-/// notification can be lost), then a keep-alive comment is sent. The
-/// stream ends when it is dropped (the client went away) or the database
-/// fails.
+/// notification can be lost), then a keep-alive comment is sent. The table
+/// stays cached while the stream lives. The stream ends when it is dropped
+/// (the client went away) or the database fails.
 pub fn table_views<F>(s: ViewStream<F>) -> impl Stream<Item = Result<Bytes, sqlx::Error>> + 'static
 where
     F: Fn(&CachedTable) -> Bytes + 'static,
 {
     let first = Bytes::from(format!(": views of table {}\nretry: 2000\n\n", s.table_id));
-    stream::unfold((s, Some(first)), |(mut s, first)| async move {
+    let kept = s.tables.keep_cached(s.table_id);
+    stream::unfold((s, Some(first), kept), |(mut s, first, kept)| async move {
         if let Some(first) = first {
-            return Some((Ok(first), (s, None)));
+            return Some((Ok(first), (s, None, kept)));
         }
         let seen = s.seen;
         let deadline = Instant::now() + s.keepalive;
@@ -205,9 +211,9 @@ where
         match changed {
             Ok(Some((version, frame))) => {
                 s.seen = version;
-                Some((Ok(frame), (s, None)))
+                Some((Ok(frame), (s, None, kept)))
             }
-            Ok(None) => Some((Ok(Bytes::from_static(b": keep-alive\n\n")), (s, None))),
+            Ok(None) => Some((Ok(Bytes::from_static(b": keep-alive\n\n")), (s, None, kept))),
             Err(e) => {
                 tracing::warn!(error = %e, "view stream stops");
                 None

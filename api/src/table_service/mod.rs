@@ -84,6 +84,7 @@ pub use projections::BotCaps;
 pub use reads::{Mine, Subscription};
 
 use std::collections::HashMap;
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex as StdMutex};
 
 use chrono::{DateTime, Utc};
@@ -351,16 +352,37 @@ impl TableService {
     fn slot(&self, table_id: Uuid) -> Slot {
         self.cache.of(table_id)
     }
+
+    /// Keeps `table_id` in this process's cache for as long as the answer
+    /// lives: what a stream following the table holds, so that the tables
+    /// of idle streams are not dropped past the cache's soft limit and
+    /// read again from their logs at each keep-alive.
+    pub fn keep_cached(&self, table_id: Uuid) -> KeptCached {
+        KeptCached {
+            _slot: self.slot(table_id),
+        }
+    }
+}
+
+/// A table kept in the cache ([`TableService::keep_cached`]).
+#[derive(Debug)]
+pub struct KeptCached {
+    _slot: Slot,
 }
 
 /// Entries shared by key (made when first asked for), for as long as
-/// someone holds them: past `soft_limit` keys, those nobody holds are
-/// dropped before the next is made. The tables' cache slots, quick play's
+/// someone holds them: past `soft_limit` keys (then past twice those kept
+/// by the last pruning), those nobody holds are dropped before the next is
+/// made. The tables' cache slots, quick play's
 /// queues.
 #[derive(Debug)]
 struct Held<K, T> {
     entries: Arc<StdMutex<HashMap<K, Arc<T>>>>,
     soft_limit: usize,
+    /// The number of keys past which the next pruning happens: twice
+    /// those kept by the last (at least `soft_limit`), so that asking for
+    /// an entry costs no scan of every key while most are held.
+    prune_at: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 impl<K, T> Clone for Held<K, T> {
@@ -368,6 +390,7 @@ impl<K, T> Clone for Held<K, T> {
         Self {
             entries: self.entries.clone(),
             soft_limit: self.soft_limit,
+            prune_at: self.prune_at.clone(),
         }
     }
 }
@@ -377,14 +400,17 @@ impl<K: std::hash::Hash + Eq, T: Default> Held<K, T> {
         Self {
             entries: Arc::default(),
             soft_limit,
+            prune_at: Arc::new(soft_limit.into()),
         }
     }
 
     /// The entry of `key`.
     fn of(&self, key: K) -> Arc<T> {
         let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
-        if entries.len() > self.soft_limit {
+        let prune_at = &self.prune_at;
+        if entries.len() > prune_at.load(Ordering::Relaxed) {
             entries.retain(|_, entry| Arc::strong_count(entry) > 1);
+            prune_at.store((2 * entries.len()).max(self.soft_limit), Ordering::Relaxed);
         }
         entries.entry(key).or_default().clone()
     }
