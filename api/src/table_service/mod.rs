@@ -419,3 +419,29 @@ impl<K: std::hash::Hash + Eq, T: Default> Held<K, T> {
         self.entries.lock().unwrap_or_else(|p| p.into_inner()).len()
     }
 }
+
+#[cfg(test)]
+mod held_tests {
+    use super::Held;
+    use std::sync::Arc;
+
+    #[test]
+    fn entries_someone_holds_stay_and_the_others_go_only_when_the_keys_doubled() {
+        let held: Held<u32, ()> = Held::new(4);
+        // Four held (a stream follows each), one not.
+        let kept: Vec<Arc<()>> = (0..4).map(|k| held.of(k)).collect();
+        held.of(100);
+        assert_eq!(held.len(), 5);
+        // Past the soft limit: the one nobody holds goes, the held stay,
+        // and the next pruning waits for twice the keys kept.
+        held.of(101);
+        assert_eq!(held.len(), 5, "100 dropped, 101 made");
+        for k in 102..106 {
+            held.of(k);
+        }
+        assert_eq!(held.len(), 9, "no pruning up to twice the 4 kept");
+        held.of(106);
+        assert_eq!(held.len(), 5, "the four held and the new one");
+        assert!(kept.iter().all(|k| Arc::strong_count(k) == 2));
+    }
+}
