@@ -210,7 +210,7 @@ impl TableService {
     /// The events after `after` (at most `limit`) as `account_id` may see
     /// them now, without waiting: from the cache when it holds them and is
     /// current (by what the hub heard; with `verify`, also by the table's
-    /// stored version as read at most a second ago, [`Check::Recent`]),
+    /// stored version as read at most a second ago, by any caller),
     /// else from the log.
     pub async fn events_after(
         &self,
