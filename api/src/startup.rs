@@ -198,10 +198,7 @@ impl Application {
         let metrics = metrics_listener(&settings, &pool, &tables, &watchers)?;
         let cors_origins = cors_origins(&settings.cors_origins)?;
         let (body_limit, workers) = (settings.body_limit_bytes, settings.workers);
-        let sockets = SocketOptions {
-            stalled_reader: settings.stalled_reader(),
-            send_buffer: settings.send_buffer_bytes,
-        };
+        let sockets = SocketOptions::of(&settings);
         let settings = web::Data::new(settings);
 
         let mut server = HttpServer::new(move || {
@@ -240,11 +237,8 @@ impl Application {
         // client's (delayed) ACK of the one before.
         .tcp_nodelay(true)
         // A client that closes its connection ends its request at once,
-        // also mid-stream: without it, actix-web notices a client gone only
-        // when a write fails, and every stream had to write every second
-        // to free a gone client's place (BENCHMARKS.md, nineteenth pass:
-        // 23 % of a core at 18,000 idle streams). No HTTP/1.1 client of
-        // this API half-closes its side while it waits for the answer.
+        // also mid-stream, not at a failed write (BENCHMARKS.md, nineteenth
+        // pass). No client of this API half-closes while it waits.
         .h1_allow_half_closed(false)
         .on_connect(move |connection, _| sockets.apply(connection))
         // Below the descriptor limit with room to spare (the pool, the
@@ -331,6 +325,13 @@ struct SocketOptions {
 }
 
 impl SocketOptions {
+    fn of(settings: &Settings) -> Self {
+        Self {
+            stalled_reader: settings.stalled_reader(),
+            send_buffer: settings.send_buffer_bytes,
+        }
+    }
+
     /// A client that acknowledges nothing of what was sent to it for
     /// `stalled_reader` loses its connection: the kernel aborts it
     /// (`TCP_USER_TIMEOUT`, which covers a zero window too), the pending
