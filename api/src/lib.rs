@@ -52,6 +52,7 @@
 //! | [`table_service`] | tables: the per-process cache of folded tables, commands (the write path), reads, the one loop of long polls and streams, and finding a game (quick play, invitations, rematches) |
 //! | [`log`] | a table's log: its records, its hash chain, the one append (batched, or in the caller's transaction) and the announcement of commits |
 //! | [`commit`] | what brings every process up to date: the `LISTEN` hub, batched version reads, the batcher |
+//! | [`pruned`] | the maps of shared state that drop unneeded entries in one pass once they doubled (cached tables, wake-up counters, versions read lately) |
 //! | [`deadlines`] | what the server does on a table by itself: timeouts, away, resigned and bot seats' moves, and their metrics |
 //! | [`searches`] | the budget of bot searches: how many at once, and how much each may search under pressure |
 //! | [`disputes`] | filing, opening and resolving disputes |
@@ -78,6 +79,7 @@ pub mod log;
 pub mod metrics;
 pub mod openapi;
 pub mod password;
+pub mod pruned;
 pub mod rates;
 pub mod ratings;
 pub mod routes;

@@ -31,6 +31,7 @@ use tokio::time::Instant;
 use uuid::Uuid;
 
 use crate::log::announce::{parse_payload, Announced, CHANNEL};
+use crate::pruned::Pruned;
 
 /// Above this many tables, the versions heard are forgotten (and the epoch
 /// moves, so no cache trusts what it can no longer check).
@@ -48,52 +49,41 @@ pub struct CommitHub {
     heard: Arc<Mutex<Heard>>,
 }
 
-/// Wake-ups by key: a counter each waiter watches.
-#[derive(Debug, Clone, Default)]
-struct Wakers(Arc<Mutex<Senders>>);
+/// Wake-ups by key: a counter each waiter watches; those nobody watches
+/// any more are dropped once there are twice as many as the last pruning
+/// kept (at least 1,024).
+#[derive(Debug, Clone)]
+struct Wakers(Arc<Mutex<Pruned<Uuid, watch::Sender<u64>>>>);
 
-/// The counters by key, and the size at which those nobody watches any
-/// more are dropped: twice the size after the last pruning (at least
-/// [`PRUNE_FLOOR`]), so that subscribing costs no scan of every key while
-/// most are watched (an idle stream subscribes again each keep-alive).
-#[derive(Debug, Default)]
-struct Senders {
-    by_key: HashMap<Uuid, watch::Sender<u64>>,
-    prune_at: usize,
+impl Default for Wakers {
+    fn default() -> Self {
+        Self(Arc::new(Mutex::new(Pruned::new(1024))))
+    }
 }
 
-const PRUNE_FLOOR: usize = 1024;
-
 impl Wakers {
-    fn senders(&self) -> std::sync::MutexGuard<'_, Senders> {
+    fn senders(&self) -> std::sync::MutexGuard<'_, Pruned<Uuid, watch::Sender<u64>>> {
         self.0.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     fn subscribe(&self, key: Uuid) -> watch::Receiver<u64> {
         let mut senders = self.senders();
-        if senders.by_key.len() > senders.prune_at.max(PRUNE_FLOOR) {
-            senders.by_key.retain(|_, s| s.receiver_count() > 0);
-            senders.prune_at = 2 * senders.by_key.len();
-        }
+        senders.prune(|_, s| s.receiver_count() > 0);
         senders
-            .by_key
             .entry(key)
             .or_insert_with(|| watch::channel(0).0)
             .subscribe()
     }
 
     fn subscribers(&self, key: Uuid) -> usize {
-        self.senders()
-            .by_key
-            .get(&key)
-            .map_or(0, |s| s.receiver_count())
+        self.senders().get(&key).map_or(0, |s| s.receiver_count())
     }
 
     fn wake(&self, key: Uuid) {
         let mut senders = self.senders();
-        if let Some(s) = senders.by_key.get(&key) {
+        if let Some(s) = senders.get(&key) {
             if s.receiver_count() == 0 {
-                senders.by_key.remove(&key);
+                senders.remove(&key);
             } else {
                 s.send_modify(|n| *n = n.wrapping_add(1));
             }
@@ -102,8 +92,8 @@ impl Wakers {
 
     fn wake_all(&self) {
         let mut senders = self.senders();
-        senders.by_key.retain(|_, s| s.receiver_count() > 0);
-        for s in senders.by_key.values() {
+        senders.retain(|_, s| s.receiver_count() > 0);
+        for s in senders.values() {
             s.send_modify(|n| *n = n.wrapping_add(1));
         }
     }

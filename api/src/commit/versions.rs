@@ -14,6 +14,7 @@ use sqlx::PgPool;
 use uuid::Uuid;
 
 use crate::commit::batcher::{Batcher, Work};
+use crate::pruned::Pruned;
 use crate::store::held::Held;
 use crate::store::{self, StoreError};
 
@@ -35,12 +36,8 @@ impl std::fmt::Debug for VersionReads {
 pub const RECENT: Duration = Duration::from_secs(1);
 
 /// Versions read lately, by table: when the read was asked, and what it
-/// found. Past twice its size after the last pruning, the old ones go.
-#[derive(Default)]
-struct Recent {
-    read: HashMap<Uuid, (Instant, Option<i64>)>,
-    prune_at: usize,
-}
+/// found; past twice what the last pruning kept, the old ones go.
+type Recent = Pruned<Uuid, (Instant, Option<i64>)>;
 
 /// How many version reads of one process may be in flight at once.
 const READERS: usize = 2;
@@ -59,7 +56,7 @@ impl Reads {
             batcher: Batcher::new(Reads {
                 held: Held::new(pool),
             }),
-            recent: Arc::default(),
+            recent: Arc::new(Mutex::new(Pruned::new(1024))),
         }
     }
 }
@@ -100,11 +97,8 @@ pub async fn stored_version(
         .await
         .unwrap_or(Err(StoreError::Stopped("version reader")))?;
     let mut recent = reads.recent.lock().unwrap_or_else(|p| p.into_inner());
-    if recent.read.len() > recent.prune_at.max(1024) {
-        recent.read.retain(|_, (at, _)| at.elapsed() < RECENT);
-        recent.prune_at = 2 * recent.read.len();
-    }
-    recent.read.insert(table_id, (asked, version));
+    recent.prune(|_, (at, _)| at.elapsed() < RECENT);
+    recent.insert(table_id, (asked, version));
     Ok(version)
 }
 
@@ -118,7 +112,7 @@ pub async fn recent_stored_version(
 ) -> Result<Option<i64>, StoreError> {
     let known = {
         let recent = reads.recent.lock().unwrap_or_else(|p| p.into_inner());
-        recent.read.get(&table_id).copied()
+        recent.get(&table_id).copied()
     };
     match known {
         Some((at, version)) if at.elapsed() < RECENT => Ok(version),

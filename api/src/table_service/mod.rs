@@ -83,9 +83,9 @@ pub use lobby::quickplay_key;
 pub use projections::BotCaps;
 pub use reads::{Mine, Subscription};
 
-use std::collections::HashMap;
-use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex as StdMutex};
+
+use crate::pruned::Pruned;
 
 use chrono::{DateTime, Utc};
 use domain::{PlayerId, Seen, Table, TableEvent};
@@ -377,20 +377,13 @@ pub struct KeptCached {
 /// queues.
 #[derive(Debug)]
 struct Held<K, T> {
-    entries: Arc<StdMutex<HashMap<K, Arc<T>>>>,
-    soft_limit: usize,
-    /// The number of keys past which the next pruning happens: twice
-    /// those kept by the last (at least `soft_limit`), so that asking for
-    /// an entry costs no scan of every key while most are held.
-    prune_at: Arc<std::sync::atomic::AtomicUsize>,
+    entries: Arc<StdMutex<Pruned<K, Arc<T>>>>,
 }
 
 impl<K, T> Clone for Held<K, T> {
     fn clone(&self) -> Self {
         Self {
             entries: self.entries.clone(),
-            soft_limit: self.soft_limit,
-            prune_at: self.prune_at.clone(),
         }
     }
 }
@@ -398,20 +391,14 @@ impl<K, T> Clone for Held<K, T> {
 impl<K: std::hash::Hash + Eq, T: Default> Held<K, T> {
     fn new(soft_limit: usize) -> Self {
         Self {
-            entries: Arc::default(),
-            soft_limit,
-            prune_at: Arc::new(soft_limit.into()),
+            entries: Arc::new(StdMutex::new(Pruned::new(soft_limit))),
         }
     }
 
     /// The entry of `key`.
     fn of(&self, key: K) -> Arc<T> {
         let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
-        let prune_at = &self.prune_at;
-        if entries.len() > prune_at.load(Ordering::Relaxed) {
-            entries.retain(|_, entry| Arc::strong_count(entry) > 1);
-            prune_at.store((2 * entries.len()).max(self.soft_limit), Ordering::Relaxed);
-        }
+        entries.prune(|_, entry| Arc::strong_count(entry) > 1);
         entries.entry(key).or_default().clone()
     }
 
