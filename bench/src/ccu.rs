@@ -45,7 +45,7 @@ use uuid::Uuid;
 mod workers;
 
 pub use workers::worker;
-use workers::{wall_nanos, Hold, Job, Said, Worker};
+use workers::{wall_nanos, Counts, Hold, Job, Worker};
 
 use crate::clocks::cpu_ticks;
 use crate::history_cost::body;
@@ -355,7 +355,7 @@ pub async fn run(args: CcuArgs) -> Result<(), Error> {
     for job in &jobs {
         workers.push(Worker::start(job).await?);
     }
-    let count = |of: fn(&Said) -> &AtomicUsize| -> usize {
+    let count = |of: fn(&Counts) -> &AtomicUsize| -> usize {
         workers
             .iter()
             .map(|w| of(&w.said).load(Ordering::Relaxed))

@@ -373,8 +373,7 @@ pub struct KeptCached {
 /// Entries shared by key (made when first asked for), for as long as
 /// someone holds them: past `soft_limit` keys (then past twice those kept
 /// by the last pruning), those nobody holds are dropped before the next is
-/// made. The tables' cache slots, quick play's
-/// queues.
+/// made. The tables' cache slots, quick play's queues.
 #[derive(Debug)]
 struct Held<K, T> {
     entries: Arc<StdMutex<Pruned<K, Arc<T>>>>,

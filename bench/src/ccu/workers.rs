@@ -33,16 +33,17 @@ pub(super) struct Job {
     pub(super) holds: Vec<Hold>,
 }
 
-/// What a worker's streams note.
+/// What a worker's streams note, and what the run hears a worker say of
+/// them.
 #[derive(Default)]
-struct Counts {
+pub(super) struct Counts {
     /// Frames of timed tables as they arrive: (table, version, when, in
     /// nanoseconds of the wall clock).
-    arrivals: Mutex<Vec<(usize, i64, u128)>>,
+    pub(super) arrivals: Mutex<Vec<(usize, i64, u128)>>,
     /// Streams that have had their first frame.
-    held: AtomicUsize,
+    pub(super) held: AtomicUsize,
     /// Streams that failed or ended.
-    errors: AtomicUsize,
+    pub(super) errors: AtomicUsize,
 }
 
 /// Now, in nanoseconds of the wall clock (the same in every process).
@@ -174,16 +175,8 @@ pub async fn worker() -> Result<(), Error> {
 pub(super) struct Worker {
     stdin: tokio::process::ChildStdin,
     child: tokio::process::Child,
-    pub(super) said: Arc<Said>,
+    pub(super) said: Arc<Counts>,
     reading: tokio::task::JoinHandle<Result<(), Error>>,
-}
-
-/// What a worker said: its streams held and failed, then its frames.
-#[derive(Default)]
-pub(super) struct Said {
-    pub(super) held: AtomicUsize,
-    pub(super) errors: AtomicUsize,
-    pub(super) arrivals: Mutex<Vec<(usize, i64, u128)>>,
 }
 
 impl Worker {
@@ -199,7 +192,7 @@ impl Worker {
         line.push(b'\n');
         stdin.write_all(&line).await?;
         let stdout = child.stdout.take().ok_or("a worker's output")?;
-        let said: Arc<Said> = Arc::default();
+        let said: Arc<Counts> = Arc::default();
         let reading = tokio::spawn({
             let said = said.clone();
             async move {
@@ -231,7 +224,7 @@ impl Worker {
     }
 
     /// Tells the worker to stop, and waits for its last words.
-    pub(super) async fn stop(mut self) -> Result<Arc<Said>, Error> {
+    pub(super) async fn stop(mut self) -> Result<Arc<Counts>, Error> {
         self.stdin.write_all(b"stop\n").await?;
         self.stdin.flush().await?;
         self.reading.await??;
