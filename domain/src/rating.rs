@@ -12,8 +12,8 @@ use serde::{Deserialize, Serialize};
 use skillratings::weng_lin::{weng_lin_multi_team, WengLinConfig, WengLinRating};
 use skillratings::MultiTeamOutcome;
 
-use crate::event::GameEnded;
-use crate::table::{PlayerId, Seated, Table, TableEvent};
+use crate::event::{GameEnded, Seat};
+use crate::table::{Actors, PlayerId, Seated, Table, TableEvent};
 use crate::Event;
 
 /// A rating is provisional while its deviation is above this.
@@ -75,18 +75,22 @@ pub struct RatedGame {
 }
 
 impl RatedGame {
-    /// The rule of what counts: a game of `ruleset` between `players` (its
-    /// seats when it started) that `ended` (by its end condition or by
+    /// The rule of what counts (D43): a game of `ruleset` between `players`
+    /// (its seats when it started) that `ended` (by its end condition or by
     /// resignations: as its ranking says) is rated when every seat is a
-    /// person's, each a different account. A game with a bot seat is not;
-    /// an aborted game never ends, and is not either.
+    /// person's, each a different account, and every one of them `played`:
+    /// made a move of their own in it (a play, a draw on their turn, a pass
+    /// or a challenge; not a timeout's move, nor one the server made for
+    /// their seat while they were away or after they resigned). A game with
+    /// a bot seat is not; an aborted game never ends, and is not either.
     pub fn of<'a>(
         ruleset: &str,
         players: impl IntoIterator<Item = &'a Seated>,
+        played: impl Fn(Seat) -> bool,
         ended: &GameEnded,
     ) -> Option<RatedGame> {
         let players: Vec<&Seated> = players.into_iter().collect();
-        if players.len() < 2 || players.iter().any(|p| p.bot.is_some()) {
+        if players.len() < 2 || players.iter().any(|p| p.bot.is_some() || !played(p.seat)) {
             return None;
         }
         let mut finishes = Vec::with_capacity(players.len());
@@ -109,19 +113,30 @@ impl RatedGame {
     }
 
     /// The rated game a table's whole log ends with, if any: its ruleset
-    /// (`table_created`), its seats (`game_started`) and its end
+    /// (`table_created`), its seats (`game_started`), who played in it (the
+    /// acts of its game, as [`Actors`] reads them) and its end
     /// (`game_ended`), as [`RatedGame::of`] judges them.
     pub fn from_log<'a>(events: impl IntoIterator<Item = &'a TableEvent>) -> Option<RatedGame> {
         let (mut ruleset, mut players, mut ended) = (None, None, None);
+        let (mut actors, mut played) = (Actors::default(), Vec::new());
         for event in events {
+            if let Some(seat) = actors.note(event) {
+                if let Some(p) = played.get_mut(seat) {
+                    *p = true;
+                }
+            }
             match event {
                 TableEvent::TableCreated(c) => ruleset = Some(&c.ruleset),
-                TableEvent::GameStarted { players: p } => players = Some(p),
+                TableEvent::GameStarted { players: p } => {
+                    played = vec![false; p.len()];
+                    players = Some(p);
+                }
                 TableEvent::Game(Event::GameEnded(e)) => ended = Some(e),
                 _ => {}
             }
         }
-        RatedGame::of(ruleset?, players?, ended?)
+        let played = |seat: Seat| played.get(seat).copied().unwrap_or(false);
+        RatedGame::of(ruleset?, players?, played, ended?)
     }
 
     /// The players' ratings after this game, from theirs before it (in the
@@ -155,7 +170,8 @@ impl RatedGame {
 impl Table {
     /// The rated game this table's game ended as (see [`RatedGame::of`]).
     pub fn rated_game(&self, ended: &GameEnded) -> Option<RatedGame> {
-        RatedGame::of(&self.ruleset, self.players.iter().flatten(), ended)
+        let played = |seat: Seat| self.presence.get(seat).is_some_and(|p| p.moved);
+        RatedGame::of(&self.ruleset, self.players.iter().flatten(), played, ended)
     }
 }
 

@@ -15,6 +15,11 @@ fn person(seat: usize, name: &str) -> Seated {
     }
 }
 
+/// Every seat played in the game (D43).
+fn everyone(_: Seat) -> bool {
+    true
+}
+
 /// A game ended with these (seat, total, place), the winners those at
 /// place 1.
 fn ended(placings: &[(usize, i32, usize)]) -> GameEnded {
@@ -171,6 +176,7 @@ fn a_game_between_people_is_rated_with_each_ones_place_total_and_win() {
     let rated = RatedGame::of(
         "moderne",
         &players,
+        everyone,
         &ended(&[(1, 0, 1), (0, 40, 2), (2, 40, 2)]),
     )
     .expect("rated");
@@ -204,7 +210,12 @@ fn a_game_between_people_is_rated_with_each_ones_place_total_and_win() {
 fn a_game_with_a_bot_seat_is_not_rated() {
     let players = [person(0, "ann"), Seated::bot(1, Level::Basic)];
     assert_eq!(
-        RatedGame::of("moderne", &players, &ended(&[(0, 0, 1), (1, 9, 2)])),
+        RatedGame::of(
+            "moderne",
+            &players,
+            everyone,
+            &ended(&[(0, 0, 1), (1, 9, 2)])
+        ),
         None
     );
 }
@@ -213,7 +224,12 @@ fn a_game_with_a_bot_seat_is_not_rated() {
 fn one_account_at_two_seats_is_not_rated() {
     let players = [person(0, "ann"), person(1, "ann")];
     assert_eq!(
-        RatedGame::of("moderne", &players, &ended(&[(0, 0, 1), (1, 9, 2)])),
+        RatedGame::of(
+            "moderne",
+            &players,
+            everyone,
+            &ended(&[(0, 0, 1), (1, 9, 2)])
+        ),
         None
     );
 }
@@ -224,7 +240,7 @@ fn d40_a_game_ended_by_resigning_counts_as_its_ranking_says() {
     let mut by_resigning = ended(&[(1, 30, 1), (0, 10, 2)]);
     by_resigning.reason = EndReason::Resigned;
     by_resigning.losers = vec![0];
-    let rated = RatedGame::of("classique", &players, &by_resigning).expect("rated");
+    let rated = RatedGame::of("classique", &players, everyone, &by_resigning).expect("rated");
     assert_eq!(rated.finishes[0].place, 2);
     assert!(!rated.finishes[0].won && rated.finishes[1].won);
 }
@@ -246,17 +262,67 @@ fn created() -> TableEvent {
 }
 
 #[test]
-fn a_log_is_rated_from_its_creation_its_start_and_its_end_and_d41_an_abort_never_is() {
+fn d43_a_game_a_person_never_moved_in_is_not_rated() {
+    let players = [person(0, "ann"), person(1, "bob"), person(2, "cy")];
+    let end = ended(&[(0, 0, 1), (1, 9, 2), (2, 20, 3)]);
+    let bob_never_moved = |seat: Seat| seat != 1;
+    assert_eq!(
+        RatedGame::of("moderne", &players, bob_never_moved, &end),
+        None
+    );
+    assert!(RatedGame::of("moderne", &players, everyone, &end).is_some());
+}
+
+#[test]
+fn a_log_is_rated_from_its_creation_its_start_its_acts_and_its_end_and_d41_an_abort_never_is() {
     let started = TableEvent::GameStarted {
         players: vec![person(0, "ann"), person(1, "bob")],
     };
+    let passed = |seat| TableEvent::Game(Event::TurnPassed { seat });
     let end = TableEvent::Game(Event::GameEnded(Box::new(ended(&[(0, 0, 1), (1, 25, 2)]))));
-    let log = [created(), started.clone(), end];
+    let log = [
+        created(),
+        started.clone(),
+        passed(0),
+        passed(1),
+        end.clone(),
+    ];
     let rated = RatedGame::from_log(&log).expect("rated");
     assert_eq!(rated.ruleset, "classique");
     assert_eq!(rated.finishes.len(), 2);
-    let aborted = [created(), started, TableEvent::GameAborted { by: 0 }];
+    let aborted = [
+        created(),
+        started.clone(),
+        TableEvent::GameAborted { by: 0 },
+    ];
     assert_eq!(RatedGame::from_log(&aborted), None);
+    // D43: bob's only act is the server's, after a timeout or for his away
+    // seat: not rated; once he is back, his own act counts.
+    let timed_out = TableEvent::TurnTimedOut {
+        seat: 1,
+        deadline: "2025-01-31T18:04:35.000000Z".into(),
+    };
+    let log = [
+        created(),
+        started.clone(),
+        passed(0),
+        timed_out,
+        passed(1),
+        end.clone(),
+    ];
+    assert_eq!(RatedGame::from_log(&log), None);
+    let back = TableEvent::SeatBack { seat: 1 };
+    let log = [
+        created(),
+        started.clone(),
+        passed(0),
+        back,
+        passed(1),
+        end.clone(),
+    ];
+    assert!(RatedGame::from_log(&log).is_some());
+    let never = [created(), started, passed(0), end];
+    assert_eq!(RatedGame::from_log(&never), None);
 }
 
 #[test]

@@ -117,6 +117,23 @@ pub enum Joining {
 }
 
 impl Table {
+    /// Whether `account_id` may read this table at all (its summary, view,
+    /// events, rounds and streams): anyone a public table; a private one
+    /// only its members, its creator, the persons seated (at its game too,
+    /// once over) and those whose seat its rematch keeps. Whoever else asks
+    /// is told it does not exist. (Administrators read every table: the
+    /// server's rule, not the game's.)
+    pub fn may_see(&self, account_id: &PlayerId) -> bool {
+        match self.lobby.visibility {
+            Visibility::Public => true,
+            Visibility::Private => {
+                *account_id == self.creator
+                    || self.seat_of(account_id).is_some()
+                    || self.lobby.kept_for(account_id).ok().flatten().is_some()
+            }
+        }
+    }
+
     /// A person takes a seat of a waiting table: the one kept for them at
     /// a rematch, else the first free one (never one kept for another); a
     /// private table only through its invitation. The game starts with it
@@ -128,11 +145,14 @@ impl Table {
         joining: Joining,
         rng: &mut R,
     ) -> Result<Vec<TableEvent>, TableError> {
-        if self.game.is_some() {
-            return Err(TableError::NotWaiting);
-        }
+        // Seated already comes first: asking again for a seat one has
+        // (a rematch that started with this very join) is never refused
+        // for what the first ask did.
         if self.seat_of(account_id).is_some() {
             return Err(TableError::AlreadySeated);
+        }
+        if self.game.is_some() {
+            return Err(TableError::NotWaiting);
         }
         if joining == Joining::Open && !self.lobby.visibility.is_public() {
             return Err(TableError::InvitationNeeded);

@@ -251,3 +251,72 @@ fn a_rematch_is_offered_once_by_a_player_of_a_game_that_is_over() {
         Err(TableError::GameNotOver)
     );
 }
+
+#[test]
+fn a_private_table_is_seen_by_its_creator_its_players_and_its_rematchs_kept_seats_only() {
+    let (mut t, mut log) = opened(Lobby {
+        visibility: Visibility::Private,
+        ..Lobby::default()
+    });
+    run(&mut t, &mut log, &join("b", Joining::Invited));
+    for (who, sees) in [("a", true), ("b", true), ("z", false)] {
+        assert_eq!(t.may_see(&who.into()), sees, "{who}");
+    }
+    // One who left is a stranger again.
+    run(
+        &mut t,
+        &mut log,
+        &TableCommand::Leave {
+            account_id: "b".into(),
+        },
+    );
+    assert!(!t.may_see(&"b".into()));
+    // A public table: anyone.
+    let (public, _) = opened(Lobby::default());
+    assert!(public.may_see(&"z".into()));
+    // A private game's rematch, before anyone but its opener is back: the
+    // players of the game before it see it, nobody else.
+    let (mut old, mut old_log) = opened(Lobby {
+        visibility: Visibility::Private,
+        ..Lobby::default()
+    });
+    run(&mut old, &mut old_log, &join("b", Joining::Invited));
+    run(
+        &mut old,
+        &mut old_log,
+        &TableCommand::Start {
+            account_id: "a".into(),
+        },
+    );
+    let resign = TableCommand::Resign {
+        account_id: "a".into(),
+    };
+    run(&mut old, &mut old_log, &resign);
+    assert_eq!(old.status(), Status::Finished);
+    let next =
+        Table::from_events(&old.rematch(OLD, &"b".into(), "b", &mut rng()).unwrap()).unwrap();
+    assert_eq!(next.lobby.visibility, Visibility::Private);
+    for (who, sees) in [("a", true), ("b", true), ("z", false)] {
+        assert_eq!(next.may_see(&who.into()), sees, "{who}");
+    }
+}
+
+#[test]
+fn asking_again_for_a_seat_one_has_is_already_seated_even_once_it_started() {
+    let (old, _) = finished();
+    let mut log = old.rematch(OLD, &"b".into(), "b", &mut rng()).unwrap();
+    let mut next = Table::from_events(&log).unwrap();
+    run(&mut next, &mut log, &join("a", Joining::Invited));
+    assert_eq!(next.status(), Status::Playing, "a's join filled it");
+    for who in ["a", "b"] {
+        assert_eq!(
+            next.decide(&join(who, Joining::Invited), &mut rng()),
+            Err(TableError::AlreadySeated),
+            "{who}"
+        );
+    }
+    assert_eq!(
+        next.decide(&join("z", Joining::Invited), &mut rng()),
+        Err(TableError::NotWaiting)
+    );
+}

@@ -14,7 +14,9 @@ pub use events::{TableCreated, TableEvent};
 pub use lobby::{Joining, Lobby, RematchOf, Reserved, Visibility};
 pub use log::{apply, apply_guarded, Fold, FoldError, ReadError};
 pub use notices::{Notice, NoticeKind, TURN_ENDING};
-pub use presence::{ranking_after_resignations, BotReason, Clock, Due, Presence, Turn, STAND_IN};
+pub use presence::{
+    ranking_after_resignations, Actors, BotReason, Clock, Due, Presence, Turn, STAND_IN,
+};
 
 use crate::bots::{Level, Playouts};
 use crate::engine::{Command, RuleError};
@@ -287,11 +289,8 @@ pub struct Table {
     pub lobby: Lobby,
     /// The first round's dealer, once dealt (a rematch's is the next one).
     pub first_dealer: Option<Seat>,
-    /// The seat whose next act is the server's (after `turn_timed_out` or
-    /// `bot_moved`; see `presence`).
-    automatic_seat: Option<Seat>,
-    /// The seat of the last `turn_started` of the round (see `presence`).
-    turn_seat: Option<Seat>,
+    /// Whose acts are their players' own (see `presence`).
+    actors: Actors,
 }
 
 impl Table {
@@ -380,8 +379,7 @@ impl Table {
             aborted: false,
             lobby: Lobby::of(c),
             first_dealer: None,
-            automatic_seat: None,
-            turn_seat: None,
+            actors: Actors::default(),
         };
         for e in it {
             t.evolve(e);
@@ -392,6 +390,7 @@ impl Table {
     /// Applies one event. Never fails.
     pub fn evolve(&mut self, event: &TableEvent) {
         self.version += 1;
+        self.track(event);
         match event {
             TableEvent::TableCreated(_) => {}
             TableEvent::PlayerJoined(s) => {
@@ -414,7 +413,6 @@ impl Table {
                     p.timeouts += 1;
                     p.turned = true;
                 }
-                self.automatic_seat = Some(*seat);
             }
             TableEvent::SeatAway { seat } => {
                 if let Some(p) = self.presence.get_mut(*seat) {
@@ -426,7 +424,6 @@ impl Table {
                     p.away = false;
                     p.timeouts = 0;
                 }
-                self.automatic_seat = None;
             }
             TableEvent::PlayerResigned { seat } => {
                 if let Some(p) = self.presence.get_mut(*seat) {
@@ -444,13 +441,11 @@ impl Table {
                 if let Some(p) = self.presence.get_mut(*seat) {
                     p.turned = true;
                 }
-                self.automatic_seat = Some(*seat);
             }
             TableEvent::RematchOffered { table_id, .. } => {
                 self.lobby.rematch = Some(table_id.clone());
             }
             TableEvent::Game(e) => {
-                self.track(e);
                 if let Some(g) = self.game.as_mut() {
                     g.evolve(e);
                 }
@@ -643,10 +638,11 @@ impl Table {
                 &mut out,
             )?;
             self.version += out.len() as u64;
-            for e in &out {
+            let events: Vec<TableEvent> = out.into_iter().map(TableEvent::Game).collect();
+            for e in &events {
                 self.track(e);
             }
-            return Ok(out.into_iter().map(TableEvent::Game).collect());
+            return Ok(events);
         }
         let events = self.decide(command, rng)?;
         for e in &events {

@@ -354,8 +354,65 @@ impl Table {
         Ok(vec![TableEvent::GameAborted { by: seat }])
     }
 
-    /// Notes who acted in a game event (see the module's documentation).
-    pub(super) fn track(&mut self, event: &Event) {
+    /// Notes who acted in `event` (see the module's documentation): a
+    /// player's own act counts for D41 and resets D39's count; the first
+    /// round's dealer.
+    pub(super) fn track(&mut self, event: &TableEvent) {
+        if let TableEvent::Game(Event::RoundStarted(started)) = event {
+            self.first_dealer.get_or_insert(started.dealer);
+        }
+        if let Some(p) = self
+            .actors
+            .note(event)
+            .and_then(|seat| self.presence.get_mut(seat))
+        {
+            p.moved = true;
+            p.turned = true;
+            p.timeouts = 0;
+        }
+    }
+}
+
+/// Whose acts in a game are their players' own, read from the log alone
+/// (see the module's documentation): what the table keeps for D39 and
+/// D41, and what the ratings ask of a game (D43).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Actors {
+    /// The seat whose next act is the server's (after `turn_timed_out` or
+    /// `bot_moved`).
+    automatic_seat: Option<Seat>,
+    /// The seat of the round's last `turn_started`.
+    turn_seat: Option<Seat>,
+}
+
+impl Actors {
+    /// Takes the next event of the log: the seat whose player acted in it
+    /// themselves, if any.
+    pub fn note(&mut self, event: &TableEvent) -> Option<Seat> {
+        match event {
+            TableEvent::TurnTimedOut { seat, .. } | TableEvent::BotMoved { seat, .. } => {
+                self.automatic_seat = Some(*seat);
+                None
+            }
+            TableEvent::SeatBack { .. } => {
+                self.automatic_seat = None;
+                None
+            }
+            TableEvent::Game(e) => self.act(e),
+            TableEvent::TableCreated(_)
+            | TableEvent::PlayerJoined(_)
+            | TableEvent::PlayerLeft { .. }
+            | TableEvent::GameStarted { .. }
+            | TableEvent::SeatAway { .. }
+            | TableEvent::PlayerResigned { .. }
+            | TableEvent::GameAborted { .. }
+            | TableEvent::BotSeated { .. }
+            | TableEvent::RematchOffered { .. } => None,
+        }
+    }
+
+    /// Who acted in a game event, unless the server acted for them.
+    fn act(&mut self, event: &Event) -> Option<Seat> {
         let actor = match event {
             Event::CardPlayed(played) => Some(played.seat),
             Event::TurnPassed { seat } => Some(*seat),
@@ -378,9 +435,6 @@ impl Table {
                 None
             }
             Event::RoundStarted(_) | Event::RoundEnded(_) | Event::GameEnded(_) => {
-                if let Event::RoundStarted(started) = event {
-                    self.first_dealer.get_or_insert(started.dealer);
-                }
                 self.automatic_seat = None;
                 self.turn_seat = None;
                 None
@@ -391,13 +445,7 @@ impl Table {
             | Event::TurnSkipped { .. }
             | Event::PlayerWentOut { .. } => None,
         };
-        if let Some(seat) = actor.filter(|s| self.automatic_seat != Some(*s)) {
-            if let Some(p) = self.presence.get_mut(seat) {
-                p.moved = true;
-                p.turned = true;
-                p.timeouts = 0;
-            }
-        }
+        actor.filter(|s| self.automatic_seat != Some(*s))
     }
 }
 

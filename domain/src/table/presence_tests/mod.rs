@@ -6,6 +6,7 @@
 mod bots;
 mod notices;
 mod presence;
+mod rated;
 
 use rand::SeedableRng;
 

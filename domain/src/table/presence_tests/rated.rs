@@ -1,0 +1,73 @@
+//! D43: a rated game is one that people played. The table (live) and the
+//! log alone (`huit ratings rebuild`) judge it the same.
+
+use super::*;
+use crate::event::GameEnded;
+use crate::rating::RatedGame;
+
+/// `who` resign in turn; the events that end the game.
+fn resign_all(table: &mut Table, log: &mut Vec<TableEvent>, who: &[&str]) -> GameEnded {
+    for id in who {
+        let resign = TableCommand::Resign {
+            account_id: (*id).into(),
+        };
+        run(table, log, resign);
+        server_plays(table, log);
+    }
+    match log.last() {
+        Some(TableEvent::Game(Event::GameEnded(ended))) => (**ended).clone(),
+        last => panic!("the game goes on: {last:?}"),
+    }
+}
+
+/// The table's judgement of its game, checked against the log's.
+fn rated(table: &Table, log: &[TableEvent], ended: &GameEnded) -> Option<RatedGame> {
+    let live = table.rated_game(ended);
+    assert_eq!(live, RatedGame::from_log(log), "the log judges it the same");
+    live
+}
+
+#[test]
+fn d43_people_who_resign_before_any_move_of_their_own_make_the_game_unrated() {
+    let (mut table, mut log) = started(None);
+    let ended = resign_all(&mut table, &mut log, &["b", "c"]);
+    assert_eq!(ended.winners, vec![0]);
+    assert_eq!(rated(&table, &log, &ended), None);
+}
+
+#[test]
+fn d43_a_seat_that_only_timed_out_and_was_played_by_the_server_makes_the_game_unrated() {
+    let (mut table, mut log) = started(clock(2));
+    // Every seat has had a turn; "b"'s were timeouts, then the server's.
+    for _ in 0..6 {
+        match table.must_act() {
+            Some(1) if table.automatic().is_none() => {
+                time_out(&mut table, &mut log);
+            }
+            Some(_) if table.automatic().is_some() => server_plays(&mut table, &mut log),
+            _ => {
+                own_move(&mut table, &mut log);
+            }
+        }
+    }
+    assert!(table.presence[1].turned && !table.presence[1].moved);
+    let ended = resign_all(&mut table, &mut log, &["a", "c"]);
+    assert_eq!(rated(&table, &log, &ended), None);
+}
+
+#[test]
+fn d43_a_game_every_person_moved_in_is_rated_however_it_ended() {
+    let (mut table, mut log) = started(clock(2));
+    for _ in 0..3 {
+        own_move(&mut table, &mut log);
+    }
+    assert!(table.presence.iter().all(|p| p.moved));
+    // "b" then times out and is played by the server: still rated, he
+    // played (D40: a resigned or away seat counts as its ranking says).
+    until_turn_of(&mut table, &mut log, 1);
+    time_out(&mut table, &mut log);
+    server_plays(&mut table, &mut log);
+    let ended = resign_all(&mut table, &mut log, &["c", "b"]);
+    let game = rated(&table, &log, &ended).expect("rated");
+    assert_eq!(game.finishes.len(), 3);
+}
