@@ -104,6 +104,7 @@ pub enum ProblemCode {
     InvitationNotFound,
     NotPrivate,
     QuickplayTableOpen,
+    TableClosed,
     DeliveryPending,
     WebhooksOff,
 }
@@ -410,7 +411,8 @@ impl From<TableError> for ApiError {
             | TableError::NoAutomaticMove
             | TableError::StartsByItself
             | TableError::GameNotOver
-            | TableError::RematchOpen => S::CONFLICT,
+            | TableError::RematchOpen
+            | TableError::Closed => S::CONFLICT,
             TableError::NotSeated
             | TableError::NotCreator
             | TableError::InvitationNeeded
@@ -542,6 +544,7 @@ mod tests {
             TableError::StartsByItself,
             TableError::GameNotOver,
             TableError::RematchOpen,
+            TableError::Closed,
             TableError::Rules(RulesError::Invalid("x".into())),
             TableError::Rule(RuleError::NotStarted),
             TableError::Rule(RuleError::AlreadyStarted),

@@ -85,6 +85,11 @@ impl Lobby {
         }
     }
 
+    /// A quick-play table: one that starts by itself and is no rematch.
+    pub fn is_quick_play(&self) -> bool {
+        self.starts_when_full && self.rematch_of.is_none()
+    }
+
     /// The seat kept for `account_id` at a rematch; `Ok(None)` where no
     /// seat is kept for anyone.
     fn kept_for(&self, account_id: &PlayerId) -> Result<Option<Seat>, TableError> {
@@ -153,6 +158,9 @@ impl Table {
         }
         if self.game.is_some() {
             return Err(TableError::NotWaiting);
+        }
+        if self.aborted {
+            return Err(TableError::Closed);
         }
         if joining == Joining::Open && !self.lobby.visibility.is_public() {
             return Err(TableError::InvitationNeeded);

@@ -177,6 +177,8 @@ pub enum TableError {
     GameNotOver,
     #[error("the rematch of this table is already open")]
     RematchOpen,
+    #[error("this quick-play table closed when its last person left: ask quick play again")]
+    Closed,
     #[error("{0}")]
     Rules(#[from] RulesError),
     #[error("{0}")]
@@ -206,6 +208,7 @@ impl TableError {
             TableError::StartsByItself => "starts_by_itself",
             TableError::GameNotOver => "game_not_over",
             TableError::RematchOpen => "rematch_open",
+            TableError::Closed => "table_closed",
             TableError::Rules(_) => "invalid_rules",
             TableError::Rule(e) => e.code(),
         }
@@ -401,6 +404,11 @@ impl Table {
             TableEvent::PlayerLeft { seat } => {
                 if let Some(slot) = self.players.get_mut(*seat) {
                     *slot = None;
+                }
+                // A quick-play table nobody waits at any more is closed:
+                // ended, listed nowhere, joined by nobody.
+                if self.lobby.is_quick_play() && self.seated().next().is_none() {
+                    self.aborted = true;
                 }
             }
             TableEvent::GameStarted { players } => {

@@ -186,6 +186,9 @@ impl Table {
         let opened = events
             .iter()
             .any(|e| matches!(e, TableEvent::TableCreated(_)));
+        if self.aborted {
+            return Due::Clear;
+        }
         match self.lobby.bots_after {
             Some(secs) if opened => Due::After(Duration::from_secs(u64::from(secs))),
             Some(_) => Due::Keep,
