@@ -176,8 +176,9 @@ fn standing_row(account_id: Uuid, ruleset: &str, s: &Standing) -> StandingRow {
     }
 }
 
-/// How many finished tables' logs are read at once.
-const TABLES_A_PAGE: i64 = 1000;
+/// How many finished tables' logs are read at once (whole logs: a few
+/// hundred events each).
+const TABLES_A_PAGE: i64 = 200;
 /// How many rows are written in one statement.
 const ROWS_A_STATEMENT: usize = 10_000;
 

@@ -2,9 +2,10 @@
 //!
 //! - `loadgen ratings-fill`: G generated finished games (`--games`) between
 //!   P players (`--players`), written as their logs (`table_created`, the
-//!   joins, `game_started`, then `game_ended` with seeded totals, ties
-//!   included; one game in twenty has a bot seat and one in twenty is
-//!   aborted: not rated), by `COPY`, for `huit ratings rebuild` to read.
+//!   joins, `game_started`, a `turn_passed` by each seat, then `game_ended`
+//!   with seeded totals, ties included; one game in twenty has a bot seat,
+//!   one in twenty is aborted and in one in twenty a person never moved:
+//!   not rated, D43), by `COPY`, for `huit ratings rebuild` to read.
 //! - `loadgen leaderboard`: P rated players in one ruleset (`amerix`),
 //!   written straight into `ratings`, then the first page of its board and
 //!   pages from random places in it, asked `--requests` times each over
@@ -100,6 +101,9 @@ fn game_log(rng: &mut StdRng, players: &[Uuid]) -> (String, Vec<TableEvent>) {
     if kind == 1 {
         log.push(TableEvent::GameAborted { by: 0 });
     } else {
+        // Each seat moves (but the last, one game in twenty: D43).
+        let moved = if kind == 2 { n - 1 } else { n };
+        log.extend((0..moved).map(|seat| TableEvent::Game(domain::Event::TurnPassed { seat })));
         // Totals of one round's hands; close totals tie now and then.
         let totals: Vec<i32> = (0..n).map(|_| rng.gen_range(0..40) * 5).collect();
         let ended = domain::score::ranking(table.rules.end, &totals);

@@ -28,6 +28,20 @@ pub struct ResultRow {
     pub sigma_after: f64,
 }
 
+/// One of an account's rated games, as its public page shows it: the
+/// table is named only when it is public.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecentResult {
+    pub table_id: Option<Uuid>,
+    pub ruleset: String,
+    pub ended_at: DateTime<Utc>,
+    pub place: i32,
+    pub total: i32,
+    pub won: bool,
+    pub mu_before: f64,
+    pub mu_after: f64,
+}
+
 /// An account's standing in a ruleset as stored; as a change (see
 /// [`add_standings`]), its counts are what to add.
 #[derive(Debug, Clone, PartialEq)]
@@ -199,13 +213,14 @@ pub async fn recent_results(
     executor: impl PgExecutor<'_>,
     account_id: Uuid,
     limit: i64,
-) -> Result<Vec<ResultRow>, sqlx::Error> {
+) -> Result<Vec<RecentResult>, sqlx::Error> {
     sqlx::query_as!(
-        ResultRow,
-        r#"SELECT table_id, account_id, ruleset, ended_at, seat, place, total, won,
-                  mu_before, sigma_before, mu_after, sigma_after
-           FROM rated_results WHERE account_id = $1
-           ORDER BY ended_at DESC, table_id DESC LIMIT $2"#,
+        RecentResult,
+        r#"SELECT CASE WHEN g.visibility = 'public' THEN r.table_id END AS table_id,
+                  r.ruleset, r.ended_at, r.place, r.total, r.won, r.mu_before, r.mu_after
+           FROM rated_results r JOIN game_tables g ON g.id = r.table_id
+           WHERE r.account_id = $1
+           ORDER BY r.ended_at DESC, r.table_id DESC LIMIT $2"#,
         account_id,
         limit,
     )
@@ -283,8 +298,8 @@ pub struct RatingEvent {
     pub data: Value,
 }
 
-/// The events of these tables' logs that a rated game is read from
-/// (`table_created`, `game_started`, `game_ended`), each table's in order.
+/// These tables' whole logs, each table's in order: a rated game is read
+/// from its creation, its start, its end and who acted in it (D43).
 #[tracing::instrument(skip(executor, tables), fields(tables = tables.len()))]
 pub async fn rating_events(
     executor: impl PgExecutor<'_>,
@@ -294,7 +309,6 @@ pub async fn rating_events(
         RatingEvent,
         r#"SELECT table_id, type AS kind, v, at, data FROM events
            WHERE table_id = ANY($1)
-             AND type IN ('table_created', 'game_started', 'game_ended')
            ORDER BY table_id, seq"#,
         tables,
     )

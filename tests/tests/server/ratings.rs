@@ -30,6 +30,21 @@ async fn play_out(app: &TestApp, tokens: &[String], id: &str) -> Value {
     }
 }
 
+/// The seats on turn play (their first legal move) until every seat of
+/// `tokens` has made a move of its own (D43: a rated game is one that
+/// people played).
+async fn each_moves(app: &TestApp, tokens: &[String], id: &str) {
+    let mut moved = vec![false; tokens.len()];
+    while moved.contains(&false) {
+        let v = view(app, &tokens[0], id).await;
+        let seat = v["current_seat"].as_u64().expect("a seat on turn") as usize;
+        let mine = view(app, &tokens[seat], id).await;
+        let (mv, version) = (&mine["legal_moves"][0], mine["version"].as_i64());
+        json_of(play(app, &tokens[seat], id, mv, version).await, 200).await;
+        moved[seat] = true;
+    }
+}
+
 /// A player's profile, read without a token.
 async fn profile(app: &TestApp, username: &str) -> Value {
     let res = app
@@ -175,8 +190,21 @@ async fn games_with_a_bot_seat_or_aborted_count_for_nobody_and_a_resigned_game_c
         assert_eq!(profile(&app, name).await["stats"], json!([]));
     }
 
-    // Two persons, one resigns: rated as its ranking says.
+    // D43: two persons, one resigns before both moved: nobody played it.
+    let at_once = two_player_table(&app, &tokens[0], &tokens[1], None).await;
+    json_of(
+        post_empty(&app, &tokens[1], &format!("/v1/tables/{at_once}/resign")).await,
+        200,
+    )
+    .await;
+    assert_eq!(view(&app, &tokens[0], &at_once).await["status"], "finished");
+    for name in &names {
+        assert_eq!(profile(&app, name).await["stats"], json!([]));
+    }
+
+    // Two persons who both moved, one resigns: rated as its ranking says.
     let resigned = two_player_table(&app, &tokens[0], &tokens[1], None).await;
+    each_moves(&app, &tokens, &resigned).await;
     json_of(
         post_empty(&app, &tokens[1], &format!("/v1/tables/{resigned}/resign")).await,
         200,
@@ -402,8 +430,12 @@ mod property {
         Played,
         /// Played to an end where some players tie.
         Tied,
-        /// The persons resign, one after the other, until it ends.
+        /// Every person moves, then they resign, one after the other,
+        /// until it ends.
         Resigned,
+        /// The persons resign, one after the other, before anyone moved
+        /// (D43: not rated).
+        ResignedAtOnce,
         /// Its last seat is a bot's.
         WithBot,
         /// Aborted before anyone moved.
@@ -423,6 +455,7 @@ mod property {
             3 => Just(Ending::Played),
             2 => Just(Ending::Tied),
             2 => Just(Ending::Resigned),
+            1 => Just(Ending::ResignedAtOnce),
             1 => Just(Ending::WithBot),
             1 => Just(Ending::Aborted),
         ];
@@ -468,7 +501,9 @@ mod property {
                 })
                 .find(|batches| tied(batches))
                 .expect("a seed with a tie"),
-            Ending::Resigned | Ending::WithBot | Ending::Aborted => stopped(spec, ruleset, &seated),
+            Ending::Resigned | Ending::ResignedAtOnce | Ending::WithBot | Ending::Aborted => {
+                stopped(spec, ruleset, &seated)
+            }
         }
     }
 
@@ -538,6 +573,18 @@ mod property {
                 },
             );
             return batches;
+        }
+        if let Ending::Resigned = spec.ending {
+            // Each seat on turn plays its first legal move until every
+            // person has moved.
+            let mut moved = vec![false; seated.len()];
+            while table.status() == domain::Status::Playing && moved.contains(&false) {
+                let seat = table.must_act().expect("a seat on turn");
+                let mv = table.game.as_ref().expect("a game").legal_moves(seat)[0].clone();
+                let account_id = player_id(seated[seat].0);
+                run(&mut table, TableCommand::Move { account_id, mv });
+                moved[seat] = true;
+            }
         }
         for (id, _) in persons.iter().rev() {
             if table.status() == domain::Status::Finished {
