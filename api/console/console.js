@@ -265,7 +265,9 @@ async function webhooksPage() {
       failed.paused_at
         ? [h("span", { class: "badge failed" }, `paused by a 410 Gone, ${when(failed.paused_at)}`), " ",
           h("button", { id: "resume", onclick: () => act("/admin/webhooks/resume") }, "Resume")]
-        : h("span", { class: "badge resolved" }, "sending"));
+        : h("span", { class: "badge resolved" }, "sending"),
+      " ", h("span", { id: "webhooks-pending" },
+        `${failed.pending} waiting to be sent (failed once older than the feed's retention)`));
   const list = rows.map((d) => h("tr", { "data-delivery": String(d.item.id), class: d.status },
     h("td", {}, String(d.item.id)),
     h("td", {}, d.item.kind.replaceAll("_", " ")),
@@ -497,7 +499,8 @@ async function playerPage(username) {
           h("td", {}, g.won ? h("strong", {}, g.place) : g.place), h("td", {}, g.total),
           h("td", {}, decimals(g.rating_after), " ",
             h("span", { class: change >= 0 ? "gain" : "loss" }, `${change >= 0 ? "+" : ""}${decimals(change)}`)),
-          h("td", {}, h("a", { class: "replay-link", href: `/replay/${g.table_id}/1` }, "replay")));
+          h("td", {}, g.table_id === null ? h("span", { class: "muted" }, "private")
+            : h("a", { class: "replay-link", href: `/replay/${g.table_id}/1` }, "replay")));
       }))));
   show(h("h1", { id: "player" }, p.username),
     h("h2", {}, "Ratings"), ratings,

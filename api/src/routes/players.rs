@@ -15,7 +15,7 @@ use crate::error::{ApiError, Problem};
 use crate::rates::Rates;
 use crate::routes::shared::{page_limit, Username};
 use crate::store;
-use crate::store::ratings::{ResultRow, StandingRow};
+use crate::store::ratings::{RecentResult, StandingRow};
 
 /// How many of a player's last rated games their profile shows.
 const RECENT_GAMES: i64 = 20;
@@ -72,7 +72,9 @@ impl From<StandingRow> for PlayerStats {
     "ruleset": "classique", "ended_at": "2025-01-31T18:04:05.123456Z", "place": 1,
     "total": 12, "won": true, "rating_before": 25.0, "rating_after": 27.64}))]
 pub struct RecentGame {
-    pub table_id: Uuid,
+    /// The table, for its replay; null for a private table, which nobody
+    /// outside it is told of.
+    pub table_id: Option<Uuid>,
     pub ruleset: String,
     pub ended_at: DateTime<Utc>,
     pub place: i32,
@@ -83,8 +85,8 @@ pub struct RecentGame {
     pub rating_after: f64,
 }
 
-impl From<ResultRow> for RecentGame {
-    fn from(r: ResultRow) -> Self {
+impl From<RecentResult> for RecentGame {
+    fn from(r: RecentResult) -> Self {
         Self {
             table_id: r.table_id,
             ruleset: r.ruleset,

@@ -45,7 +45,7 @@ problem!(
 );
 problem!(
     /// 404 on a table's routes.
-    TableNotFound, 404, "`not_found`: no such table"
+    TableNotFound, 404, "`not_found`: no such table, or a private table the caller is not a member of (told alike)"
 );
 problem!(
     /// 413: a body over the limit.

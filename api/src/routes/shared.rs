@@ -53,6 +53,8 @@ impl FromRequest for TablePath {
 
 /// The caller on the table of the path, with what the route works with
 /// (`S`): the table service for the commands, the pool for the history.
+/// Extracted only when the caller may see the table (404 otherwise, as for
+/// a table that does not exist: [`TableService::seen_by`]).
 #[derive(Debug)]
 pub struct TableCall<S: ?Sized + 'static> {
     pub state: web::Data<S>,
@@ -65,9 +67,12 @@ impl<S: ?Sized + 'static> FromRequest for TableCall<S> {
     type Future = LocalBoxFuture<'static, Result<Self, actix_web::Error>>;
 
     fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
-        let parts = <(web::Data<S>, AuthUser, TablePath)>::from_request(req, payload);
+        let parts = <(web::Data<S>, web::Data<TableService>, AuthUser, TablePath)>::from_request(
+            req, payload,
+        );
         Box::pin(async move {
-            let (state, user, path) = parts.await?;
+            let (state, tables, user, path) = parts.await?;
+            tables.seen_by(path.0, &user.account).await?;
             Ok(Self {
                 state,
                 user,
@@ -77,7 +82,8 @@ impl<S: ?Sized + 'static> FromRequest for TableCall<S> {
     }
 }
 
-/// The caller following the table of the path.
+/// The caller following the table of the path, which they may see (as
+/// [`TableCall`]).
 #[derive(Debug)]
 pub struct Watching {
     pub tables: web::Data<TableService>,
@@ -113,6 +119,7 @@ impl FromRequest for Watching {
         )>::from_request(req, payload);
         Box::pin(async move {
             let (tables, user, table, slot) = parts.await?;
+            tables.seen_by(table.0, &user.account).await?;
             Ok(Self {
                 tables,
                 user,

@@ -96,7 +96,7 @@ impl DeliveryDto {
 /// The webhooks' state and a page of their deliveries.
 #[derive(Debug, Serialize, ToSchema)]
 #[schema(example = json!({
-    "url": "http://push-relay.internal:9000/huit", "paused_at": null,
+    "url": "http://push-relay.internal:9000/huit", "paused_at": null, "pending": 0,
     "deliveries": [], "next": null
 }))]
 pub struct Deliveries {
@@ -105,6 +105,9 @@ pub struct Deliveries {
     /// When a 410 Gone paused them, if it did (resume them with
     /// `POST /v1/admin/webhooks/resume`).
     pub paused_at: Option<DateTime<Utc>>,
+    /// How many items wait to be delivered (paused or not): each is failed
+    /// once older than the feed's retention (`HUIT_FEED_RETENTION_SECS`).
+    pub pending: i64,
     /// Newest first.
     pub deliveries: Vec<DeliveryDto>,
     /// Pass as `before` for the next page; null: no more.
@@ -141,6 +144,7 @@ pub async fn deliveries(
         Some(url) => store::outbox::paused_at(pool.get_ref(), url).await?,
         None => None,
     };
+    let (pending, _) = store::outbox::backlog(pool.get_ref()).await?;
     let status = query.status.map(DeliveryStatus::as_str);
     let mut rows = store::outbox::list(pool.get_ref(), status, query.before, limit + 1).await?;
     let next = (rows.len() as i64 > limit).then(|| {
@@ -150,6 +154,7 @@ pub async fn deliveries(
     Ok(HttpResponse::Ok().json(Deliveries {
         url,
         paused_at,
+        pending,
         deliveries: rows.iter().map(DeliveryDto::of).collect::<Result<_, _>>()?,
         next: next.flatten(),
     }))
@@ -238,9 +243,11 @@ pub async fn resume_webhooks(
     store::disputes::record_on_webhooks(&mut *tx, admin, AdminAction::ResumeWebhooks, None).await?;
     tx.commit().await?;
     let rows = store::outbox::list(pool.get_ref(), None, None, 20).await?;
+    let (pending, _) = store::outbox::backlog(pool.get_ref()).await?;
     Ok(HttpResponse::Ok().json(Deliveries {
         url: Some(url.clone()),
         paused_at: None,
+        pending,
         deliveries: rows.iter().map(DeliveryDto::of).collect::<Result<_, _>>()?,
         next: None,
     }))

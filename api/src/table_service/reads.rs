@@ -10,11 +10,12 @@ use tokio::time::Instant;
 use uuid::Uuid;
 
 use super::cache::Slot;
-use super::{redact, redact_parsed, CachedTable, TableService};
+use super::{not_found, player_id, redact, redact_parsed, CachedTable, TableService};
 use crate::commit::versions;
 use crate::error::ApiError;
 use crate::log::StoredEvent;
 use crate::store;
+use crate::store::accounts::{Account, Role};
 
 /// How a read checks the table's stored version (one indexed read, batched
 /// with the reads asked for meanwhile, see `crate::commit::versions`).
@@ -79,6 +80,23 @@ impl TableService {
         let check = if cached { check } else { Check::No };
         let min_version = self.at_least_stored(table_id, min_version, check).await?;
         self.read_slot(table_id, &slot, min_version, f).await
+    }
+
+    /// Nothing, when `caller` may see the table (`domain::Table::may_see`;
+    /// administrators see every table); else 404, as for a table that does
+    /// not exist, so that nobody learns that a private table exists. Asked
+    /// of the cache first; a refusal is asked again of the stored version,
+    /// since the caller may have just joined through another process.
+    pub async fn seen_by(&self, table_id: Uuid, caller: &Account) -> Result<(), ApiError> {
+        if caller.role == Role::Admin {
+            return Ok(());
+        }
+        let who = player_id(caller.id);
+        let sees = |l: &CachedTable| l.table.may_see(&who);
+        if self.read_cached(table_id, 0, sees).await? || self.read(table_id, 0, sees).await? {
+            return Ok(());
+        }
+        Err(not_found())
     }
 
     /// Subscribes to the commits of `table_id`, from any process: take it

@@ -85,8 +85,8 @@ impl TableCall<TableService> {
     params(TablePath),
     responses(
         (status = 200, description = "Seated; the table's summary", body = TableSummary),
-        (status = 403, description = "`invitation_needed` (a private table) or `seat_reserved` (a rematch's seats are kept for the players of the game before it)", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "`table_full`, `already_seated`, `table_not_waiting`, `quickplay_table_open` (a quick-play table left empty, while another of its settings is open), or `version_conflict` when other writers kept winning; a table that starts by itself starts with the join that fills it", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "`invitation_needed` (the creator of a private table, who left it, comes back through its invitation) or `seat_reserved` (a rematch's seats are kept for the players of the game before it)", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "`table_full`, `already_seated`, `table_not_waiting`, `table_closed` (a quick-play table closed when its last person left: ask quick play again), or `version_conflict` when other writers kept winning; a table that starts by itself starts with the join that fills it", body = Problem, content_type = "application/problem+json"),
         OnTable,
     )
 )]

@@ -17,7 +17,7 @@ use crate::auth::{AuthUser, ClientAddress};
 use crate::error::{ApiError, Problem, ProblemCode};
 use crate::rates::Rates;
 use crate::routes::problems::{Authenticated, JsonBody, OnTable, TooManyRequests};
-use crate::routes::shared::TablePath;
+use crate::routes::shared::{TableCall, TablePath};
 use crate::table_service::{CachedTable, Opening, TableService};
 use crate::throttle::InviteThrottle;
 
@@ -156,15 +156,11 @@ pub async fn join_invited(
     )
 )]
 #[delete("/tables/{id}/invite")]
-#[tracing::instrument(skip_all, fields(table_id = %path.0))]
-pub async fn renew_invite(
-    tables: web::Data<TableService>,
-    user: AuthUser,
-    path: TablePath,
-) -> Result<HttpResponse, ApiError> {
-    let (id, caller) = (path.0, user.account.id);
+#[tracing::instrument(skip_all, fields(table_id = %call.table_id))]
+pub async fn renew_invite(call: TableCall<TableService>) -> Result<HttpResponse, ApiError> {
+    let (tables, id, caller) = (&call.state, call.table_id, call.user.account.id);
     let table = tables.renew_invite(id, caller).await?;
-    seated_at(&tables, caller, (id, table)).await
+    seated_at(tables, caller, (id, table)).await
 }
 
 /// A player of a finished (or aborted) table asks for the next game: the
@@ -191,16 +187,14 @@ pub async fn renew_invite(
     )
 )]
 #[post("/tables/{id}/rematch")]
-#[tracing::instrument(skip_all, fields(table_id = %path.0))]
+#[tracing::instrument(skip_all, fields(table_id = %call.table_id))]
 pub async fn rematch(
-    tables: web::Data<TableService>,
-    user: AuthUser,
+    call: TableCall<TableService>,
     rates: web::Data<Rates>,
-    path: TablePath,
 ) -> Result<HttpResponse, ApiError> {
-    let caller = user.account.id;
+    let (tables, account) = (&call.state, &call.user.account);
     let seated = tables
-        .rematch(&rates, path.0, caller, &user.account.username)
+        .rematch(&rates, call.table_id, account.id, &account.username)
         .await?;
-    seated_at(&tables, caller, seated).await
+    seated_at(tables, account.id, seated).await
 }

@@ -11,7 +11,7 @@ use crate::auth::AuthUser;
 use crate::error::{ApiError, Problem};
 use crate::rates::Rates;
 use crate::routes::problems::{Authenticated, JsonBody, OnTable, TablesOrBots};
-use crate::routes::shared::{page_limit, ListQuery, TablePath};
+use crate::routes::shared::{page_limit, ListQuery, TableCall, TablePath};
 use crate::table_service::{Opening, TableService};
 
 /// The preset rule sets and every knob of each (no authentication needed).
@@ -143,14 +143,10 @@ pub async fn list_tables(
     )
 )]
 #[get("/tables/{id}")]
-pub async fn get_table(
-    tables: web::Data<TableService>,
-    user: AuthUser,
-    path: TablePath,
-) -> Result<HttpResponse, ApiError> {
-    let id = path.0;
+pub async fn get_table(call: TableCall<TableService>) -> Result<HttpResponse, ApiError> {
+    let (tables, id) = (&call.state, call.table_id);
     let summary = tables.read(id, 0, |l| TableSummary::of(id, l)).await?;
-    let summary = summary.shown_to(&tables, user.account.id).await?;
+    let summary = summary.shown_to(tables, call.user.account.id).await?;
     Ok(HttpResponse::Ok()
         .insert_header(etag(summary.table.version))
         .json(summary))

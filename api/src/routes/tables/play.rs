@@ -207,12 +207,21 @@ pub async fn post_move(
     let acted = tables.act(id, &command, expected, keyed, |l, stored, events| {
         Ok(MoveAnswer::of(id, l, account_id, stored, events))
     });
-    let acted = match (acted.await, &idempotency) {
-        // The same key's move was applied meanwhile (a concurrent twin
-        // committed first, and this one, decided again, was refused or
-        // conflicted): its answer, never a refusal of a done move.
-        (Err(e), Some(idem)) => return replay(&tables, id, account_id, idem).await?.ok_or(e),
-        (acted, _) => acted?,
+    let acted = match acted.await {
+        Ok(acted) => acted,
+        Err(e) => {
+            // The same key's move was applied meanwhile (a concurrent twin
+            // committed first, and this one, decided again, was refused or
+            // conflicted): its answer, never a refusal of a done move.
+            if let Some(idem) = &idempotency {
+                if let Some(answer) = replay(&tables, id, account_id, idem).await? {
+                    return Ok(answer);
+                }
+            }
+            // Nobody learns from a refusal that a private table exists.
+            tables.seen_by(id, &user.account).await?;
+            return Err(e);
+        }
     };
     Ok(HttpResponse::Ok()
         .insert_header(etag(acted.answer.version))
