@@ -39,6 +39,7 @@ use crate::log::chain;
 use crate::store;
 use crate::store::due::DueTable;
 use crate::table_service::TableService;
+use crate::webhooks;
 
 /// Deadlines fired, by kind (`timeout`, `server_move`, `bots_after`,
 /// `turn_ending`).
@@ -122,20 +123,22 @@ async fn ring(tables: &TableService) {
     }
 }
 
-/// Deletes the feed items older than `retention` (but those still to be
-/// delivered), a batch at a time.
+/// Deletes the feed items older than `retention`, a batch at a time, but
+/// those still to be delivered: those are failed (and deleted at the next
+/// pass, admins seeing them failed meanwhile).
 async fn prune(pool: &PgPool, retention: Duration) {
     let before = chrono::Utc::now() - chrono::Duration::from_std(retention).unwrap_or_default();
     for _ in 0..100 {
         match store::feed::prune(pool, before, PRUNE_BATCH).await {
-            Ok(n) if n < PRUNE_BATCH as u64 => return,
+            Ok(n) if n < PRUNE_BATCH as u64 => break,
             Ok(_) => {}
             Err(e) => {
                 tracing::warn!(error = %e, "could not prune the feeds");
-                return;
+                break;
             }
         }
     }
+    webhooks::expire(pool, before, PRUNE_BATCH).await;
 }
 
 /// What the server does on a due table.
@@ -248,6 +251,19 @@ async fn fired(pool: &PgPool, due: &DueTable, kind: &'static str, acted: Result<
             metrics::histogram!(LATENESS).record(late.as_secs_f64());
         }
         Err(ApiError::VersionConflict { .. }) => {}
+        // Quick play's bots would put a player over their bot caps: the
+        // table waits for people meanwhile, and its bots come later.
+        Err(ApiError::TooManyRequests {
+            detail,
+            retry_after_secs,
+            ..
+        }) => {
+            tracing::info!(table_id = %due.id, detail, "a due command was put off");
+            let secs = retry_after_secs as f64;
+            if let Err(e) = store::due::postpone(pool, due.id, due.version, secs).await {
+                tracing::warn!(table_id = %due.id, error = %e, "could not put off a due table");
+            }
+        }
         Err(ApiError::Problem { code, detail, .. }) => {
             tracing::warn!(table_id = %due.id, ?code, detail, "a due command was refused");
             let _ = store::due::clear_due(pool, due.id, due.version).await;

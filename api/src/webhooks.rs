@@ -18,7 +18,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use base64::Engine;
-use chrono::Utc;
+use chrono::{DateTime, Utc};
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 use sqlx::PgPool;
@@ -258,6 +258,26 @@ async fn send_due(webhooks: &Webhooks, pool: &PgPool) -> Result<Sent, sqlx::Erro
         (false, true) => Sent::None,
         (false, false) => Sent::Some,
     })
+}
+
+/// Fails the items still to deliver that are older than `before` (the
+/// feed's retention), a batch at a time, counted as failed deliveries: a
+/// URL paused for long, or one that keeps failing, leaves a bounded outbox.
+pub async fn expire(pool: &PgPool, before: DateTime<Utc>, batch: i64) {
+    for _ in 0..100 {
+        match store::outbox::expire(pool, before, batch).await {
+            Ok(n) => {
+                metrics::counter!(DELIVERIES, "outcome" => "failed").increment(n);
+                if n < batch as u64 {
+                    return;
+                }
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "webhooks: items past the retention were not failed");
+                return;
+            }
+        }
+    }
 }
 
 /// The gauges of a scrape: the items still to deliver, and the oldest's

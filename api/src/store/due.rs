@@ -69,6 +69,28 @@ pub async fn clear_due(
     Ok(())
 }
 
+/// Puts off a table's `due_at` by `secs` while the table is still at
+/// `version` (a firing refused for now: quick play's bots over a player's
+/// bot caps).
+#[tracing::instrument(skip(executor))]
+pub async fn postpone(
+    executor: impl PgExecutor<'_>,
+    id: Uuid,
+    version: i64,
+    secs: f64,
+) -> Result<(), sqlx::Error> {
+    sqlx::query!(
+        "UPDATE game_tables SET due_at = now() + make_interval(secs => $3)
+         WHERE id = $1 AND version = $2",
+        id,
+        version,
+        secs,
+    )
+    .execute(executor)
+    .await?;
+    Ok(())
+}
+
 /// A table's `due_at`.
 #[tracing::instrument(skip(executor))]
 pub async fn due_at(

@@ -89,6 +89,28 @@ pub async fn waiting_at(
     .await
 }
 
+/// The waiting quick-play tables of `ruleset` where `account_id` sits,
+/// but the one of these settings.
+#[tracing::instrument(skip(executor))]
+pub async fn waiting_elsewhere(
+    executor: impl PgExecutor<'_>,
+    account_id: Uuid,
+    ruleset: &str,
+    key: &str,
+) -> Result<Vec<Uuid>, sqlx::Error> {
+    sqlx::query_scalar!(
+        r#"SELECT g.id FROM game_tables g JOIN table_players p ON p.table_id = g.id
+           WHERE p.account_id = $1 AND g.ruleset = $2 AND g.quickplay_key <> $3
+             AND g.status = 'waiting'
+           ORDER BY g.created_at"#,
+        account_id,
+        ruleset,
+        key,
+    )
+    .fetch_all(executor)
+    .await
+}
+
 /// After a table's lobby events (in their transaction): a quick-play table
 /// is open while it waits with a person seated, and closed once it started
 /// or its last person left. [`StoreError::QuickPlayOpen`] when reopening

@@ -221,6 +221,30 @@ pub async fn retry(executor: impl PgExecutor<'_>, id: i64) -> Result<Option<bool
     .await
 }
 
+/// Fails at most `limit` items still to be delivered that are older than
+/// `before` (past the feed's retention: while deliveries are paused, or
+/// retried that long), so that the outbox stays bounded: how many.
+#[tracing::instrument(skip(executor))]
+pub async fn expire(
+    executor: impl PgExecutor<'_>,
+    before: DateTime<Utc>,
+    limit: i64,
+) -> Result<u64, sqlx::Error> {
+    let done = sqlx::query!(
+        r#"UPDATE feed_items
+           SET delivery = 'failed', next_attempt_at = NULL,
+               last_error = 'not delivered within the retention (HUIT_FEED_RETENTION_SECS)'
+           WHERE id IN (SELECT id FROM feed_items
+                        WHERE delivery = 'pending' AND at < $1
+                        LIMIT $2 FOR UPDATE SKIP LOCKED)"#,
+        before,
+        limit,
+    )
+    .execute(executor)
+    .await?;
+    Ok(done.rows_affected())
+}
+
 /// The age of the oldest item still to be delivered, and how many there
 /// are.
 #[tracing::instrument(skip(executor))]

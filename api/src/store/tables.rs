@@ -227,32 +227,56 @@ pub async fn add_bot(conn: &mut PgConnection, id: Uuid, strong: bool) -> Result<
     Ok(())
 }
 
-/// The bots an account runs: how many tables with a `strong` bot, and how
-/// many bots in all, over its tables that are playing and `also` (a table
-/// it fills or starts, whatever its status). The account's row is locked
-/// until the transaction ends, so that two counts of one account take
-/// turns and cannot both take the last place.
+/// What one person runs at once, as [`bots_run_by`] counts it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BotsRun {
+    pub account_id: Uuid,
+    pub strong_tables: i64,
+    pub bots: i64,
+}
+
+/// The bots that the persons seated at `table_id` (only those of `only`,
+/// when given) each run: over the tables they sit at that are playing, and
+/// `table_id` itself, the bots seated there and the tables with a strong
+/// one; over the quick-play tables they wait at that will seat bots (a
+/// waiting table is due only for quick play's bots, `bots_after`), their
+/// empty seats too. Their account rows are locked first, in order, so that
+/// two tables one person plays at are not counted at once and each misses
+/// the other's bots.
 #[tracing::instrument(skip(conn))]
-pub async fn running_bots(
+pub async fn bots_run_by(
     conn: &mut PgConnection,
-    account_id: Uuid,
-    also: Uuid,
-) -> Result<(i64, i64), sqlx::Error> {
+    table_id: Uuid,
+    only: Option<&[Uuid]>,
+) -> Result<Vec<BotsRun>, sqlx::Error> {
     sqlx::query!(
-        "SELECT id FROM accounts WHERE id = $1 FOR NO KEY UPDATE",
-        account_id
+        r#"SELECT a.id FROM accounts a
+           WHERE a.id IN (SELECT account_id FROM table_players WHERE table_id = $1)
+             AND ($2::uuid[] IS NULL OR a.id = ANY($2))
+           ORDER BY a.id FOR NO KEY UPDATE"#,
+        table_id,
+        only as Option<&[Uuid]>,
     )
-    .fetch_optional(&mut *conn)
+    .fetch_all(&mut *conn)
     .await?;
-    let row = sqlx::query!(
-        r#"SELECT count(*) FILTER (WHERE strong_bots > 0) AS "strong_tables!",
-                  coalesce(sum(bots), 0)::bigint AS "bots!"
-           FROM game_tables
-           WHERE created_by = $1 AND (status = 'playing' OR id = $2)"#,
-        account_id,
-        also,
+    sqlx::query_as!(
+        BotsRun,
+        r#"SELECT p.account_id AS "account_id!",
+                  count(*) FILTER (WHERE g.strong_bots > 0) AS "strong_tables!",
+                  coalesce(sum(g.bots + CASE WHEN g.status = 'waiting' AND g.due_at IS NOT NULL
+                                             THEN g.seats - (SELECT count(*) FROM table_players q
+                                                             WHERE q.table_id = g.id)
+                                             ELSE 0 END), 0)::bigint AS "bots!"
+           FROM table_players p
+           JOIN table_players t ON t.account_id = p.account_id
+           JOIN game_tables g ON g.id = t.table_id
+           WHERE p.table_id = $1 AND ($2::uuid[] IS NULL OR p.account_id = ANY($2))
+             AND (g.status = 'playing' OR g.id = $1
+                  OR (g.status = 'waiting' AND g.due_at IS NOT NULL))
+           GROUP BY p.account_id"#,
+        table_id,
+        only as Option<&[Uuid]>,
     )
-    .fetch_one(conn)
-    .await?;
-    Ok((row.strong_tables, row.bots))
+    .fetch_all(conn)
+    .await
 }

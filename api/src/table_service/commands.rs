@@ -143,7 +143,7 @@ impl TableService {
             .log
             .append(chained, Durability::InTransaction(&mut *tx))
             .await?;
-        self.project(&mut *tx, id, creator, &events, true).await?;
+        self.project(&mut *tx, id, &table, &events).await?;
         Ok(Unannounced {
             id,
             table,
@@ -327,8 +327,7 @@ impl TableService {
             }
             let answer = answer(loaded, &stored, &decided.events)?;
             if let Some(tx) = tx {
-                let capped = !matches!(command, TableCommand::FillWithBots);
-                let project = (loaded.created_by, &decided.events[..], capped);
+                let project = (&loaded.table, &decided.events[..]);
                 let rated = decided.rated(table_id, &loaded.table, &stored);
                 self.commit_with(tx, table_id, project, rated, writes.idempotency, &answer)
                     .await?;
@@ -439,20 +438,19 @@ impl TableService {
     }
 
     /// What commits with the events in their transaction: the projections
-    /// of lobby events (for the table's creator, its events, whether its
-    /// bot caps apply), the ratings of a game that ended between people,
-    /// and the answer of a request with an idempotency key.
+    /// of lobby events (the table after them, and them), the ratings of a
+    /// game that ended between people, and the answer of a request with an
+    /// idempotency key.
     async fn commit_with<R: serde::Serialize>(
         &self,
         mut tx: store::Tx<'static>,
         table_id: Uuid,
-        (created_by, events, capped): (Uuid, &[TableEvent], bool),
+        (table, events): (&Table, &[TableEvent]),
         rated: Option<ratings::Ended>,
         idempotency: Option<(Uuid, &Idempotency)>,
         answer: &R,
     ) -> Result<(), ApiError> {
-        self.project(&mut tx, table_id, created_by, events, capped)
-            .await?;
+        self.project(&mut tx, table_id, table, events).await?;
         if let Some(ended) = rated {
             ratings::record(&mut tx, &ended).await?;
         }

@@ -23,7 +23,7 @@
 use sha2::{Digest, Sha256};
 use uuid::Uuid;
 
-use domain::{Joining, TableCommand, TableEvent, Visibility};
+use domain::{Joining, Table, TableCommand, TableEvent, Visibility};
 
 use super::commands::Opening;
 use super::{corrupt, player_id, CachedTable, TableService, MAX_ATTEMPTS};
@@ -64,6 +64,7 @@ fn lost_race(err: &ApiError) -> bool {
                 | ProblemCode::TableNotWaiting
                 | ProblemCode::AlreadySeated
                 | ProblemCode::QuickplayTableOpen
+                | ProblemCode::TableClosed
         ),
         _ => false,
     }
@@ -104,7 +105,16 @@ impl TableService {
     ) -> Result<(Uuid, CachedTable), ApiError> {
         let events = opening.events(caller, username)?;
         let key = quickplay_key(&events)?;
+        let ruleset = Table::from_events(&events)
+            .ok_or_else(|| corrupt("no table_created"))?
+            .ruleset;
         rates.table(caller)?;
+        // One caller's calls one after the other (then one settings' callers
+        // one after the other): a caller waits at one quick-play table of a
+        // ruleset, the one of the settings asked for last.
+        let mine = self.quickplay_turns.of(format!("account {caller}"));
+        let _mine = mine.lock().await;
+        self.leave_other_quickplay(caller, &ruleset, &key).await?;
         let queue = self.quickplay_turns.of(key.clone());
         let _turn = queue.lock().await;
         for _ in 0..QUICKPLAY_ATTEMPTS {
@@ -124,6 +134,31 @@ impl TableService {
             }
         }
         Err(too_busy())
+    }
+
+    /// `caller` leaves the quick-play tables of `ruleset` they wait at
+    /// with other settings than `key`'s (one left alone closes). A table
+    /// that started or closed meanwhile is left as it is.
+    async fn leave_other_quickplay(
+        &self,
+        caller: Uuid,
+        ruleset: &str,
+        key: &str,
+    ) -> Result<(), ApiError> {
+        let leave = TableCommand::Leave {
+            account_id: player_id(caller),
+        };
+        for id in store::lobby::waiting_elsewhere(&self.pool, caller, ruleset, key).await? {
+            match self.act(id, &leave, None, None, |_, _, _| Ok(())).await {
+                Ok(_) => tracing::info!(table_id = %id, "left for other quick-play settings"),
+                Err(ApiError::Problem {
+                    code: ProblemCode::TableNotWaiting | ProblemCode::NotSeated,
+                    ..
+                }) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
     }
 
     /// Seats `caller` at a table the server sent them to (an invitation, a

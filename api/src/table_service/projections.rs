@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use domain::bots::Level;
-use domain::TableEvent;
+use domain::{Status, Table, TableEvent};
 use sqlx::PgConnection;
 use uuid::Uuid;
 
@@ -15,8 +15,12 @@ use crate::error::{ApiError, ProblemCode};
 use crate::store;
 
 /// The most bots one account runs at once (docs/API.md "Keeping tables
-/// moving"): tables with a `strong` bot, and bots in all, over its tables
-/// that are playing (and the one it fills or starts).
+/// moving"): tables with a `strong` bot, and bots in all, over the tables
+/// it sits at as a person that are playing (and the one the events seat
+/// bots at or start), counting the empty seats of the quick-play tables it
+/// waits at with `bots_after` (the bots they will seat). Bots seated by
+/// hand, by quick play and by a rematch count alike, against every person
+/// at their table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BotCaps {
     pub strong_tables: i64,
@@ -33,24 +37,26 @@ impl Default for BotCaps {
 }
 
 /// What a client refused for its bots is told to wait: a game lasts minutes.
-const BOTS_RETRY_AFTER: Duration = Duration::from_secs(60);
+pub const BOTS_RETRY_AFTER: Duration = Duration::from_secs(60);
 
 impl TableService {
     /// Keeps the projections in step with lobby events, on the appending
     /// transaction: `table_players` (the accounts seated, for listings),
-    /// whether a quick-play table is open, and the bots a table seats; when
-    /// the events seat a bot or start a game with bots, the creator's bots
-    /// are counted against [`BotCaps`] (`capped`: not the `basic` bots
-    /// the server seats at quick play, which its rate bounds).
+    /// whether a quick-play table is open, and the bots a table seats
+    /// (`table` is the table after the events). The bots are counted
+    /// against [`BotCaps`]: of every person at the table when the events
+    /// seat a bot or start a game with bots; of the persons who join a
+    /// quick-play table that waits for its bots (its empty seats are bots
+    /// to come).
     pub(super) async fn project(
         &self,
         conn: &mut PgConnection,
         table_id: Uuid,
-        created_by: Uuid,
+        table: &Table,
         events: &[TableEvent],
-        capped: bool,
     ) -> Result<(), ApiError> {
         let mut bots_running = false;
+        let mut joined = Vec::new();
         let seated = events.iter().any(|e| {
             matches!(
                 e,
@@ -64,6 +70,7 @@ impl TableService {
                 TableEvent::PlayerJoined(s) => {
                     let account = account_uuid(&s.account_id)?;
                     store::players::insert(conn, table_id, account, s.seat as i32).await?;
+                    joined.push(account);
                 }
                 TableEvent::PlayerLeft { seat } => {
                     store::players::remove_seat(conn, table_id, *seat as i32).await?;
@@ -87,22 +94,30 @@ impl TableService {
         if seated {
             store::lobby::reopen_or_close(conn, table_id).await?;
         }
-        if !(bots_running && capped) {
-            return Ok(());
-        }
+        let waits_for_bots = table.status() == Status::Waiting && table.lobby.bots_after.is_some();
+        let counted = match (bots_running, waits_for_bots && !joined.is_empty()) {
+            (true, _) => None,
+            (false, true) => Some(&joined[..]),
+            (false, false) => return Ok(()),
+        };
         let caps = self.bot_caps;
-        let (strong_tables, bots) = store::tables::running_bots(conn, created_by, table_id).await?;
-        if strong_tables > caps.strong_tables || bots > caps.bots {
-            return Err(ApiError::TooManyRequests {
-                code: ProblemCode::TooManyBots,
-                detail: format!(
-                    "an account runs at most {} bots, and {} tables with a strong bot, at once \
-                     (this would make {bots} bots, {strong_tables} tables with a strong bot)",
-                    caps.bots, caps.strong_tables
-                ),
-                retry_after_secs: BOTS_RETRY_AFTER.as_secs(),
-            });
-        }
-        Ok(())
+        let runs = store::tables::bots_run_by(conn, table_id, counted).await?;
+        let Some(over) = runs
+            .iter()
+            .find(|r| r.strong_tables > caps.strong_tables || r.bots > caps.bots)
+        else {
+            return Ok(());
+        };
+        Err(ApiError::TooManyRequests {
+            code: ProblemCode::TooManyBots,
+            detail: format!(
+                "an account runs at most {} bots, and {} tables with a strong bot, at once, \
+                 counting the bots at every table it plays at and the empty seats of the \
+                 quick-play tables it waits at for bots (a player at this table would run \
+                 {} bots, {} tables with a strong bot)",
+                caps.bots, caps.strong_tables, over.bots, over.strong_tables
+            ),
+            retry_after_secs: BOTS_RETRY_AFTER.as_secs(),
+        })
     }
 }
