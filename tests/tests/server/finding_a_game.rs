@@ -144,10 +144,14 @@ async fn a_quick_play_table_its_last_person_left_is_closed_to_quick_play() {
         id_of(&json_of(quickplay(&app, &c, &body).await, 200).await),
         second
     );
-    // Coming back to the empty table by its id does not open it again to
-    // quick play while another is open: refused, nothing written.
+    // The empty table closed: ended (`aborted`), listed nowhere, and
+    // joined by nobody, by its id either: refused, nothing written.
+    let closed = summary(&app, &a, &first).await;
+    assert_eq!(closed["status"], "aborted", "{closed}");
+    let waiting = get(&app, &c, "/v1/tables?status=waiting&limit=100").await;
+    assert!(!ids_of(&json_of(waiting, 200).await).contains(&first));
     let back = post_empty(&app, &a, &format!("/v1/tables/{first}/players")).await;
-    assert_problem(back, 409, "quickplay_table_open").await;
+    assert_problem(back, 409, "table_closed").await;
     assert_eq!(summary(&app, &a, &first).await["players"], json!([]));
 }
 
@@ -261,9 +265,11 @@ async fn a_private_table_is_listed_to_its_players_only_and_joined_through_its_in
     assert!(code
         .bytes()
         .all(|b| b.is_ascii_digit() || b.is_ascii_lowercase()));
-    // Only its creator is shown the code; others do not find the table.
+    // Only its creator is shown the code; others do not find the table,
+    // not even by its id (told as of a table that does not exist).
     assert_eq!(summary(&app, &a, &id).await["invite_code"], code);
-    assert_eq!(summary(&app, &b, &id).await["invite_code"], Value::Null);
+    let unknown = get(&app, &b, &format!("/v1/tables/{id}")).await;
+    assert_problem(unknown, 404, "not_found").await;
     assert!(listed(&app, &a).await.contains(&id));
     assert!(!listed(&app, &b).await.contains(&id));
     // The log says private, and never the code.
@@ -272,7 +278,7 @@ async fn a_private_table_is_listed_to_its_players_only_and_joined_through_its_in
     assert!(!serde_json::to_string(&log).unwrap().contains(code));
     // Not joined by its id.
     let open = post_empty(&app, &b, &format!("/v1/tables/{id}/players")).await;
-    assert_problem(open, 403, "invitation_needed").await;
+    assert_problem(open, 404, "not_found").await;
     // Through its code, as said aloud: any case, a dash.
     let spoken = format!("{}-{}", &code[..5], &code[5..]).to_uppercase();
     let joined = json_of(
@@ -282,6 +288,7 @@ async fn a_private_table_is_listed_to_its_players_only_and_joined_through_its_in
     .await;
     assert_eq!(id_of(&joined), id);
     assert_eq!(joined["invite_code"], Value::Null, "b did not create it");
+    assert_eq!(summary(&app, &b, &id).await["invite_code"], Value::Null);
     assert!(
         listed(&app, &b).await.contains(&id),
         "listed to its players"
@@ -321,7 +328,7 @@ async fn a_renewed_invitation_refuses_the_old_code_in_every_process() {
     // The other process has the table cached with its first code.
     assert_eq!(summary(&other, &a, &id).await["invite_code"], old.as_str());
     let renew = delete(&app, &b, &format!("/v1/tables/{id}/invite")).await;
-    assert_problem(renew, 403, "not_creator").await;
+    assert_problem(renew, 404, "not_found").await;
     let renewed = json_of(
         delete(&app, &a, &format!("/v1/tables/{id}/invite")).await,
         200,

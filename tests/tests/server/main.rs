@@ -14,6 +14,7 @@ mod concurrency;
 mod descriptors;
 mod disputes;
 mod events;
+mod fair_play;
 mod faults;
 mod feed;
 mod finding_a_game;

@@ -266,7 +266,7 @@ async fn a_pending_delivery_is_not_sent_twice_at_once_and_webhooks_off_cannot_re
     let page = json_of(get(&off, &admin, "/v1/admin/webhooks").await, 200).await;
     assert_eq!(
         page,
-        json!({"url": null, "paused_at": null, "deliveries": [], "next": null})
+        json!({"url": null, "paused_at": null, "pending": 0, "deliveries": [], "next": null})
     );
     let res = post_empty(&off, &admin, "/v1/admin/webhooks/resume").await;
     assert_problem(res, 409, "webhooks_off").await;
