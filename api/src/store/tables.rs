@@ -54,6 +54,20 @@ pub async fn get(executor: impl PgExecutor<'_>, id: Uuid) -> Result<Option<Table
     .await
 }
 
+/// Whether the table is public (`None`: no such table).
+#[tracing::instrument(skip(executor))]
+pub async fn is_public(
+    executor: impl PgExecutor<'_>,
+    id: Uuid,
+) -> Result<Option<bool>, sqlx::Error> {
+    sqlx::query_scalar!(
+        r#"SELECT visibility = 'public' AS "public!" FROM game_tables WHERE id = $1"#,
+        id,
+    )
+    .fetch_optional(executor)
+    .await
+}
+
 /// Updates the status and cached snapshot of a table at a known version
 /// (after an append, in the same transaction). `false` when the row is not
 /// at that version.

@@ -19,6 +19,11 @@
 //! twice (the log's append is the lock on a table) and there are never two
 //! open tables of one setting (the index is the lock on the setting),
 //! whichever processes the callers reach.
+//!
+//! A caller waits at one quick-play table of a ruleset: a call with other
+//! settings of it first leaves the table the caller waited at (one left
+//! alone closes, `domain::Lobby::is_quick_play`). One caller's calls take
+//! turns in a process, before their settings' queue.
 
 use sha2::{Digest, Sha256};
 use uuid::Uuid;
@@ -109,9 +114,9 @@ impl TableService {
             .ok_or_else(|| corrupt("no table_created"))?
             .ruleset;
         rates.table(caller)?;
-        // One caller's calls one after the other (then one settings' callers
-        // one after the other): a caller waits at one quick-play table of a
-        // ruleset, the one of the settings asked for last.
+        // One caller's calls take turns, then one settings' callers: a
+        // caller waits at one quick-play table of a ruleset, the one of the
+        // settings asked for last.
         let mine = self.quickplay_turns.of(format!("account {caller}"));
         let _mine = mine.lock().await;
         self.leave_other_quickplay(caller, &ruleset, &key).await?;

@@ -91,6 +91,16 @@ impl TableService {
         if caller.role == Role::Admin {
             return Ok(());
         }
+        // A table this process holds no fold of: its row says whether it is
+        // public, without folding its log (a history read needs no fold).
+        let slot = self.slot(table_id);
+        if !slot.try_lock().map_or(true, |entry| entry.is_some()) {
+            match store::tables::is_public(&self.pool, table_id).await? {
+                None => return Err(not_found()),
+                Some(true) => return Ok(()),
+                Some(false) => {}
+            }
+        }
         let who = player_id(caller.id);
         let sees = |l: &CachedTable| l.table.may_see(&who);
         if self.read_cached(table_id, 0, sees).await? || self.read(table_id, 0, sees).await? {
