@@ -192,6 +192,10 @@ enum Command {
         players: usize,
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        /// Play each game for real (real logs' length) instead of writing
+        /// its start and end.
+        #[arg(long)]
+        played: bool,
     },
     /// A leaderboard of P rated players: its first page and deep pages.
     Leaderboard(ratings::BoardArgs),
@@ -298,9 +302,10 @@ fn main() -> std::io::Result<()> {
             games,
             players,
             seed,
+            played,
         } => block_on(
             tokio::runtime::Builder::new_current_thread(),
-            ratings::fill(&database_url, games, players, seed),
+            ratings::fill(&database_url, games, players, seed, played),
         ),
         Command::Leaderboard(args) => block_on(
             tokio::runtime::Builder::new_current_thread(),

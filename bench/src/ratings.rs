@@ -6,6 +6,10 @@
 //!   with seeded totals, ties included; one game in twenty has a bot seat,
 //!   one in twenty is aborted and in one in twenty a person never moved:
 //!   not rated, D43), by `COPY`, for `huit ratings rebuild` to read.
+//!   With `--played`, each game is played for real instead (one round,
+//!   random legal moves, the bot's own), so that its log is as long as a
+//!   real game's: one in twenty has a bot seat, one in twenty is aborted
+//!   and in one in twenty a person resigns before moving.
 //! - `loadgen leaderboard`: P rated players in one ruleset (`amerix`),
 //!   written straight into `ratings`, then the first page of its board and
 //!   pages from random places in it, asked `--requests` times each over
@@ -112,12 +116,90 @@ fn game_log(rng: &mut StdRng, players: &[Uuid]) -> (String, Vec<TableEvent>) {
     (ruleset.to_owned(), log)
 }
 
-/// Writes `games` generated games between `players` new accounts.
+/// A game of 2 to 4 of `players` played to its end (see the module's
+/// documentation, `--played`): its ruleset and log.
+fn played_log(rng: &mut StdRng, players: &[Uuid]) -> (String, Vec<TableEvent>) {
+    let ruleset = Preset::ALL[rng.gen_range(0..Preset::ALL.len())].id();
+    let n = rng.gen_range(2..=4);
+    let mut seated: Vec<Uuid> = Vec::with_capacity(n);
+    while seated.len() < n {
+        let p = players[rng.gen_range(0..players.len())];
+        if !seated.contains(&p) {
+            seated.push(p);
+        }
+    }
+    let name = |id: &Uuid| id.simple().to_string()[..12].to_owned();
+    let creator = player_id(seated[0]);
+    let options = serde_json::json!({"rounds": 1});
+    let options = options.as_object().expect("an object");
+    let mut log =
+        Table::create(ruleset, options, n, None, &creator, &name(&seated[0])).expect("a table");
+    let mut table = Table::from_events(&log).expect("a table");
+    let kind = rng.gen_range(0..20);
+    let persons = if kind == 0 { n - 1 } else { n };
+    fn run(table: &mut Table, log: &mut Vec<TableEvent>, rng: &mut StdRng, command: TableCommand) {
+        log.extend(table.execute(&command, rng).expect("accepted"));
+    }
+    for id in &seated[1..persons] {
+        let join = TableCommand::Join {
+            account_id: player_id(*id),
+            username: name(id),
+            joining: domain::Joining::Open,
+        };
+        run(&mut table, &mut log, rng, join);
+    }
+    if kind == 0 {
+        let bot = TableCommand::SeatBot {
+            account_id: creator.clone(),
+            level: Level::Basic,
+        };
+        run(&mut table, &mut log, rng, bot);
+    }
+    let start = TableCommand::Start {
+        account_id: creator.clone(),
+    };
+    run(&mut table, &mut log, rng, start);
+    if kind == 1 {
+        let abort = TableCommand::Abort {
+            account_id: creator,
+        };
+        run(&mut table, &mut log, rng, abort);
+        return (ruleset.to_owned(), log);
+    }
+    if kind == 2 {
+        let resign = TableCommand::Resign {
+            account_id: player_id(seated[1]),
+        };
+        run(&mut table, &mut log, rng, resign);
+    }
+    while table.status() == domain::Status::Playing {
+        let command = match (table.automatic(), table.must_act()) {
+            (Some(_), _) => TableCommand::PlayFor {
+                seed: rng.gen(),
+                playouts: domain::bots::Playouts::FULL,
+            },
+            (None, Some(seat)) => {
+                let moves = table.game.as_ref().expect("a game").legal_moves(seat);
+                TableCommand::Move {
+                    account_id: player_id(seated[seat]),
+                    mv: moves[rng.gen_range(0..moves.len())].clone(),
+                }
+            }
+            (None, None) => break,
+        };
+        run(&mut table, &mut log, rng, command);
+    }
+    (ruleset.to_owned(), log)
+}
+
+/// Writes `games` generated games between `players` new accounts (played
+/// for real with `played`).
 pub async fn fill(
     database_url: &str,
     games: usize,
     players: usize,
     seed: u64,
+    played: bool,
 ) -> Result<(), Error> {
     let pool = pool(database_url).await?;
     let started = Instant::now();
@@ -128,7 +210,10 @@ pub async fn fill(
         let batch = GAMES_A_COPY.min(games - written);
         let (mut tables, mut events) = (String::new(), String::new());
         for _ in 0..batch {
-            let (ruleset, log) = game_log(&mut rng, &ids);
+            let (ruleset, log) = match played {
+                true => played_log(&mut rng, &ids),
+                false => game_log(&mut rng, &ids),
+            };
             let id = Uuid::new_v4();
             let new: Vec<NewEvent> = log.iter().map(NewEvent::sealed).collect();
             let chained = ChainedAppend::new(id, 0, GENESIS_PREV_HASH, new, None);
