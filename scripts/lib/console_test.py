@@ -93,11 +93,24 @@ def played_game(token, ruleset="classique"):
     raise SystemExit(f"the game at {table} did not end")
 
 
-def rated_game(winner, loser):
-    """A game between two people that `loser` resigns: rated."""
-    table = call("POST", "/v1/tables", {"ruleset": "moderne", "seats": 2}, winner)["id"]
-    call("POST", f"/v1/tables/{table}/players", None, loser)
+def rated_game(winner, loser, visibility="public"):
+    """A game between two people who each make a move (their first legal
+    one), then `loser` resigns: rated (docs/RULES.md D43)."""
+    body = {"ruleset": "moderne", "seats": 2, "visibility": visibility}
+    created = call("POST", "/v1/tables", body, winner)
+    table = created["id"]
+    if visibility == "private":
+        call("POST", f"/v1/invites/{created['invite_code']}", None, loser)
+    else:
+        call("POST", f"/v1/tables/{table}/players", None, loser)
     call("POST", f"/v1/tables/{table}/start", None, winner)
+    tokens, moved = [winner, loser], set()
+    while len(moved) < 2:
+        seat = call("GET", f"/v1/tables/{table}/view", token=winner)["current_seat"]
+        view = call("GET", f"/v1/tables/{table}/view", token=tokens[seat])
+        body = {"move": view["legal_moves"][0], "expected_version": view["version"]}
+        call("POST", f"/v1/tables/{table}/moves", body, tokens[seat])
+        moved.add(seat)
     call("POST", f"/v1/tables/{table}/resign", None, loser)
     return table
 
@@ -117,6 +130,9 @@ def player_page(driver, wait, table, shot):
     assert rating == f"{moderne['rating']:.1f}?", rating
     links = [a.get_attribute("href") for a in driver.find_elements(By.CSS_SELECTOR, "#recent a.replay-link")]
     assert BASE + f"/replay/{table}/1" in links, links
+    # Her private game is listed without naming its table.
+    assert len(links) == len(profile["recent"]) - 1, links
+    assert "private" in driver.find_element(By.ID, "recent").text
     assert driver.find_elements(By.ID, "login") == [], "a public page asks nobody to log in"
     driver.save_screenshot(os.path.join(SHOTS, shot))
     driver.get(BASE + "/players/nobody_here")
@@ -216,6 +232,7 @@ def main():
     alice = player("alice_console")
     bob = player("bob_console")
     rated = rated_game(alice, bob)
+    rated_game(alice, bob, "private")
     fair = played_game(alice)
     altered = played_game(alice)
     letters = played_game(alice, "amerix")
