@@ -284,17 +284,13 @@ async fn read_games(
         let events = stored::rating_events(&mut *tx, &page).await?;
         let mut by_table: HashMap<Uuid, (Vec<TableEvent>, Option<DateTime<Utc>>)> = HashMap::new();
         for e in events {
-            let event = TableEvent::read(
-                &e.kind,
-                u32::try_from(e.v).unwrap_or(0),
-                &e.data.to_string(),
-            )
-            .map_err(|why| {
-                RatingError::Corrupt(format!(
-                    "table {}: {} unreadable: {why}",
-                    e.table_id, e.kind
-                ))
-            })?;
+            let event = TableEvent::read(&e.kind, u32::try_from(e.v).unwrap_or(0), &e.data)
+                .map_err(|why| {
+                    RatingError::Corrupt(format!(
+                        "table {}: {} unreadable: {why}",
+                        e.table_id, e.kind
+                    ))
+                })?;
             let (log, ended_at) = by_table.entry(e.table_id).or_default();
             if e.kind == "game_ended" {
                 *ended_at = Some(e.at);

@@ -6,7 +6,6 @@
 //! leaderboards.
 
 use chrono::{DateTime, Utc};
-use serde_json::Value;
 use sqlx::{PgConnection, PgExecutor};
 use uuid::Uuid;
 
@@ -295,7 +294,8 @@ pub struct RatingEvent {
     pub kind: String,
     pub v: i32,
     pub at: DateTime<Utc>,
-    pub data: Value,
+    /// As stored, parsed once by `TableEvent::read`.
+    pub data: String,
 }
 
 /// These tables' whole logs, each table's in order: a rated game is read
@@ -307,7 +307,7 @@ pub async fn rating_events(
 ) -> Result<Vec<RatingEvent>, sqlx::Error> {
     sqlx::query_as!(
         RatingEvent,
-        r#"SELECT table_id, type AS kind, v, at, data FROM events
+        r#"SELECT table_id, type AS kind, v, at, data::text AS "data!" FROM events
            WHERE table_id = ANY($1)
            ORDER BY table_id, seq"#,
         tables,
