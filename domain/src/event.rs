@@ -149,6 +149,24 @@ pub enum Pending {
     Drawn { card: Card },
 }
 
+/// What is pending, by kind: nothing, an attack to answer or take (D3), a
+/// penalty to draw, a card to cover (`must_replay`, D5) or that may be
+/// followed (`may_replay`), a drawn card that may be played (`drawn`).
+// The stored format's names (a `turn_started`'s `pending.kind`), owned here
+// with the events; the views show them as they are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(example = "attack"))]
+#[serde(rename_all = "snake_case")]
+pub enum PendingKind {
+    None,
+    Attack,
+    Draw,
+    MustReplay,
+    MayReplay,
+    Drawn,
+}
+
 /// Read by hand: serde's derive for an internally tagged enum buffers every
 /// value before it finds the tag, and every `turn_started` of a replay holds
 /// a `Pending`. Same shape as the derived `Serialize`: `{"kind": …, fields}`,
@@ -157,8 +175,7 @@ impl<'de> Deserialize<'de> for Pending {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         use serde::de::{self, IgnoredAny, MapAccess, Visitor};
 
-        // The kinds as the views name them.
-        use crate::view::PendingKind as Kind;
+        use PendingKind as Kind;
 
         #[derive(Deserialize)]
         #[serde(field_identifier, rename_all = "snake_case")]

@@ -31,8 +31,8 @@ pub use card::{Card, CardError, Face, Letter, Rank, Suit};
 pub use deck::{DeckId, DeckKind};
 pub use engine::{Command, RuleError};
 pub use event::{
-    CardPlayed, Choice, Direction, DrawReason, EndReason, Event, GameEnded, Move, Pending, Placing,
-    RoundEnded, RoundStarted, Seat, SkipReason, Target, EVENT_VERSION,
+    CardPlayed, Choice, Direction, DrawReason, EndReason, Event, GameEnded, Move, Pending,
+    PendingKind, Placing, RoundEnded, RoundStarted, Seat, SkipReason, Target, EVENT_VERSION,
 };
 pub use game::{Game, Round, Status};
 pub use rating::{Finish, RatedGame, Rating, Standing, Standings, Stats};
@@ -43,4 +43,4 @@ pub use table::{
     ReadError, RematchOf, Reserved, Seated, Table, TableCommand, TableCreated, TableError,
     TableEvent, Turn, Visibility,
 };
-pub use view::{FullView, PendingKind, PendingView, PlayerView, SeatView};
+pub use view::{FullView, PendingView, PlayerView, SeatView};

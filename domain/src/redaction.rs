@@ -25,10 +25,9 @@ use crate::deck::DeckId;
 #[cfg(feature = "openapi")]
 use crate::event::SeatKey;
 use crate::event::{
-    CardPlayed, DrawReason, Event, GameEnded, Pending, RoundEnded, RoundStarted, Seat,
+    CardPlayed, DrawReason, Event, GameEnded, Pending, PendingKind, RoundEnded, RoundStarted, Seat,
 };
 use crate::table::{BotReason, Seated, TableCreated, TableEvent};
-use crate::view::PendingKind;
 
 /// The key of the salt in an event's `data` (from event version 2).
 pub const SALT_KEY: &str = "salt";

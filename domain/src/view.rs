@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::card::{Card, Face, Letter, Suit};
-use crate::event::{Direction, GameEnded, Move, Pending, Seat, Target};
+use crate::event::{Direction, GameEnded, Move, Pending, PendingKind, Seat, Target};
 use crate::game::{Game, Round};
 
 /// One seat's view of the table (or a spectator's, with `my_seat` null).
@@ -96,22 +96,6 @@ pub struct PendingView {
     /// D8: the seat whose unannounced last card may be challenged now.
     #[cfg_attr(feature = "openapi", schema(value_type = Option<usize>, required = true))]
     pub challengeable: Option<Seat>,
-}
-
-/// What is pending, by kind: nothing, an attack to answer or take (D3), a
-/// penalty to draw, a card to cover (`must_replay`, D5) or that may be
-/// followed (`may_replay`), a drawn card that may be played (`drawn`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[cfg_attr(feature = "openapi", schema(example = "attack"))]
-#[serde(rename_all = "snake_case")]
-pub enum PendingKind {
-    None,
-    Attack,
-    Draw,
-    MustReplay,
-    MayReplay,
-    Drawn,
 }
 
 /// The omniscient state of a round, for replays and audits.
