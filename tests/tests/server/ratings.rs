@@ -406,6 +406,80 @@ async fn huit_ratings_rebuild_checks_finds_a_changed_value_and_writes_the_logs_v
     assert_eq!(rebuilt_the_same(&app).await, 2);
 }
 
+/// What a server before D43 stored for the finished table `id`: its game
+/// rated whoever moved in it.
+async fn rated_as_before_d43(app: &TestApp, id: &str) {
+    let rows: Vec<(String, i32, String, chrono::DateTime<chrono::Utc>)> = sqlx::query_as(
+        "SELECT type, v, data::text, at FROM events WHERE table_id = $1::uuid ORDER BY seq",
+    )
+    .bind(id)
+    .fetch_all(&app.pool)
+    .await
+    .unwrap();
+    let log: Vec<domain::TableEvent> = rows
+        .iter()
+        .map(|(kind, v, data, _)| domain::TableEvent::read(kind, *v as u32, data).unwrap())
+        .collect();
+    let table = domain::Table::from_events(&log).unwrap();
+    let Some(domain::TableEvent::Game(domain::Event::GameEnded(end))) = log.last() else {
+        panic!("the game is over");
+    };
+    assert_eq!(table.rated_game(end), None, "D43 rates it not");
+    let game = RatedGame::of(&table.ruleset, table.seated(), |_| true, end).unwrap();
+    let ended = api::ratings::Ended {
+        table_id: id.parse().unwrap(),
+        at: rows.last().unwrap().3,
+        game,
+    };
+    let mut tx = app.pool.begin().await.unwrap();
+    api::ratings::record(&mut tx, &ended).await.unwrap();
+    tx.commit().await.unwrap();
+}
+
+#[tokio::test]
+async fn d43_ratings_stored_before_the_rule_are_brought_in_line_by_one_rebuild() {
+    let app = spawn_app().await;
+    let tokens = players(&app, 2).await;
+    let name = username(&app, &tokens[0]).await;
+    // A game resigned before anyone moved, rated as a server before D43
+    // did; then a game both played, rated by this one.
+    let early = two_player_table(&app, &tokens[0], &tokens[1], None).await;
+    json_of(
+        post_empty(&app, &tokens[1], &format!("/v1/tables/{early}/resign")).await,
+        200,
+    )
+    .await;
+    rated_as_before_d43(&app, &early).await;
+    assert_eq!(profile(&app, &name).await["stats"][0]["games"], 1);
+    let played = two_player_table(&app, &tokens[0], &tokens[1], None).await;
+    each_moves(&app, &tokens, &played).await;
+    json_of(
+        post_empty(&app, &tokens[1], &format!("/v1/tables/{played}/resign")).await,
+        200,
+    )
+    .await;
+    // The check sees the stored values are not the logs' fold under D43.
+    let (code, out) = rebuild_command(&app, true);
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        out.contains("1 rated games from 2 finished tables"),
+        "{out}"
+    );
+    // One rebuild stores the fold: the early game counts for nobody, the
+    // played one is rated as if it had been the first.
+    let (code, out) = rebuild_command(&app, false);
+    assert_eq!(code, 0, "{out}");
+    let (code, out) = rebuild_command(&app, true);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("0 rows differ"), "{out}");
+    let stats = &profile(&app, &name).await["stats"][0];
+    assert_eq!(stats["games"], 1);
+    assert!(close(
+        stats["rating"].as_f64().unwrap(),
+        27.635_231_383_473_65
+    ));
+}
+
 mod property {
     //! Random games stored as their logs, rated in a random commit order
     //! through [`api::ratings::record`] (the server's own step), and
