@@ -65,8 +65,8 @@ fn csv(out: &mut String, field: &str) {
     out.push('"');
 }
 
-/// The log of one generated game (see the module's documentation).
-fn game_log(rng: &mut StdRng, players: &[Uuid]) -> (String, Vec<TableEvent>) {
+/// A ruleset and 2 to 4 different ones of `players`, in seat order.
+fn table_of(rng: &mut StdRng, players: &[Uuid]) -> (&'static str, Vec<Uuid>) {
     let ruleset = Preset::ALL[rng.gen_range(0..Preset::ALL.len())].id();
     let n = rng.gen_range(2..=4);
     let mut seated: Vec<Uuid> = Vec::with_capacity(n);
@@ -76,6 +76,13 @@ fn game_log(rng: &mut StdRng, players: &[Uuid]) -> (String, Vec<TableEvent>) {
             seated.push(p);
         }
     }
+    (ruleset, seated)
+}
+
+/// The log of one generated game (see the module's documentation).
+fn game_log(rng: &mut StdRng, players: &[Uuid]) -> (String, Vec<TableEvent>) {
+    let (ruleset, seated) = table_of(rng, players);
+    let n = seated.len();
     let name = |id: &Uuid| id.simple().to_string()[..12].to_owned();
     let creator = player_id(seated[0]);
     let mut log = Table::create(
@@ -119,15 +126,8 @@ fn game_log(rng: &mut StdRng, players: &[Uuid]) -> (String, Vec<TableEvent>) {
 /// A game of 2 to 4 of `players` played to its end (see the module's
 /// documentation, `--played`): its ruleset and log.
 fn played_log(rng: &mut StdRng, players: &[Uuid]) -> (String, Vec<TableEvent>) {
-    let ruleset = Preset::ALL[rng.gen_range(0..Preset::ALL.len())].id();
-    let n = rng.gen_range(2..=4);
-    let mut seated: Vec<Uuid> = Vec::with_capacity(n);
-    while seated.len() < n {
-        let p = players[rng.gen_range(0..players.len())];
-        if !seated.contains(&p) {
-            seated.push(p);
-        }
-    }
+    let (ruleset, seated) = table_of(rng, players);
+    let n = seated.len();
     let name = |id: &Uuid| id.simple().to_string()[..12].to_owned();
     let creator = player_id(seated[0]);
     let options = serde_json::json!({"rounds": 1});
