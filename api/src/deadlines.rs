@@ -36,16 +36,11 @@ use uuid::Uuid;
 
 use crate::error::ApiError;
 use crate::log::chain;
+use crate::metric_names::{DEADLINES_DUE, DEADLINES_FIRED, DEADLINES_PENDING, DEADLINE_LATENESS};
 use crate::store;
 use crate::store::due::DueTable;
 use crate::table_service::TableService;
 use crate::webhooks;
-
-/// Deadlines fired, by kind (`timeout`, `server_move`, `bots_after`,
-/// `turn_ending`).
-pub const FIRED: &str = "huit_deadlines_fired_total";
-/// How long after its `due_at` a table was fired.
-pub const LATENESS: &str = "huit_deadline_lateness_seconds";
 
 /// Due tables read at a time.
 const BATCH: i64 = 256;
@@ -110,7 +105,7 @@ async fn ring(tables: &TableService) {
     for _ in 0..16 {
         match tables.ring_turn_endings(BATCH).await {
             Ok(rung) => {
-                metrics::counter!(FIRED, "kind" => "turn_ending").increment(rung as u64);
+                metrics::counter!(DEADLINES_FIRED, "kind" => "turn_ending").increment(rung as u64);
                 if rung < BATCH as usize {
                     return;
                 }
@@ -244,11 +239,11 @@ async fn fire(tables: &web::Data<TableService>, pool: &PgPool, moving: &Moving, 
 async fn fired(pool: &PgPool, due: &DueTable, kind: &'static str, acted: Result<(), ApiError>) {
     match acted {
         Ok(()) => {
-            metrics::counter!(FIRED, "kind" => kind).increment(1);
+            metrics::counter!(DEADLINES_FIRED, "kind" => kind).increment(1);
             let late = (chrono::Utc::now() - due.due_at)
                 .to_std()
                 .unwrap_or_default();
-            metrics::histogram!(LATENESS).record(late.as_secs_f64());
+            metrics::histogram!(DEADLINE_LATENESS).record(late.as_secs_f64());
         }
         Err(ApiError::VersionConflict { .. }) => {}
         // Quick play's bots would put a player over their bot caps: the
@@ -277,8 +272,8 @@ async fn fired(pool: &PgPool, due: &DueTable, kind: &'static str, acted: Result<
 pub async fn gauge(pool: &PgPool) {
     match store::due::count_due(pool).await {
         Ok((pending, due)) => {
-            metrics::gauge!("huit_deadlines_pending").set(pending as f64);
-            metrics::gauge!("huit_deadlines_due").set(due as f64);
+            metrics::gauge!(DEADLINES_PENDING).set(pending as f64);
+            metrics::gauge!(DEADLINES_DUE).set(due as f64);
         }
         Err(e) => tracing::warn!(error = %e, "metrics: the deadlines could not be counted"),
     }

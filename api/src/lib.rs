@@ -63,7 +63,8 @@
 //! | [`history`] | round histories, replays and audits, from the log alone |
 //! | [`store`] | every SQL statement of the service, and its own error ([`store::StoreError`]) |
 //! | [`error`] | [`error::ApiError`], answered as RFC 9457 `application/problem+json`; the one mapping of the store's errors to HTTP |
-//! | [`config`], [`startup`], [`telemetry`], [`metrics`], [`openapi`], [`password`], [`console`] | settings, the server's assembly, logs, metrics, the OpenAPI document, argon2id, the admin console |
+//! | [`metric_names`] | the name of every metric, in a leaf that imports nothing of the server: recorders name theirs from here |
+//! | [`config`], [`startup`], [`telemetry`], [`metrics`], [`openapi`], [`password`], [`console`] | settings, the server's assembly, logs, the metrics' exporter (`/metrics`), the OpenAPI document, argon2id, the admin console |
 
 pub mod auth;
 pub mod commit;
@@ -76,6 +77,7 @@ pub mod feed;
 pub mod history;
 pub mod invites;
 pub mod log;
+pub mod metric_names;
 pub mod metrics;
 pub mod openapi;
 pub mod password;

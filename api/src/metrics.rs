@@ -15,6 +15,10 @@ use actix_web::{web, App, HttpResponse, HttpServer};
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 use sqlx::PgPool;
 
+use crate::metric_names::{
+    BATCH_SIZE, DB_CONNECTIONS, DB_CONNECTIONS_MAX, HTTP_DURATION, HTTP_REQUESTS, TABLES_CACHED,
+    WATCHES_OPEN,
+};
 use crate::table_service::TableService;
 use crate::watchers::Watchers;
 
@@ -40,13 +44,6 @@ fn handle() -> &'static PrometheusHandle {
             .expect("no other metrics recorder is installed")
     })
 }
-
-pub const HTTP_REQUESTS: &str = "huit_http_requests_total";
-pub const HTTP_DURATION: &str = "huit_http_request_duration_seconds";
-pub const MOVES: &str = "huit_moves_total";
-pub const EVENTS: &str = "huit_events_appended_total";
-pub const BATCH_SIZE: &str = "huit_log_writer_batch_size";
-pub const BOT_DECISION: &str = "huit_bot_decision_seconds";
 
 /// Whether this process records metrics (without a recorder the macros do
 /// nothing, but a request's labels would still be built).
@@ -119,13 +116,12 @@ pub fn serve(
 
 async fn scrape(sources: web::Data<Sources>) -> HttpResponse {
     let pool = &sources.pool;
-    metrics::gauge!("huit_tables_cached").set(sources.tables.cached() as f64);
-    metrics::gauge!("huit_watches_open").set(sources.watchers.open_now() as f64);
+    metrics::gauge!(TABLES_CACHED).set(sources.tables.cached() as f64);
+    metrics::gauge!(WATCHES_OPEN).set(sources.watchers.open_now() as f64);
     let (size, idle) = (pool.size(), pool.num_idle() as u32);
-    metrics::gauge!("huit_db_connections", "state" => "idle").set(f64::from(idle));
-    metrics::gauge!("huit_db_connections", "state" => "in_use")
-        .set(f64::from(size.saturating_sub(idle)));
-    metrics::gauge!("huit_db_connections_max").set(f64::from(pool.options().get_max_connections()));
+    metrics::gauge!(DB_CONNECTIONS, "state" => "idle").set(f64::from(idle));
+    metrics::gauge!(DB_CONNECTIONS, "state" => "in_use").set(f64::from(size.saturating_sub(idle)));
+    metrics::gauge!(DB_CONNECTIONS_MAX).set(f64::from(pool.options().get_max_connections()));
     crate::deadlines::gauge(pool).await;
     crate::webhooks::gauge(pool).await;
     let handle = handle();

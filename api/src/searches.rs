@@ -18,7 +18,7 @@ use domain::{Table, TableCommand, TableError, TableEvent};
 use tokio::sync::Semaphore;
 
 use crate::error::ApiError;
-use crate::metrics;
+use crate::metric_names;
 
 /// A bot's move decided on a copy of its table: the table after it, and
 /// the command's events (or why it was refused).
@@ -75,7 +75,7 @@ impl SearchBudget {
             let reason = table.automatic().map_or("none", |(_, r)| r.as_str());
             let started = std::time::Instant::now();
             let events = table.execute(&command, &mut rand::thread_rng());
-            ::metrics::histogram!(metrics::BOT_DECISION, "reason" => reason)
+            ::metrics::histogram!(metric_names::BOT_DECISION, "reason" => reason)
                 .record(started.elapsed().as_secs_f64());
             (command, Searched { table, events })
         })

@@ -26,16 +26,12 @@ use tokio::sync::Notify;
 
 use crate::config::{RetrySchedule, WebhookSecret};
 use crate::feed::FeedItem;
+use crate::metric_names::{
+    WEBHOOK_ATTEMPTS, WEBHOOK_DELIVERIES, WEBHOOK_LAG, WEBHOOK_OLDEST_PENDING, WEBHOOK_PENDING,
+};
 use crate::store;
 use crate::store::feed::Item;
 use crate::store::outbox::{Delivery, Outcome};
-
-/// Deliveries by outcome (`delivered`, `retry`, `failed`, `gone`).
-pub const DELIVERIES: &str = "huit_webhook_deliveries_total";
-/// Attempts made (each POST).
-pub const ATTEMPTS: &str = "huit_webhook_attempts_total";
-/// From an item's time to its delivery.
-pub const LAG: &str = "huit_webhook_delivery_lag_seconds";
 
 /// Accounts whose items one process sends at once (each account's one
 /// after the other, the accounts side by side).
@@ -120,11 +116,11 @@ impl Webhooks {
         let mut sent = Vec::with_capacity(items.len());
         for Delivery { item, attempts, .. } in items {
             let (outcome, counted) = self.attempt(item, *attempts).await;
-            metrics::counter!(DELIVERIES, "outcome" => counted).increment(1);
+            metrics::counter!(WEBHOOK_DELIVERIES, "outcome" => counted).increment(1);
             let delivered = outcome == Outcome::Delivered;
             if delivered {
                 let lag = (Utc::now() - item.at).to_std().unwrap_or_default();
-                metrics::histogram!(LAG).record(lag.as_secs_f64());
+                metrics::histogram!(WEBHOOK_LAG).record(lag.as_secs_f64());
             }
             sent.push((item.id, outcome, counted));
             if !delivered {
@@ -136,7 +132,7 @@ impl Webhooks {
 
     /// One attempt at `item`, its `attempts` before: what to store.
     async fn attempt(&self, item: &Item, attempts: i32) -> (Outcome, &'static str) {
-        metrics::counter!(ATTEMPTS).increment(1);
+        metrics::counter!(WEBHOOK_ATTEMPTS).increment(1);
         let failed = |error: String| match self.schedule.0.get(attempts as usize) {
             Some(wait) => {
                 let next = Utc::now() + chrono::Duration::from_std(*wait).unwrap_or_default();
@@ -267,7 +263,7 @@ pub async fn expire(pool: &PgPool, before: DateTime<Utc>, batch: i64) {
     for _ in 0..100 {
         match store::outbox::expire(pool, before, batch).await {
             Ok(n) => {
-                metrics::counter!(DELIVERIES, "outcome" => "failed").increment(n);
+                metrics::counter!(WEBHOOK_DELIVERIES, "outcome" => "failed").increment(n);
                 if n < batch as u64 {
                     return;
                 }
@@ -285,8 +281,8 @@ pub async fn expire(pool: &PgPool, before: DateTime<Utc>, batch: i64) {
 pub async fn gauge(pool: &PgPool) {
     match store::outbox::backlog(pool).await {
         Ok((pending, oldest)) => {
-            metrics::gauge!("huit_webhook_pending").set(pending as f64);
-            metrics::gauge!("huit_webhook_oldest_pending_seconds").set(oldest);
+            metrics::gauge!(WEBHOOK_PENDING).set(pending as f64);
+            metrics::gauge!(WEBHOOK_OLDEST_PENDING).set(oldest);
         }
         Err(e) => tracing::warn!(error = %e, "metrics: the webhooks' backlog was not read"),
     }

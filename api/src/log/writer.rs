@@ -75,7 +75,7 @@ impl Work for Appends {
 
     /// One statement for the batch; its answers in the batch's order.
     async fn serve(&self, batch: Vec<ChainedAppend>) -> Vec<Answer> {
-        metrics::histogram!(crate::metrics::BATCH_SIZE).record(batch.len() as f64);
+        metrics::histogram!(crate::metric_names::BATCH_SIZE).record(batch.len() as f64);
         let batch = match <[ChainedAppend; 1]>::try_from(batch) {
             Ok([chained]) => return vec![self.store_alone(chained).await],
             Err(batch) => batch,

@@ -17,7 +17,7 @@ use crate::invites;
 use crate::log::chain::GENESIS_PREV_HASH;
 use crate::log::Durability;
 use crate::log::{ChainedAppend, StoredEvent};
-use crate::metrics;
+use crate::metric_names;
 use crate::rates::Rates;
 use crate::ratings;
 use crate::searches::Searched;
@@ -599,11 +599,11 @@ fn waits_for(table: &Table) -> Option<Uuid> {
 
 /// Counts a command's appended events, and its move, by who made it.
 fn count_appended(command: &TableCommand, events: usize) {
-    ::metrics::counter!(metrics::EVENTS).increment(events as u64);
+    ::metrics::counter!(metric_names::EVENTS).increment(events as u64);
     let by = match command {
         TableCommand::Move { .. } => "player",
         TableCommand::TimeOut { .. } | TableCommand::PlayFor { .. } => "server",
         _ => return,
     };
-    ::metrics::counter!(metrics::MOVES, "by" => by).increment(1);
+    ::metrics::counter!(metric_names::MOVES, "by" => by).increment(1);
 }
