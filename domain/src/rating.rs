@@ -245,4 +245,6 @@ impl Standings {
 }
 
 #[cfg(test)]
+mod table_tests;
+#[cfg(test)]
 mod tests;

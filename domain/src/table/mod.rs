@@ -663,6 +663,6 @@ impl Table {
 #[cfg(test)]
 mod lobby_tests;
 #[cfg(test)]
-mod presence_tests;
+pub(crate) mod presence_tests;
 #[cfg(test)]
 mod tests;

@@ -6,7 +6,6 @@
 mod bots;
 mod notices;
 mod presence;
-mod rated;
 
 use rand::SeedableRng;
 
@@ -25,7 +24,7 @@ fn rng() -> rand::rngs::StdRng {
 const PLAYERS: [&str; 3] = ["a", "b", "c"];
 
 /// A started 3-player `classique` table (with `clock`), and its log.
-fn started(clock: Option<Clock>) -> (Table, Vec<TableEvent>) {
+pub(crate) fn started(clock: Option<Clock>) -> (Table, Vec<TableEvent>) {
     let mut log =
         Table::create("classique", &Default::default(), 3, clock, &"a".into(), "a").unwrap();
     let mut table = Table::from_events(&log).unwrap();
@@ -92,7 +91,7 @@ fn resigned_seat_on_turn() -> (Table, Vec<TableEvent>) {
     (table, log)
 }
 
-fn clock(away_after: u32) -> Option<Clock> {
+pub(crate) fn clock(away_after: u32) -> Option<Clock> {
     Some(Clock {
         turn_seconds: 30,
         away_after,
@@ -101,7 +100,11 @@ fn clock(away_after: u32) -> Option<Clock> {
 
 /// Runs `command`, appends its events to `log`, checks that the log folds
 /// back to the same table, and returns the events.
-fn run(table: &mut Table, log: &mut Vec<TableEvent>, command: TableCommand) -> Vec<TableEvent> {
+pub(crate) fn run(
+    table: &mut Table,
+    log: &mut Vec<TableEvent>,
+    command: TableCommand,
+) -> Vec<TableEvent> {
     let events = table.execute(&command, &mut rng()).unwrap();
     log.extend(events.iter().cloned());
     assert_eq!(
@@ -113,7 +116,7 @@ fn run(table: &mut Table, log: &mut Vec<TableEvent>, command: TableCommand) -> V
 }
 
 /// The seat on turn plays its first legal move itself.
-fn own_move(table: &mut Table, log: &mut Vec<TableEvent>) -> Seat {
+pub(crate) fn own_move(table: &mut Table, log: &mut Vec<TableEvent>) -> Seat {
     let seat = table.must_act().unwrap();
     let mv = table.game.as_ref().unwrap().legal_moves(seat)[0].clone();
     let account_id = PLAYERS[seat].into();
@@ -122,7 +125,7 @@ fn own_move(table: &mut Table, log: &mut Vec<TableEvent>) -> Seat {
 }
 
 /// Own moves until `seat` is on turn.
-fn until_turn_of(table: &mut Table, log: &mut Vec<TableEvent>, seat: Seat) {
+pub(crate) fn until_turn_of(table: &mut Table, log: &mut Vec<TableEvent>, seat: Seat) {
     for _ in 0..200 {
         if table.must_act() == Some(seat) {
             return;
@@ -151,13 +154,13 @@ fn play_for(seed: u32) -> TableCommand {
 }
 
 /// The server plays while the seat on turn is one it plays.
-fn server_plays(table: &mut Table, log: &mut Vec<TableEvent>) {
+pub(crate) fn server_plays(table: &mut Table, log: &mut Vec<TableEvent>) {
     while table.automatic().is_some() {
         run(table, log, play_for(1));
     }
 }
 
-fn time_out(table: &mut Table, log: &mut Vec<TableEvent>) -> Vec<TableEvent> {
+pub(crate) fn time_out(table: &mut Table, log: &mut Vec<TableEvent>) -> Vec<TableEvent> {
     let deadline = "2025-01-31T18:04:35.000000Z".to_owned();
     run(table, log, TableCommand::TimeOut { deadline })
 }

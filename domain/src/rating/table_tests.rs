@@ -1,9 +1,12 @@
 //! D43: a rated game is one that people played. The table (live) and the
-//! log alone (`huit ratings rebuild`) judge it the same.
+//! log alone (`huit ratings rebuild`) judge it the same, on tables played
+//! with the table's own test helpers (`table::presence_tests`).
 
 use super::*;
-use crate::event::GameEnded;
-use crate::rating::RatedGame;
+use crate::table::presence_tests::{
+    clock, own_move, run, server_plays, started, time_out, until_turn_of,
+};
+use crate::table::TableCommand;
 
 /// `who` resign in turn; the events that end the game.
 fn resign_all(table: &mut Table, log: &mut Vec<TableEvent>, who: &[&str]) -> GameEnded {
