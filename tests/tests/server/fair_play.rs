@@ -11,25 +11,11 @@ use std::time::Duration;
 use crate::feed::two_player_table;
 use crate::support::receiver::Receiver;
 use crate::support::{
-    admin_token, delete, get, json_of, play, post, post_empty, spawn_second_process, view,
+    admin_token, delete, each_moves, get, json_of, players, post, post_empty, spawn_second_process,
+    username, view,
 };
 use e2e::{assert_problem, eventually, spawn_app, spawn_app_with, TestApp};
 use serde_json::{json, Value};
-
-/// `n` new players' tokens.
-async fn players(app: &TestApp, n: usize) -> Vec<String> {
-    let mut tokens = Vec::new();
-    for i in 0..n {
-        let name = format!("s{i}_{}", &uuid::Uuid::new_v4().simple().to_string()[..8]);
-        tokens.push(app.player_token(&name).await);
-    }
-    tokens
-}
-
-async fn username(app: &TestApp, token: &str) -> String {
-    let me = json_of(get(app, token, "/v1/me").await, 200).await;
-    me["username"].as_str().unwrap().to_owned()
-}
 
 fn id_of(summary: &Value) -> String {
     summary["id"].as_str().expect("id").to_owned()
@@ -350,23 +336,7 @@ async fn a_private_table_and_its_rematch_are_their_members_only_and_answer_as_no
     )
     .await;
     // Both play, then b resigns: a rated private game.
-    for _ in 0..2 {
-        let seat = view(&app, &a, &id).await["current_seat"].as_u64().unwrap();
-        let token = if seat == 0 { &a } else { &b };
-        let v = view(&app, token, &id).await;
-        json_of(
-            play(
-                &app,
-                token,
-                &id,
-                &v["legal_moves"][0],
-                v["version"].as_i64(),
-            )
-            .await,
-            200,
-        )
-        .await;
-    }
+    each_moves(&app, &[a.clone(), b.clone()], &id).await;
     json_of(
         post_empty(&app, &b, &format!("/v1/tables/{id}/resign")).await,
         200,

@@ -5,19 +5,9 @@
 
 use std::time::Duration;
 
-use crate::support::{get, json_of, play, post, post_empty, spawn_second_process, view};
+use crate::support::{get, json_of, play, players, post, post_empty, spawn_second_process, view};
 use e2e::{assert_problem, eventually, frames, read_until, spawn_app, spawn_app_with, TestApp};
 use serde_json::{json, Value};
-
-/// `n` new players' tokens.
-async fn players(app: &TestApp, n: usize) -> Vec<String> {
-    let mut tokens = Vec::new();
-    for i in 0..n {
-        let name = format!("n{i}_{}", &uuid::Uuid::new_v4().simple().to_string()[..8]);
-        tokens.push(app.player_token(&name).await);
-    }
-    tokens
-}
 
 /// A started two-player `classique` table of `a` (seat 0) and `b`, with
 /// `clock` if any.

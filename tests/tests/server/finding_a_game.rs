@@ -6,20 +6,10 @@
 use std::time::Duration;
 
 use crate::support::{
-    all_events, audit, delete, get, json_of, post, post_empty, spawn_second_process,
+    all_events, audit, delete, get, json_of, players, post, post_empty, spawn_second_process,
 };
 use e2e::{assert_problem, eventually, spawn_app, spawn_app_with, TestApp};
 use serde_json::{json, Value};
-
-/// `n` new players' tokens.
-async fn players(app: &TestApp, n: usize) -> Vec<String> {
-    let mut tokens = Vec::new();
-    for i in 0..n {
-        let name = format!("f{i}_{}", &uuid::Uuid::new_v4().simple().to_string()[..8]);
-        tokens.push(app.player_token(&name).await);
-    }
-    tokens
-}
 
 async fn quickplay(app: &TestApp, token: &str, body: &Value) -> reqwest::Response {
     post(app, token, "/v1/quickplay", body).await

@@ -9,7 +9,9 @@ use std::process::Command;
 
 use crate::feed::two_player_table;
 use crate::support::process::huit_bin;
-use crate::support::{get, json_of, play, post, post_empty, started_table, view};
+use crate::support::{
+    each_moves, get, json_of, play, players, post, post_empty, started_table, username, view,
+};
 use domain::{Finish, PlayerId, RatedGame, Rating};
 use e2e::{assert_problem, spawn_app, spawn_app_with, TestApp};
 use serde_json::{json, Value};
@@ -30,21 +32,6 @@ async fn play_out(app: &TestApp, tokens: &[String], id: &str) -> Value {
     }
 }
 
-/// The seats on turn play (their first legal move) until every seat of
-/// `tokens` has made a move of its own (D43: a rated game is one that
-/// people played).
-async fn each_moves(app: &TestApp, tokens: &[String], id: &str) {
-    let mut moved = vec![false; tokens.len()];
-    while moved.contains(&false) {
-        let v = view(app, &tokens[0], id).await;
-        let seat = v["current_seat"].as_u64().expect("a seat on turn") as usize;
-        let mine = view(app, &tokens[seat], id).await;
-        let (mv, version) = (&mine["legal_moves"][0], mine["version"].as_i64());
-        json_of(play(app, &tokens[seat], id, mv, version).await, 200).await;
-        moved[seat] = true;
-    }
-}
-
 /// A player's profile, read without a token.
 async fn profile(app: &TestApp, username: &str) -> Value {
     let res = app
@@ -54,21 +41,6 @@ async fn profile(app: &TestApp, username: &str) -> Value {
         .await
         .expect("sent");
     json_of(res, 200).await
-}
-
-async fn username(app: &TestApp, token: &str) -> String {
-    let me = json_of(get(app, token, "/v1/me").await, 200).await;
-    me["username"].as_str().unwrap().to_owned()
-}
-
-/// `n` new players' tokens.
-async fn players(app: &TestApp, n: usize) -> Vec<String> {
-    let mut tokens = Vec::new();
-    for i in 0..n {
-        let name = format!("r{i}_{}", &Uuid::new_v4().simple().to_string()[..8]);
-        tokens.push(app.player_token(&name).await);
-    }
-    tokens
 }
 
 /// Nothing differs between the stored values and the logs' fold; how many

@@ -123,6 +123,38 @@ pub async fn view(app: &TestApp, token: &str, id: &str) -> Value {
     json_of(get(app, token, &format!("/v1/tables/{id}/view")).await, 200).await
 }
 
+/// `n` new players' tokens.
+pub async fn players(app: &TestApp, n: usize) -> Vec<String> {
+    let mut tokens = Vec::new();
+    for i in 0..n {
+        let name = format!("p{i}_{}", &uuid::Uuid::new_v4().simple().to_string()[..8]);
+        tokens.push(app.player_token(&name).await);
+    }
+    tokens
+}
+
+/// The username of `token`'s account.
+pub async fn username(app: &TestApp, token: &str) -> String {
+    let me = json_of(get(app, token, "/v1/me").await, 200).await;
+    me["username"].as_str().unwrap().to_owned()
+}
+
+/// The seats on turn play (their first legal move) until every seat of
+/// `tokens` has made a move of its own (D43: a rated game is one that
+/// people played). A fixed number of moves would not do: a seat that
+/// draws a card it can play is on turn again.
+pub async fn each_moves(app: &TestApp, tokens: &[String], id: &str) {
+    let mut moved = vec![false; tokens.len()];
+    while moved.contains(&false) {
+        let v = view(app, &tokens[0], id).await;
+        let seat = v["current_seat"].as_u64().expect("a seat on turn") as usize;
+        let mine = view(app, &tokens[seat], id).await;
+        let (mv, version) = (&mine["legal_moves"][0], mine["version"].as_i64());
+        json_of(play(app, &tokens[seat], id, mv, version).await, 200).await;
+        moved[seat] = true;
+    }
+}
+
 /// Posts a move; returns the response.
 pub async fn play(
     app: &TestApp,
