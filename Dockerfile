@@ -10,6 +10,7 @@ COPY Cargo.toml Cargo.lock ./
 COPY .sqlx ./.sqlx
 COPY migrations ./migrations
 COPY domain ./domain
+COPY store ./store
 COPY api ./api
 COPY tests ./tests
 # Every workspace member must be present for cargo to load the workspace.

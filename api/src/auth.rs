@@ -29,8 +29,7 @@ use uuid::Uuid;
 
 use crate::config::Settings;
 use crate::error::ApiError;
-use crate::store;
-use crate::store::accounts::{Account, Role};
+use store::accounts::{Account, Role};
 
 /// A fresh random token.
 pub fn new_token() -> String {
@@ -174,10 +173,14 @@ struct CachedSession {
 /// hashes of several databases cannot collide).
 static SESSIONS: LazyLock<Mutex<HashMap<String, CachedSession>>> = LazyLock::new(Mutex::default);
 
-/// Forgets a session at once (it was revoked through this process).
-pub fn forget_session(session_id: Uuid) {
+/// Revokes a session (`false` when it was revoked already or does not
+/// exist); this process's cache forgets it at once, the others' within
+/// [`SESSION_CACHE_TTL`].
+pub async fn revoke_session(pool: &PgPool, session_id: Uuid) -> Result<bool, sqlx::Error> {
+    let revoked = store::sessions::revoke(pool, session_id).await?;
     let mut sessions = SESSIONS.lock().unwrap_or_else(|p| p.into_inner());
     sessions.retain(|_, s| s.user.session_id != session_id);
+    Ok(revoked)
 }
 
 /// [`AuthUser`] with the session lookup reused for [`SESSION_CACHE_TTL`]

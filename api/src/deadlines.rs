@@ -35,12 +35,11 @@ use sqlx::PgPool;
 use uuid::Uuid;
 
 use crate::error::ApiError;
-use crate::log::chain;
 use crate::metric_names::{DEADLINES_DUE, DEADLINES_FIRED, DEADLINES_PENDING, DEADLINE_LATENESS};
-use crate::store;
-use crate::store::due::DueTable;
 use crate::table_service::TableService;
 use crate::webhooks;
+use store::chain;
+use store::due::DueTable;
 
 /// Due tables read at a time.
 const BATCH: i64 = 256;

@@ -12,9 +12,8 @@ use uuid::Uuid;
 
 use crate::error::{ApiError, ProblemCode};
 use crate::history::{self, AuditReport, Parsed};
-use crate::store;
-use crate::store::disputes::{ActionRow, AdminAction, DisputeRow, NewDispute};
 use crate::table_service::player_id;
+use store::disputes::{ActionRow, AdminAction, DisputeRow, NewDispute};
 
 /// Open disputes a player may have at once (429 `too_many_requests` beyond).
 pub const MAX_OPEN_DISPUTES: i64 = 3;

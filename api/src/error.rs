@@ -14,7 +14,7 @@ use domain::{RuleError, TableError};
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use crate::store::{self, StoreError};
+use store::{self, StoreError};
 
 /// Content type of every error answer.
 pub const PROBLEM_JSON: &str = "application/problem+json";

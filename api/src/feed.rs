@@ -1,8 +1,8 @@
 //! A player's feed (docs/API.md "Finding a game and coming back"): what
 //! their tables told them away from the table (`domain::Table::notices`),
-//! written with the events that caused it ([`crate::store::feed`]); read
+//! written with the events that caused it ([`store::feed`]); read
 //! page by page, as a long poll woken across processes like the tables'
-//! ([`crate::commit::notify::CommitHub::subscribe_feed`]), or as a stream.
+//! ([`crate::log::hub::CommitHub::subscribe_feed`]), or as a stream.
 
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -17,11 +17,10 @@ use tokio::time::Instant;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::commit::notify::CommitHub;
 use crate::error::ApiError;
-use crate::log::chain;
+use crate::log::hub::CommitHub;
 use crate::sse::frame;
-use crate::store;
+use store::chain;
 
 /// The most items of a page, and of a stream's read.
 pub const MAX_PAGE: i64 = 100;

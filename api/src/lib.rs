@@ -7,14 +7,14 @@
 //!    ([`routes::tables::dto`], [`routes::tables::headers`]) and calls
 //!    [`TableService::act`](table_service::TableService::act).
 //! 2. **The table, current**: `act` locks the table's slot in the cache and
-//!    brings it up to date (nothing is read when the [`commit::notify`] hub
+//!    brings it up to date (nothing is read when the [`log::hub`] hub
 //!    heard of no newer commit), then checks the client's version.
 //! 3. **Decide**: `domain::Table::execute` decides the move and folds its
 //!    events into the cached table, which an `Uncommitted` guard evicts
 //!    unless the write commits; `Table::due_after` says when the table is
 //!    next due.
-//! 4. **Chain**: [`log::ChainedAppend`] seals each event with its salt,
-//!    stamps it and hashes it onto the cached head ([`log::chain`]).
+//! 4. **Chain**: [`store::ChainedAppend`] seals each event with its salt,
+//!    stamps it and hashes it onto the cached head ([`store::chain`]).
 //! 5. **Append**: [`log::Log::append`], batched: the [`log::writer`] puts
 //!    every move queued meanwhile into ONE statement
 //!    ([`store::events::insert_batch`]: `game_tables`' version, status,
@@ -51,7 +51,6 @@
 //! | [`auth`], [`throttle`], [`rates`], [`watchers`] | who is calling, and how much they may ask: bearer tokens, failed log-ins and invitation guesses, creation rates, open streams |
 //! | [`table_service`] | tables: the per-process cache of folded tables, commands (the write path), reads, the one loop of long polls and streams, and finding a game (quick play, invitations, rematches) |
 //! | [`log`] | a table's log: its records, its hash chain, the one append (batched, or in the caller's transaction) and the announcement of commits |
-//! | [`commit`] | what brings every process up to date: the `LISTEN` hub, batched version reads, the batcher |
 //! | [`pruned`] | the maps of shared state that drop unneeded entries in one pass once they doubled (cached tables, wake-up counters, versions read lately) |
 //! | [`deadlines`] | what the server does on a table by itself: timeouts, away, resigned and bot seats' moves, and their metrics |
 //! | [`searches`] | the budget of bot searches: how many at once, and how much each may search under pressure |
@@ -67,7 +66,6 @@
 //! | [`config`], [`startup`], [`telemetry`], [`metrics`], [`openapi`], [`password`], [`console`] | settings, the server's assembly, logs, the metrics' exporter (`/metrics`), the OpenAPI document, argon2id, the admin console |
 
 pub mod auth;
-pub mod commit;
 pub mod config;
 pub mod console;
 pub mod deadlines;
@@ -88,12 +86,8 @@ pub mod routes;
 pub mod searches;
 pub mod sse;
 pub mod startup;
-pub mod store;
 pub mod table_service;
 pub mod telemetry;
 pub mod throttle;
 pub mod watchers;
 pub mod webhooks;
-
-/// The migrations of `migrations/`, embedded in the binary.
-pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../migrations");

@@ -6,8 +6,8 @@ use std::process::ExitCode;
 use api::config::Settings;
 use api::error::cause_chain;
 use api::startup::{self, Application};
-use api::store::accounts::Role;
 use clap::{Parser, Subcommand};
+use store::accounts::Role;
 
 /// mimalloc rather than the system's malloc, whose allocation and freeing
 /// were a large share of the server's CPU under load (BENCHMARKS.md, sixth

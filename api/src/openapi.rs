@@ -9,7 +9,7 @@ use utoipa::{Modify, OpenApi};
 use utoipa_actix_web::AppExt;
 
 use crate::error::Problem;
-use crate::log::StoredEvent;
+use store::StoredEvent;
 
 #[derive(OpenApi)]
 #[openapi(

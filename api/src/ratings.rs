@@ -21,7 +21,7 @@ use domain::{PlayerId, Preset, RatedGame, Rating, Standing, Standings, TableEven
 use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
-use crate::store::ratings::{self as stored, ResultRow, StandingRow};
+use store::ratings::{self as stored, ResultRow, StandingRow};
 
 /// A rated game and where it stands in its ruleset's order.
 #[derive(Debug, Clone, PartialEq)]

@@ -19,10 +19,9 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use crate::error::{ApiError, ProblemCode};
-use crate::store;
-use crate::store::events::PAGE;
 use crate::table_service::{CachedTable, Subscription, TableService};
 use crate::watchers::Watch;
+use store::events::PAGE;
 
 /// The whole log of a table as NDJSON, one public event per line, read from
 /// the database one page at a time as the client consumes it.
@@ -102,7 +101,7 @@ pub fn frame(id: i64, data: &impl serde::Serialize) -> Bytes {
 
 /// The server-sent events of a table: a comment first, then every event
 /// after `after`, then each new one as it is committed (woken through
-/// [`crate::commit::notify::CommitHub`], not by polling the database); after each
+/// [`crate::log::hub::CommitHub`], not by polling the database); after each
 /// `keepalive` of silence the table's stored version is checked (a
 /// notification can be lost), then a keep-alive comment is sent (the loop:
 /// [`TableService::wait_for`]). Events come from the table
@@ -179,7 +178,7 @@ impl<F> std::fmt::Debug for ViewStream<F> {
 /// The server-sent views of a table: a comment first, then the caller's
 /// view whenever the table is at a version other than the last one sent,
 /// at once for the first (unless the client has it) and as each commit is
-/// heard (woken through [`crate::commit::notify::CommitHub`] as long polls are, from the table
+/// heard (woken through [`crate::log::hub::CommitHub`] as long polls are, from the table
 /// cache). Commits heard together give one frame, of the latest view. After
 /// each `keepalive` of silence the table's stored version is checked (a
 /// notification can be lost), then a keep-alive comment is sent. The table

@@ -19,19 +19,20 @@ use utoipa::OpenApi;
 use utoipa_actix_web::AppExt;
 use utoipa_swagger_ui::{Config, SwaggerUi};
 
-use crate::commit::notify::CommitHub;
 use crate::config::Settings;
 use crate::error::{self, ApiError, ProblemCode};
+use crate::log::hub::CommitHub;
 use crate::openapi::{self, ApiDoc};
 use crate::rates::{RateLimits, Rates};
 use crate::searches::SearchBudget;
-use crate::store::events::Outbox;
 use crate::table_service::{BotCaps, TableService};
 use crate::telemetry::RequestSpan;
 use crate::throttle::{InviteThrottle, LoginLimits, LoginThrottle};
 use crate::watchers::{WatchLimits, Watchers};
 use crate::webhooks::Webhooks;
-use crate::{console, deadlines, metrics, routes, MIGRATOR};
+use crate::{console, deadlines, metrics, routes};
+use store::events::Outbox;
+use store::MIGRATOR;
 
 /// A pool that connects on first use; a request waits at most
 /// `HUIT_DB_ACQUIRE_TIMEOUT_SECS` for a connection, then gets 503.

@@ -23,7 +23,6 @@ use uuid::Uuid;
 
 use crate::auth::{AuthUser, ClientAddress};
 use crate::error::{ApiError, ProblemCode};
-use crate::store;
 
 /// How often the sessions of open watches are checked in the database
 /// (revocations through other processes, the README's revocation delay).

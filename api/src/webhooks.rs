@@ -3,7 +3,7 @@
 //! any of its libraries verifies it.
 //!
 //! The items are the outbox: written `pending` in the transaction of the
-//! events that cause them ([`crate::store::feed`]), never by a request
+//! events that cause them ([`store::feed`]), never by a request
 //! thread. Every process runs one [`spawn`]ed sender: it claims due items
 //! with `FOR UPDATE SKIP LOCKED` ([`store::outbox::claim`], each account's
 //! oldest pending first, so an account's items arrive in order), sends
@@ -29,9 +29,8 @@ use crate::feed::FeedItem;
 use crate::metric_names::{
     WEBHOOK_ATTEMPTS, WEBHOOK_DELIVERIES, WEBHOOK_LAG, WEBHOOK_OLDEST_PENDING, WEBHOOK_PENDING,
 };
-use crate::store;
-use crate::store::feed::Item;
-use crate::store::outbox::{Delivery, Outcome};
+use store::feed::Item;
+use store::outbox::{Delivery, Outcome};
 
 /// Accounts whose items one process sends at once (each account's one
 /// after the other, the accounts side by side).

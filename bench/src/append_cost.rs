@@ -1,6 +1,6 @@
 //! PostgreSQL's CPU per append statement of the log writer, by batch size:
-//! the product's statement ([`api::store::events::insert_batch`]) on a
-//! connection set up like the writer's ([`api::store::held::Held`]), each
+//! the product's statement ([`store::events::insert_batch`]) on a
+//! connection set up like the writer's ([`store::held::Held`]), each
 //! move two events like a card played and the next turn. The figures are
 //! the CPU time of the one PostgreSQL backend that runs them (user and
 //! system, from `/proc`), so the database must run on this machine. Unlike
@@ -9,13 +9,13 @@
 
 use std::time::Instant;
 
-use api::log::{ChainedAppend, NewEvent};
-use api::store::events;
-use api::store::held::Held;
-use api::store::{self, accounts::Role};
 use rand::Rng;
 use serde_json::json;
 use sqlx::PgConnection;
+use store::events;
+use store::held::Held;
+use store::{self, accounts::Role};
+use store::{ChainedAppend, NewEvent};
 use uuid::Uuid;
 
 use crate::Error;
@@ -37,7 +37,7 @@ pub async fn run(
         .max_connections(1)
         .connect(database_url)
         .await?;
-    api::MIGRATOR.run(&pool).await?;
+    store::MIGRATOR.run(&pool).await?;
     let name = format!("append_cost_{:08x}", rand::thread_rng().gen::<u32>());
     let account =
         store::accounts::insert(&pool, &name, "not a password hash", Role::Player).await?;
@@ -45,7 +45,7 @@ pub async fn run(
     for _ in 0..tables {
         let id = Uuid::new_v4();
         store::tables::insert(&pool, id, "classique", account.id).await?;
-        heads.push((id, 0_i64, api::log::chain::GENESIS_PREV_HASH.to_owned()));
+        heads.push((id, 0_i64, store::chain::GENESIS_PREV_HASH.to_owned()));
     }
     let mut conn = Held::new(&pool).take().await?;
     let backend: i32 = sqlx::query_scalar("SELECT pg_backend_pid()")

@@ -4,13 +4,12 @@
 
 use std::time::{Duration, Instant};
 
-use api::log::chain::GENESIS_PREV_HASH;
-use api::log::NewEvent;
-use api::store;
 use domain::{Status, Table, TableCommand};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde_json::{json, Value};
+use store::chain::GENESIS_PREV_HASH;
+use store::NewEvent;
 
 use crate::Error;
 

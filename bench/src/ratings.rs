@@ -19,14 +19,14 @@
 use std::fmt::Write as _;
 use std::time::Instant;
 
-use api::log::chain::{format_at, GENESIS_PREV_HASH};
-use api::log::{ChainedAppend, NewEvent};
 use api::table_service::player_id;
 use domain::bots::Level;
 use domain::{Preset, Seated, Table, TableCommand, TableEvent};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use sqlx::PgPool;
+use store::chain::{format_at, GENESIS_PREV_HASH};
+use store::{ChainedAppend, NewEvent};
 use uuid::Uuid;
 
 use crate::load::measure::percentile;
@@ -40,7 +40,7 @@ async fn pool(database_url: &str) -> Result<PgPool, Error> {
         .max_connections(2)
         .connect(database_url)
         .await?;
-    api::MIGRATOR.run(&pool).await?;
+    store::MIGRATOR.run(&pool).await?;
     Ok(pool)
 }
 

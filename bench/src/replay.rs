@@ -4,16 +4,16 @@
 
 use std::time::Instant;
 
-use api::log::chain::GENESIS_PREV_HASH;
-use api::log::{ChainedAppend, EventData, NewEvent};
-use api::store::copy::{copy_data_after, CopyRows};
-use api::store::{self, accounts::Role};
 use domain::{Status, Table, TableCommand, TableEvent};
 use futures_util::TryStreamExt;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde_json::json;
 use sqlx::{PgPool, Row};
+use store::chain::GENESIS_PREV_HASH;
+use store::copy::{copy_data_after, CopyRows};
+use store::{self, accounts::Role};
+use store::{ChainedAppend, EventData, NewEvent};
 use uuid::Uuid;
 
 use crate::Error;
@@ -44,7 +44,7 @@ pub async fn run(database_url: &str, events: usize, seed: u64) -> Result<(), Err
         .max_connections(2)
         .connect(database_url)
         .await?;
-    api::MIGRATOR.run(&pool).await?;
+    store::MIGRATOR.run(&pool).await?;
     let mut rng = StdRng::seed_from_u64(seed);
     let name = format!("replay_{:08x}", rand::thread_rng().gen::<u32>());
     let account =
@@ -110,10 +110,8 @@ pub async fn run(database_url: &str, events: usize, seed: u64) -> Result<(), Err
     // whole log (read as data text, parsed, folded) on first use.
     let mut rates = Vec::new();
     for _ in 0..3 {
-        let service = api::table_service::TableService::new(
-            pool.clone(),
-            api::commit::notify::CommitHub::new(),
-        );
+        let service =
+            api::table_service::TableService::new(pool.clone(), api::log::hub::CommitHub::new());
         let t0 = Instant::now();
         let (n, rebuilt) = service
             .read(table_id, 0, |l| (l.version(), l.table.clone()))

@@ -5,14 +5,14 @@
 
 use api::error::ApiError;
 use api::log::announce::{announce, Announced};
-use api::log::chain::GENESIS_PREV_HASH;
-use api::log::{ChainedAppend, NewEvent, StoredEvent};
-use api::store::events;
 use api::table_service::player_id;
 use domain::table::{Table, TableCommand, TableEvent};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use sqlx::PgPool;
+use store::chain::GENESIS_PREV_HASH;
+use store::events;
+use store::{ChainedAppend, NewEvent, StoredEvent};
 use uuid::Uuid;
 
 /// A whole game's log, batch by batch (one batch per command, as the API
@@ -131,7 +131,7 @@ pub fn play_game(
 /// `batches`, one transaction per batch. Returns the table id.
 pub async fn store_table(pool: &PgPool, creator: Uuid, batches: &[Vec<TableEvent>]) -> Uuid {
     let id = Uuid::new_v4();
-    api::store::tables::insert(pool, id, "test", creator)
+    store::tables::insert(pool, id, "test", creator)
         .await
         .expect("the table row is inserted");
     append(pool, id, 0, batches).await;
@@ -301,11 +301,11 @@ pub mod tamper {
     /// Recomputes `prev_hash` and `hash` of every event from `from` on, as
     /// a forger would to keep the chain valid.
     pub async fn rechain(pool: &PgPool, table: Uuid, from: i64) {
-        let rows = api::store::events::read_after(pool, table, from - 1, 1_000_000)
+        let rows = store::events::read_after(pool, table, from - 1, 1_000_000)
             .await
             .expect("read");
         let mut prev: String = if from == 1 {
-            api::log::chain::GENESIS_PREV_HASH.to_owned()
+            store::chain::GENESIS_PREV_HASH.to_owned()
         } else {
             sqlx::query_scalar("SELECT hash FROM events WHERE table_id = $1 AND seq = $2")
                 .bind(table)
@@ -315,8 +315,8 @@ pub mod tamper {
                 .expect("the previous hash")
         };
         for e in rows {
-            let at = api::log::chain::format_at(e.at);
-            let hash = api::log::chain::event_hash(&prev, e.seq, &e.kind, e.v, &at, &e.data);
+            let at = store::chain::format_at(e.at);
+            let hash = store::chain::event_hash(&prev, e.seq, &e.kind, e.v, &at, &e.data);
             sqlx::query(
                 "UPDATE events SET prev_hash = $3, hash = $4 WHERE table_id = $1 AND seq = $2",
             )

@@ -27,7 +27,7 @@ pub struct TestApp {
     /// A pool on the app's own database (for arranging and inspecting).
     pub pool: PgPool,
     pub database: String,
-    pub hub: api::commit::notify::CommitHub,
+    pub hub: api::log::hub::CommitHub,
     /// `http://127.0.0.1:<port>/metrics`, when the settings served it.
     pub metrics: Option<String>,
 }
@@ -274,7 +274,7 @@ pub fn frames(text: &str) -> Vec<Value> {
 /// The hash of a public event (`{seq, type, v, at, prev_hash, …}` as sent)
 /// recomputed with `data` in place of its own.
 pub fn hash_of(event: &Value, data: &Value) -> String {
-    api::log::chain::event_hash(
+    store::chain::event_hash(
         event["prev_hash"].as_str().unwrap(),
         event["seq"].as_i64().unwrap(),
         event["type"].as_str().unwrap(),
@@ -313,7 +313,7 @@ impl Cast {
                 .push(session["token"].as_str().unwrap().to_owned());
         }
         let hash = api::password::hash(password).unwrap();
-        api::store::accounts::insert(&app.pool, admin, &hash, api::store::accounts::Role::Admin)
+        store::accounts::insert(&app.pool, admin, &hash, store::accounts::Role::Admin)
             .await
             .unwrap();
         cast.admin = app.login(admin, password).await["token"]

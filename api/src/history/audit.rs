@@ -13,8 +13,8 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use super::{evolve_guarded, parse, Log};
-use crate::log::chain::{self, ChainError};
-use crate::log::StoredEvent;
+use store::chain::{self, ChainError};
+use store::StoredEvent;
 
 /// Points and totals by seat.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]

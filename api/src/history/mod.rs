@@ -1,6 +1,6 @@
 //! Round histories, replays and score audits, read from a table's event log
 //! alone. Shared by the HTTP handlers ([`crate::routes::history`]) and the
-//! `huit replay` / `huit audit` commands; the SQL is in [`crate::store`].
+//! `huit replay` / `huit audit` commands; the SQL is in [`store`].
 //!
 //! Every function here folds the stored events with the engine
 //! ([`domain::Table`]); nothing trusts the projection row except
@@ -18,9 +18,8 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::error::{ApiError, ProblemCode};
-use crate::log::chain;
-use crate::log::StoredEvent;
-use crate::store;
+use store::chain;
+use store::StoredEvent;
 
 mod audit;
 

@@ -1,11 +1,11 @@
 //! The announcement of a commit: once a table's events are committed,
 //! every server process is told the table's new version, so that its cache
 //! knows whether to read the log, and its long polls and streams wake
-//! ([`crate::commit::notify`] hears it).
+//! ([`crate::log::hub`] hears it).
 //!
 //! The versions committed meanwhile (and in the 2 ms (`ANNOUNCE_GATHER`) after
 //! an announcement), each table's last, share one notifying transaction
-//! ([`crate::store::events::notify`]); nobody waits for it. A notification
+//! ([`store::events::notify`]); nobody waits for it. A notification
 //! lost in a crash between the commit and it only makes other processes'
 //! waiters late: they check the table's version when their wait ends.
 
@@ -14,15 +14,8 @@ use std::collections::HashMap;
 use sqlx::PgPool;
 use uuid::Uuid;
 
-use crate::commit::batcher::{Batcher, Work};
-use crate::store;
-use crate::store::held::Held;
-
-/// The notification channel; its payload is `<table id>:<new version>`
-/// (a table moved), or `feed:<account id>` (an account's feed has new
-/// items), or several of them separated by commas (a bare table id is
-/// understood too).
-pub const CHANNEL: &str = "table_events";
+use crate::log::batcher::{Batcher, Work};
+use store::held::Held;
 
 /// The least time between two announcements of one process: a commit is
 /// announced at once when none was just announced, else at most this much

@@ -1,32 +1,38 @@
-//! A table's log: the one way events are written, and how every process
-//! learns of them.
+//! A table's log as the server writes and hears it: the one way events
+//! are appended, and how every process learns of them (one protocol, in
+//! one place).
 //!
-//! - [`records`]: an event to append ([`NewEvent`], sealed with its salt), a
-//!   table's new events chained to its log ([`ChainedAppend`], stamped and
-//!   hashed) and an event as stored ([`StoredEvent`], the public format);
-//! - [`chain`]: the canonical JSON and the hash chain, pure;
 //! - [`Log::append`]: ONE append, durable as [`Durability`] says: batched
 //!   with other tables' moves by the [`writer`], or inside the caller's
 //!   transaction with the writes that must commit with the events (the
 //!   seats' projection, an idempotent answer);
 //! - [`announce`]: once committed, every process is told the table's new
-//!   version ([`Log::announce`]), and its long polls wake.
+//!   version ([`Log::announce`]);
+//! - [`hub`]: each process's `LISTEN` connection hears every announcement,
+//!   notes the table's version (so that its cache knows whether to read the
+//!   log) and wakes the table's waiters;
+//! - [`versions`]: batched reads of tables' stored versions, so that a view
+//!   is never older than the last commit of any process;
+//! - [`batcher`]: the shared shape of the writer, the announcer and the
+//!   version reads: a task that takes every request queued while its last
+//!   statement ran, and answers each.
 //!
-//! The statements themselves are the store's ([`crate::store::events`]).
+//! What a log holds (the records, the hash chain) and the statements
+//! themselves are the store's ([`store::records`], [`store::chain`],
+//! [`store::events`]).
 
 pub mod announce;
-pub mod chain;
-pub mod records;
+pub mod batcher;
+pub mod hub;
+pub mod versions;
 pub mod writer;
-
-pub use records::{ChainedAppend, EventData, FeedNotice, NewEvent, StoredEvent};
 
 use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
-use crate::store::events::Outbox;
-use crate::store::{self, StoreError};
 use announce::{Announced, Announcements, Announcer};
+use store::events::Outbox;
+use store::{ChainedAppend, StoreError, StoredEvent};
 use writer::LogWriter;
 
 /// The log of every table, as this process writes it; cheap to clone.

@@ -4,7 +4,7 @@
 //! handed to the [`LogWriter`] once decided and chained. A writer task
 //! ([`WRITERS`], a [`Batcher`]) takes every move queued meanwhile, on a
 //! connection of its own ([`Held`]), and appends them in ONE
-//! statement ([`crate::store::events::insert_batch`]): alone, a move is written at
+//! statement ([`store::events::insert_batch`]): alone, a move is written at
 //! once, by itself; under load, the moves of many tables share a statement
 //! and a commit, which is what PostgreSQL spends most of its time per move
 //! on (parsing, planning, constraint setup, commit, round trips). A move is
@@ -22,10 +22,10 @@ use std::collections::VecDeque;
 use sqlx::PgPool;
 
 use super::{ChainedAppend, StoredEvent};
-use crate::commit::batcher::{Batcher, Waiting, Work};
-use crate::store::events::{self, Appended, Outbox};
-use crate::store::held::{self, Held};
-use crate::store::StoreError;
+use crate::log::batcher::{Batcher, Waiting, Work};
+use store::events::{self, Appended, Outbox};
+use store::held::{self, Held};
+use store::StoreError;
 
 /// How many statements of one process may append at once. One: the moves
 /// that arrive while a statement runs all go into the next, so the

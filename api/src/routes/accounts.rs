@@ -13,8 +13,7 @@ use crate::password;
 use crate::rates::Rates;
 use crate::routes::problems::{JsonBody, ServiceUnavailable, TooManyRequests};
 use crate::routes::shared::{AccountDto, Username};
-use crate::store;
-use crate::store::accounts::{Account, Role};
+use store::accounts::{Account, Role};
 
 /// A new password: 8 to 256 characters. Never printed.
 #[derive(Clone)]

@@ -14,8 +14,7 @@ use crate::error::{ApiError, Problem, ProblemCode};
 use crate::history::AuditReport;
 use crate::routes::problems::{Authenticated, JsonBody, OnTable};
 use crate::routes::shared::{cursor_after, page_limit, ListQuery, TableCall, TablePath};
-use crate::store;
-use crate::store::disputes::{DisputeRow, NewDispute};
+use store::disputes::{DisputeRow, NewDispute};
 
 /// What a player says is wrong.
 #[derive(Debug, Deserialize, ToSchema)]

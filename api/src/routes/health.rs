@@ -5,7 +5,6 @@ use utoipa::ToSchema;
 
 use crate::error::ApiError;
 use crate::routes::problems::ServiceUnavailable;
-use crate::store;
 
 #[derive(Debug, Serialize, ToSchema)]
 #[schema(example = json!({"status": "ok"}))]

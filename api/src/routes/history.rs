@@ -26,14 +26,13 @@ use uuid::Uuid;
 use crate::config::Settings;
 use crate::error::{ApiError, Problem, ProblemCode};
 use crate::history::{self, AuditReport, Parsed, ReplayDto, RoundsDto};
-use crate::log::StoredEvent;
 use crate::routes::problems::{Authenticated, OnTable, WatchingTable};
 use crate::routes::shared::{TableCall, TablePath, Watching};
 use crate::sse;
 use crate::sse::{event_stream, last_event_id, SseEvent};
-use crate::store;
-use crate::store::accounts::Role;
-use crate::store::disputes::AdminAction;
+use store::accounts::Role;
+use store::disputes::AdminAction;
+use store::StoredEvent;
 
 impl TableCall<PgPool> {
     fn is_admin(&self) -> bool {

@@ -14,8 +14,7 @@ use crate::auth::ClientAddress;
 use crate::error::{ApiError, Problem};
 use crate::rates::Rates;
 use crate::routes::shared::{page_limit, Username};
-use crate::store;
-use crate::store::ratings::{RecentResult, StandingRow};
+use store::ratings::{RecentResult, StandingRow};
 
 /// How many of a player's last rated games their profile shows.
 const RECENT_GAMES: i64 = 20;

@@ -14,10 +14,9 @@ use crate::password;
 use crate::rates::Rates;
 use crate::routes::problems::{Authenticated, JsonBody, ServiceUnavailable, TooManyRequests};
 use crate::routes::shared::{AccountDto, Username};
-use crate::store;
-use crate::store::accounts::Account;
 use crate::throttle::LoginThrottle;
 use crate::watchers::Watchers;
+use store::accounts::Account;
 
 /// Log-in request.
 #[derive(Deserialize, ToSchema)]
@@ -95,7 +94,7 @@ pub async fn create_session(
     let token = auth::new_token();
     let ttl = chrono::Duration::from_std(settings.token_ttl())
         .map_err(|e| ApiError::internal(e.to_string()))?;
-    let expires_at = crate::log::chain::truncate_at(Utc::now() + ttl);
+    let expires_at = store::chain::truncate_at(Utc::now() + ttl);
     let session_id = store::sessions::insert(
         pool.get_ref(),
         &auth::token_hash(&token),
@@ -173,7 +172,7 @@ pub async fn delete_current_session(
     watchers: web::Data<Watchers>,
     user: AuthUser,
 ) -> Result<HttpResponse, ApiError> {
-    store::sessions::revoke(pool.get_ref(), user.session_id).await?;
+    auth::revoke_session(pool.get_ref(), user.session_id).await?;
     // Its long polls and streams in this process end now (in others,
     // within `watchers::REVOCATION_CHECK`).
     watchers.end_session(user.session_id);

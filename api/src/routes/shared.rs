@@ -19,10 +19,10 @@ use uuid::Uuid;
 
 use crate::auth::{AuthUser, CachedAuthUser};
 use crate::error::{ApiError, ProblemCode};
-use crate::store::accounts::{Account, Role};
 use crate::table_service::TableService;
 use crate::telemetry;
 use crate::watchers::{Watch, WatchSlot};
+use store::accounts::{Account, Role};
 
 /// The `{id}` of a table's routes. Extracting it names the table in the
 /// request's span; a malformed id names no resource (404).

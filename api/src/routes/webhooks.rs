@@ -15,9 +15,8 @@ use crate::error::{ApiError, Problem, ProblemCode};
 use crate::feed::FeedItem;
 use crate::routes::problems::Authenticated;
 use crate::routes::shared::page_limit;
-use crate::store;
-use crate::store::disputes::AdminAction;
-use crate::store::outbox::Delivery;
+use store::disputes::AdminAction;
+use store::outbox::Delivery;
 
 /// A delivery's status.
 #[derive(Debug, Clone, Copy, Deserialize, Serialize, ToSchema)]

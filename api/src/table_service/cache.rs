@@ -12,9 +12,8 @@ use uuid::Uuid;
 
 use super::{corrupt, corrupt_event, not_found, parse_event, CachedTable, TableService};
 use crate::error::ApiError;
-use crate::log::{EventData, StoredEvent};
-use crate::store;
-use crate::store::copy::CopyRows;
+use store::copy::CopyRows;
+use store::{EventData, StoredEvent};
 
 /// Events read per query when a cached table is brought up to date.
 const REFRESH_PAGE: i64 = 500;

@@ -14,15 +14,15 @@ use super::{
 };
 use crate::error::ApiError;
 use crate::invites;
-use crate::log::chain::GENESIS_PREV_HASH;
 use crate::log::Durability;
-use crate::log::{ChainedAppend, StoredEvent};
 use crate::metric_names;
 use crate::rates::Rates;
 use crate::ratings;
 use crate::searches::Searched;
-use crate::store::idempotency::StoredResponse;
-use crate::store::{self, StoreError};
+use store::chain::GENESIS_PREV_HASH;
+use store::idempotency::StoredResponse;
+use store::{self, StoreError};
+use store::{ChainedAppend, StoredEvent};
 
 /// What a new table is opened with.
 #[derive(Debug, Clone, Copy)]

@@ -5,7 +5,7 @@
 use uuid::Uuid;
 
 use super::TableService;
-use crate::store::{self, StoreError};
+use store::{self, StoreError};
 
 impl TableService {
     /// Committed feed items: the feeds of their accounts wake, here and in

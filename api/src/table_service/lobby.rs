@@ -35,7 +35,6 @@ use super::{corrupt, player_id, CachedTable, TableService, MAX_ATTEMPTS};
 use crate::error::{ApiError, ProblemCode};
 use crate::invites;
 use crate::rates::Rates;
-use crate::store;
 
 /// The key of a quick-play table's settings: the SHA-256 (hex) of its rule
 /// set, its rules as the options made them (so that options spelled

@@ -93,12 +93,13 @@ use sqlx::PgPool;
 use tokio::sync::Mutex;
 use uuid::Uuid;
 
-use crate::commit::notify::CommitHub;
-use crate::commit::versions::{Reads, VersionReads};
 use crate::error::ApiError;
-use crate::log::{Log, NewEvent, StoredEvent};
+use crate::log::hub::CommitHub;
+use crate::log::versions::{Reads, VersionReads};
+use crate::log::Log;
 use crate::searches::SearchBudget;
-use crate::store::events::Outbox;
+use store::events::Outbox;
+use store::{NewEvent, StoredEvent};
 
 use cache::{Slot, CACHE_SOFT_LIMIT};
 

@@ -12,7 +12,6 @@ use uuid::Uuid;
 
 use super::{account_uuid, TableService};
 use crate::error::{ApiError, ProblemCode};
-use crate::store;
 
 /// The most bots one account runs at once (docs/API.md "Keeping tables
 /// moving"): tables with a `strong` bot, and bots in all, over the tables

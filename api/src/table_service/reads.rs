@@ -11,14 +11,13 @@ use uuid::Uuid;
 
 use super::cache::Slot;
 use super::{not_found, player_id, redact, redact_parsed, CachedTable, TableService};
-use crate::commit::versions;
 use crate::error::ApiError;
-use crate::log::StoredEvent;
-use crate::store;
-use crate::store::accounts::{Account, Role};
+use crate::log::versions;
+use store::accounts::{Account, Role};
+use store::StoredEvent;
 
 /// How a read checks the table's stored version (one indexed read, batched
-/// with the reads asked for meanwhile, see `crate::commit::versions`).
+/// with the reads asked for meanwhile, see `crate::log::versions`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Check {
     /// Not at all: the cache is as recent as what the hub heard.

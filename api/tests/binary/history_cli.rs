@@ -23,14 +23,9 @@ async fn database() -> (String, PgPool) {
 async fn stored_game(pool: &PgPool, seed: u64) -> Uuid {
     let mut players = Vec::new();
     for name in ["ana", "bob", "cyd"] {
-        let a = api::store::accounts::insert(
-            pool,
-            name,
-            "$argon2id$x",
-            api::store::accounts::Role::Player,
-        )
-        .await
-        .unwrap();
+        let a = store::accounts::insert(pool, name, "$argon2id$x", store::accounts::Role::Player)
+            .await
+            .unwrap();
         players.push((a.id, name.to_owned()));
     }
     let game = crate::games::play_game("moderne", serde_json::json!({"rounds": 2}), &players, seed);
@@ -135,14 +130,9 @@ async fn stored_game_again(pool: &PgPool, seed: u64) -> Uuid {
     let mut players = Vec::new();
     for i in 0..3 {
         let name = format!("p{seed}x{i}");
-        let a = api::store::accounts::insert(
-            pool,
-            &name,
-            "$argon2id$x",
-            api::store::accounts::Role::Player,
-        )
-        .await
-        .unwrap();
+        let a = store::accounts::insert(pool, &name, "$argon2id$x", store::accounts::Role::Player)
+            .await
+            .unwrap();
         players.push((a.id, name));
     }
     let game = crate::games::play_game("moderne", serde_json::json!({"rounds": 2}), &players, seed);

@@ -6,13 +6,13 @@ use crate::support;
 use std::time::{Duration, Instant};
 
 use crate::support::{all_events, get, json_of, play, post_empty, started_table, view, view_poll};
-use api::log::chain::verify_chain;
 use e2e::{spawn_app, TestApp};
 use serde_json::{json, Value};
+use store::chain::verify_chain;
 
 /// The stored log of a table: seqs 1..=n, no gap, no duplicate, chained.
 async fn assert_log_whole(app: &TestApp, id: &str) -> usize {
-    let log = api::store::events::read_after(&app.pool, id.parse().unwrap(), 0, 1_000_000)
+    let log = store::events::read_after(&app.pool, id.parse().unwrap(), 0, 1_000_000)
         .await
         .unwrap();
     for (i, e) in log.iter().enumerate() {

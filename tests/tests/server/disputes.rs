@@ -40,11 +40,11 @@ fn disputes(id: &str) -> String {
 /// The table's log: its version and head hash, which no dispute changes.
 async fn head(app: &TestApp, id: &str) -> (i64, String) {
     let id: Uuid = id.parse().unwrap();
-    let version = api::store::events::current_version(&app.pool, id)
+    let version = store::events::current_version(&app.pool, id)
         .await
         .unwrap()
         .unwrap();
-    let hash = api::store::events::head_hash(&app.pool, id, version)
+    let hash = store::events::head_hash(&app.pool, id, version)
         .await
         .unwrap()
         .unwrap();

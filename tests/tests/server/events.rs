@@ -3,20 +3,20 @@
 
 use std::time::Duration;
 
-use api::commit::notify::CommitHub;
-use api::commit::versions::{self, Reads};
 use api::error::ApiError;
 use api::log::announce::{announce, Announced};
-use api::log::chain::{verify_chain, GENESIS_PREV_HASH};
+use api::log::hub::CommitHub;
+use api::log::versions::{self, Reads};
 use api::log::writer::LogWriter;
-use api::log::{ChainedAppend, NewEvent};
-use api::store::events::{self, Appended};
-use api::store::{self, accounts::Role, StoreError};
 use e2e::fresh_database;
 use e2e::games::append_at;
 use futures_util::future::join_all;
 use serde_json::json;
 use sqlx::PgPool;
+use store::chain::{verify_chain, GENESIS_PREV_HASH};
+use store::events::{self, Appended};
+use store::{self, accounts::Role, StoreError};
+use store::{ChainedAppend, NewEvent};
 use tokio::time::Instant;
 use uuid::Uuid;
 
@@ -249,7 +249,7 @@ async fn the_log_refuses_a_hash_that_is_not_64_lowercase_hex_digits() {
     }
     insert(1, good.clone(), good.clone()).await.unwrap();
 }
-fn stored_seqs(events: &[api::log::StoredEvent]) -> Vec<i64> {
+fn stored_seqs(events: &[store::StoredEvent]) -> Vec<i64> {
     events.iter().map(|e| e.seq).collect()
 }
 

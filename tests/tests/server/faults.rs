@@ -302,7 +302,7 @@ fn app_of(server: &Server, pool: &PgPool) -> TestApp {
         client: e2e::Client::new(e2e::http_client(Duration::from_secs(20))),
         pool: pool.clone(),
         database: String::new(),
-        hub: api::commit::notify::CommitHub::new(),
+        hub: api::log::hub::CommitHub::new(),
         metrics: None,
     }
 }

@@ -14,12 +14,12 @@ use std::collections::BTreeMap;
 use std::time::Instant;
 
 use crate::support::{all_events, get, json_of, play, started_table, view};
-use api::log::chain::verify_chain;
-use api::log::StoredEvent;
 use e2e::{hash_of, spawn_app};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde_json::{json, Value};
+use store::chain::verify_chain;
+use store::StoredEvent;
 
 /// Most moves a test game may take before the test gives up.
 const MAX_MOVES: usize = 4000;
@@ -262,7 +262,7 @@ async fn play_game(ruleset: &str, players: usize, options: Value, seed: u64) -> 
         assert_eq!(events.last().unwrap()["type"], "game_ended");
         given.extend(events.into_iter().map(|e| (seat, e)));
     }
-    let log = api::store::events::read_after(&app.pool, id.parse().unwrap(), 0, 1_000_000)
+    let log = store::events::read_after(&app.pool, id.parse().unwrap(), 0, 1_000_000)
         .await
         .unwrap();
     verify_chain(&log).expect("the hash chain holds");

@@ -4,9 +4,9 @@
 //! the card just drawn to everyone).
 
 use crate::support::{all_events, json_of, play, started_table, view};
-use api::log::StoredEvent;
 use e2e::{frames, hash_of, read_until, spawn_app, TestApp};
 use serde_json::{json, Value};
+use store::StoredEvent;
 
 /// Every card code of a 54-card French deck.
 fn french_codes() -> Vec<String> {
@@ -55,7 +55,7 @@ async fn until_a_pending_drawn_card(app: &TestApp) -> (String, Vec<String>, usiz
 }
 
 async fn stored_log(app: &TestApp, id: &str) -> Vec<StoredEvent> {
-    api::store::events::read_after(&app.pool, id.parse().unwrap(), 0, 100_000)
+    store::events::read_after(&app.pool, id.parse().unwrap(), 0, 100_000)
         .await
         .unwrap()
 }

@@ -4,8 +4,7 @@
 
 use std::time::Duration;
 
-use api::commit::notify::CommitHub;
-use api::log::chain::{event_hash, GENESIS_PREV_HASH};
+use api::log::hub::CommitHub;
 use api::table_service::TableService;
 use domain::table::{Table, TableEvent};
 use domain::TableCommand;
@@ -14,6 +13,7 @@ use e2e::{
     assert_problem, eventually, frames, read_until, seqs, spawn_app, spawn_app_with, Cast, TestApp,
 };
 use serde_json::{json, Value};
+use store::chain::{event_hash, GENESIS_PREV_HASH};
 use uuid::Uuid;
 
 async fn cast(app: &TestApp) -> Cast {
@@ -286,10 +286,7 @@ async fn log_is_ndjson_of_the_whole_log_in_pages_whose_hashes_recompute_from_the
     // Long enough to need several pages of the export.
     let game = moderne(&cast, 8, 4);
     let count = game.events().count();
-    assert!(
-        count > 2 * api::store::events::PAGE as usize,
-        "{count} events"
-    );
+    assert!(count > 2 * store::events::PAGE as usize, "{count} events");
     let table = games::store_table(&app.pool, cast.players[0].0, &game.batches).await;
 
     let res = get(&app, &format!("/v1/tables/{table}/log"), &cast.tokens[2]).await;

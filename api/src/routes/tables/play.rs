@@ -15,14 +15,14 @@ use super::headers::{etag, IdempotencyKey, IfMatch, IfNoneMatch};
 use crate::auth::CachedAuthUser;
 use crate::config::Settings;
 use crate::error::{ApiError, Problem, ProblemCode};
-use crate::log::chain::canonical_json;
 use crate::routes::problems::{JsonBodyRefused, OnTable, WatchingTable};
 use crate::routes::shared::TablePath;
 use crate::routes::shared::Watching;
 use crate::sse;
 use crate::sse::{event_stream, last_event_id, SseEvent};
-use crate::store::idempotency::request_hash;
 use crate::table_service::{player_id, CachedTable, Idempotency, TableService};
+use store::chain::canonical_json;
+use store::idempotency::request_hash;
 
 /// Longest long poll, in seconds.
 pub const MAX_WAIT_SECS: u64 = 30;

@@ -198,7 +198,7 @@ pub async fn all_events(app: &TestApp, token: &str, id: &str) -> Vec<Value> {
 pub async fn admin_token(app: &TestApp) -> String {
     let name = format!("admin_{}", &uuid::Uuid::new_v4().simple().to_string()[..8]);
     let hash = api::password::hash("correct horse battery").unwrap();
-    api::store::accounts::insert(&app.pool, &name, &hash, api::store::accounts::Role::Admin)
+    store::accounts::insert(&app.pool, &name, &hash, store::accounts::Role::Admin)
         .await
         .unwrap();
     app.login(&name, "correct horse battery").await["token"]
@@ -273,7 +273,7 @@ pub async fn spawn_process_app(name: &str, env: &[(&str, &str)]) -> ProcessApp {
             client: e2e::Client::new(e2e::http_client(Duration::from_secs(30))),
             pool,
             database,
-            hub: api::commit::notify::CommitHub::new(),
+            hub: api::log::hub::CommitHub::new(),
             metrics: Some(format!("http://{bind}/metrics")),
         },
         _server: server,

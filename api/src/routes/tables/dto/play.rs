@@ -10,8 +10,8 @@ use uuid::Uuid;
 use super::super::headers::IfMatch;
 use super::{ClockDto, Holder, SeatPresence};
 use crate::error::ApiError;
-use crate::log::StoredEvent;
 use crate::table_service::{redact_parsed, CachedTable};
+use store::StoredEvent;
 
 /// A player in a view: the engine's, and who sits there.
 #[derive(Debug, Serialize, ToSchema)]

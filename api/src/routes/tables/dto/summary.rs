@@ -12,8 +12,8 @@ use uuid::Uuid;
 use super::classique_rules;
 use crate::error::ApiError;
 use crate::routes::shared::cursor_after;
-use crate::store::tables::{ListedTable, SeatRow};
 use crate::table_service::{CachedTable, TableService};
+use store::tables::{ListedTable, SeatRow};
 
 /// A seated player in a table's summary.
 #[derive(Debug, Serialize, ToSchema)]

@@ -204,7 +204,7 @@ impl ChainedEvent for StoredEvent {
 }
 
 /// A table's new events chained to its log, stamped and hashed, ready for
-/// [`crate::log::Log::append`].
+/// `api::log::Log::append`.
 #[derive(Debug, Clone)]
 pub struct ChainedAppend {
     pub table_id: Uuid,

@@ -1,5 +1,5 @@
 //! `table_players`: who sits where, projected from the events in the
-//! appending transaction (see [`crate::table_service`]).
+//! appending transaction (see `api::table_service`).
 
 use sqlx::PgConnection;
 use uuid::Uuid;

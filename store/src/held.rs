@@ -8,7 +8,7 @@
 //! hand a connection to anyone else, and never drop a statement half-way,
 //! which is what that ping guards against; so they keep their connections
 //! here instead, with the same policy as the pool's on taking one
-//! ([`crate::startup::ping_when_idle`]): a connection idle for a second is
+//! (`api::startup::ping_when_idle`): a connection idle for a second is
 //! pinged first, and a dead one is replaced.
 
 use std::sync::Mutex;

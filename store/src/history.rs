@@ -5,7 +5,7 @@
 use sqlx::PgExecutor;
 use uuid::Uuid;
 
-use crate::log::StoredEvent;
+use crate::StoredEvent;
 
 /// The first event of type `kind` in a table's log (e.g. `game_started`,
 /// whose data lists the players of the game).

@@ -1,7 +1,7 @@
 //! `game_tables.due_at`: when the server must next act on a table by
 //! itself (set by the statement that appends the events that make it so,
 //! [`super::events::insert_batch`]), and the tables due now; fired by
-//! [`crate::deadlines`].
+//! `api::deadlines`.
 
 use chrono::{DateTime, Utc};
 use sqlx::PgExecutor;

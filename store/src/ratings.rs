@@ -1,7 +1,7 @@
 //! `rated_games`, `rated_results` and `ratings` (migration 12): the rated
 //! games in the order they ended, what each person took from each, and
 //! every account's standing per ruleset; written by the transaction that
-//! appends a game's end ([`crate::ratings::record`]) or all at once by
+//! appends a game's end (`api::ratings::record`) or all at once by
 //! `huit ratings rebuild`; read by the players' profiles and the
 //! leaderboards.
 

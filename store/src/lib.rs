@@ -1,16 +1,26 @@
-//! Every SQL statement of the service, in small instrumented functions that
-//! take a connection, a transaction (`&mut *tx`) or the pool.
+//! The storage of Huit, beneath the server: every SQL statement, in small
+//! instrumented functions that take a connection, a transaction
+//! (`&mut *tx`) or the pool; the stored formats of a table's log
+//! ([`records`]) and its hash chain ([`chain`]); the schema
+//! ([`MIGRATOR`]).
 //!
 //! The store speaks SQL: a statement's failure is a [`StoreError`] (or the
 //! driver's `sqlx::Error` where nothing but the driver can fail), the
-//! constraint names matched where their statement runs; the API maps it to
-//! HTTP in one place (`crate::error`).
+//! constraint names matched where their statement runs; the server maps it
+//! to HTTP in one place (`api::error`).
+//!
+//! What it deliberately is not: it imports nothing of the server (the
+//! compiler holds that: `api` depends on this crate, never the other way),
+//! keeps no cache and no state of a process (a statement that makes a
+//! process's cache stale says so, and its caller, above, clears it), and
+//! decides no rule of the game (the domain's) nor of HTTP.
 //!
 //! Queries are checked at compile time (`sqlx::query!`) against the offline
 //! data in `.sqlx/` (regenerate with `scripts/sqlx-prepare`).
 
 pub mod accounts;
 pub mod audits;
+pub mod chain;
 pub mod copy;
 pub mod disputes;
 pub mod due;
@@ -24,8 +34,15 @@ pub mod mine;
 pub mod outbox;
 pub mod players;
 pub mod ratings;
+pub mod records;
 pub mod sessions;
 pub mod tables;
+
+pub use records::{ChainedAppend, EventData, FeedNotice, NewEvent, StoredEvent};
+
+/// The migrations of `migrations/` (the schema these statements are
+/// written for), embedded in the binary.
+pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../migrations");
 
 /// A database transaction.
 pub type Tx<'c> = sqlx::Transaction<'c, sqlx::Postgres>;

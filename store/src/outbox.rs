@@ -1,5 +1,5 @@
 //! The webhooks' outbox: the `feed_items` rows written `pending` (see
-//! [`super::feed`]), claimed by [`crate::webhooks`] in any process with
+//! [`super::feed`]), claimed by `api::webhooks` in any process with
 //! `FOR UPDATE SKIP LOCKED` and held, in the claiming transaction, until
 //! their delivery's outcome is written: a process that dies mid-delivery
 //! leaves them pending, for another to send again.

@@ -5,7 +5,7 @@
 //!
 //! The log's writer ([`crate::log::writer`]) and announcer
 //! ([`crate::log::announce`]), and the version reads
-//! ([`crate::commit::versions`]) are batched this way.
+//! ([`crate::log::versions`]) are batched this way.
 
 use std::collections::VecDeque;
 use std::future::Future;

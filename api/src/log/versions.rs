@@ -1,5 +1,5 @@
 //! The tables' stored versions, read in batches (see
-//! [`crate::commit::batcher`]), on connections of their own ([`Held`]).
+//! [`crate::log::batcher`]), on connections of their own ([`Held`]).
 //!
 //! A view or a page of events is never older than the last commit,
 //! whichever process made it: before answering from its cache, a process
@@ -13,10 +13,10 @@ use std::time::{Duration, Instant};
 use sqlx::PgPool;
 use uuid::Uuid;
 
-use crate::commit::batcher::{Batcher, Work};
+use crate::log::batcher::{Batcher, Work};
 use crate::pruned::Pruned;
-use crate::store::held::Held;
-use crate::store::{self, StoreError};
+use store::held::Held;
+use store::{self, StoreError};
 
 /// Reads of stored versions, and the versions read lately (for checks
 /// that may be a little old, [`recent_stored_version`]); cheap to clone.

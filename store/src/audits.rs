@@ -1,5 +1,5 @@
 //! `kept_audits`: the audit of a table whose game is over, computed once
-//! (see [`crate::history::kept_audit`]).
+//! (see `api::history::kept_audit`).
 
 use serde_json::Value;
 use sqlx::PgExecutor;

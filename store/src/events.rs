@@ -1,5 +1,5 @@
 //! `events`: the statements of the append-only, hash-chained log of every
-//! table (what they write and read: [`crate::log`]).
+//! table (what they write and read: [`crate::records`]; the server's `api::log` appends and announces through them).
 //!
 //! An insert moves the table's `game_tables.version` from the version it
 //! expects, in the same statement as its events: at a stale version it
@@ -11,8 +11,7 @@ use sqlx::{PgConnection, PgExecutor};
 use uuid::Uuid;
 
 use super::{violates, StoreError};
-use crate::log::announce::CHANNEL;
-use crate::log::{ChainedAppend, StoredEvent};
+use crate::{ChainedAppend, StoredEvent};
 
 /// The hash of event `seq` of a table (the head of the chain when `seq` is
 /// the table's version), `None` when there is no such event.
@@ -57,7 +56,7 @@ pub enum Appended {
 /// wait for one another rather than deadlock. Any error fails the whole
 /// statement: nothing of the batch is written.
 ///
-/// The statement is run with generic plans (see [`crate::store::held`]),
+/// The statement is run with generic plans (see [`crate::held`]),
 /// so its shape is chosen for them. `g.id = ANY($1)` gives the `UPDATE` an
 /// index path whatever it estimates of `UNNEST`: without it, the generic
 /// plan of a small database scanned and hashed all of `game_tables` on
@@ -146,7 +145,7 @@ pub async fn insert_batch(
 }
 
 /// Whether feed items go to the webhooks' outbox too (a webhook URL is
-/// set): written `pending`, for [`crate::webhooks`] to deliver.
+/// set): written `pending`, for `api::webhooks` to deliver.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outbox {
     Off,
@@ -322,8 +321,15 @@ pub async fn not_appended(executor: impl PgExecutor<'_>, chained: &ChainedAppend
     }
 }
 
+/// The notification channel of commits; its payload is
+/// `<table id>:<new version>` (a table moved), or `feed:<account id>` (an
+/// account's feed has new items), or several of them separated by commas
+/// (a bare table id is understood too): written and read by the server's
+/// `api::log::announce`, heard by its `api::log::hub`.
+pub const CHANNEL: &str = "table_events";
+
 /// Sends each of `payloads` on [`CHANNEL`], heard by every server
-/// process's `LISTEN` (see [`crate::log::announce`]), in a transaction of its
+/// process's `LISTEN` (see `api::log::announce`), in a transaction of its
 /// own committed without waiting for the disk (`synchronous_commit` off for
 /// it alone): PostgreSQL serialises the commits of transactions that NOTIFY
 /// (a lock held until their commit record is flushed), so a NOTIFY inside

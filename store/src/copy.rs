@@ -6,7 +6,7 @@
 use sqlx::PgConnection;
 use uuid::Uuid;
 
-use crate::log::EventData;
+use crate::EventData;
 
 /// Every event after `after` as seq, type and data text, by
 /// `COPY … TO STDOUT (FORMAT binary)`: the raw copy data, to decode with

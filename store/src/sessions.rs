@@ -78,7 +78,8 @@ pub async fn ended_among(
 }
 
 /// Revokes a session; `false` when it was already revoked or does not exist.
-/// This process's session cache forgets it at once (see [`crate::auth`]).
+/// (A process that caches sessions forgets it itself: the store keeps
+/// no cache.)
 #[tracing::instrument(skip(executor))]
 pub async fn revoke(executor: impl PgExecutor<'_>, session_id: Uuid) -> Result<bool, sqlx::Error> {
     let done = sqlx::query!(
@@ -87,6 +88,5 @@ pub async fn revoke(executor: impl PgExecutor<'_>, session_id: Uuid) -> Result<b
     )
     .execute(executor)
     .await?;
-    crate::auth::forget_session(session_id);
     Ok(done.rows_affected() == 1)
 }

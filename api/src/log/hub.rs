@@ -30,8 +30,9 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 use uuid::Uuid;
 
-use crate::log::announce::{parse_payload, Announced, CHANNEL};
+use crate::log::announce::{parse_payload, Announced};
 use crate::pruned::Pruned;
+use store::events::CHANNEL;
 
 /// Above this many tables, the versions heard are forgotten (and the epoch
 /// moves, so no cache trusts what it can no longer check).
