@@ -34,8 +34,8 @@ use rand::Rng;
 use sqlx::PgPool;
 use uuid::Uuid;
 
-use crate::error::ApiError;
 use crate::metric_names::{DEADLINES_DUE, DEADLINES_FIRED, DEADLINES_PENDING, DEADLINE_LATENESS};
+use crate::service_error::ServiceError;
 use crate::table_service::TableService;
 use crate::webhooks;
 use store::chain;
@@ -235,7 +235,7 @@ async fn fire(tables: &web::Data<TableService>, pool: &PgPool, moving: &Moving, 
 }
 
 /// What came of firing `due`, counted and logged.
-async fn fired(pool: &PgPool, due: &DueTable, kind: &'static str, acted: Result<(), ApiError>) {
+async fn fired(pool: &PgPool, due: &DueTable, kind: &'static str, acted: Result<(), ServiceError>) {
     match acted {
         Ok(()) => {
             metrics::counter!(DEADLINES_FIRED, "kind" => kind).increment(1);
@@ -244,22 +244,27 @@ async fn fired(pool: &PgPool, due: &DueTable, kind: &'static str, acted: Result<
                 .unwrap_or_default();
             metrics::histogram!(DEADLINE_LATENESS).record(late.as_secs_f64());
         }
-        Err(ApiError::VersionConflict { .. }) => {}
+        Err(ServiceError::VersionConflict { .. }) => {}
         // Quick play's bots would put a player over their bot caps: the
         // table waits for people meanwhile, and its bots come later.
-        Err(ApiError::TooManyRequests {
+        Err(ServiceError::Limited {
             detail,
-            retry_after_secs,
+            retry_after,
             ..
         }) => {
             tracing::info!(table_id = %due.id, detail, "a due command was put off");
-            let secs = retry_after_secs as f64;
+            let secs = retry_after.as_secs_f64();
             if let Err(e) = store::due::postpone(pool, due.id, due.version, secs).await {
                 tracing::warn!(table_id = %due.id, error = %e, "could not put off a due table");
             }
         }
-        Err(ApiError::Problem { code, detail, .. }) => {
-            tracing::warn!(table_id = %due.id, ?code, detail, "a due command was refused");
+        Err(
+            refused @ (ServiceError::Rules(_)
+            | ServiceError::Conflict { .. }
+            | ServiceError::Forbidden { .. }
+            | ServiceError::Invalid { .. }),
+        ) => {
+            tracing::warn!(table_id = %due.id, reason = %refused, "a due command was refused");
             let _ = store::due::clear_due(pool, due.id, due.version).await;
         }
         Err(e) => tracing::warn!(table_id = %due.id, error = %e, "could not fire a due table"),

@@ -6,12 +6,12 @@
 //! shown with the dispute. The handlers ([`crate::routes::disputes`]) parse
 //! and answer; the rules and the transactions are here.
 
-use actix_web::http::StatusCode;
 use sqlx::PgPool;
 use uuid::Uuid;
 
-use crate::error::{ApiError, ProblemCode};
+use crate::codes::ProblemCode;
 use crate::history::{self, AuditReport, Parsed};
+use crate::service_error::ServiceError;
 use crate::table_service::player_id;
 use store::disputes::{ActionRow, AdminAction, DisputeRow, NewDispute};
 
@@ -25,12 +25,12 @@ const ACTIONS_SHOWN: i64 = 200;
 /// A reason or a note: 1 to [`MAX_TEXT`] characters, not only spaces, and
 /// no control character but tabs and line breaks (PostgreSQL's text refuses
 /// NUL; the others have no place in a sentence shown to a person).
-pub fn text(what: &str, s: &str) -> Result<(), ApiError> {
+pub fn text(what: &str, s: &str) -> Result<(), ServiceError> {
     let control = s
         .chars()
         .any(|c| c.is_control() && !matches!(c, '\t' | '\n' | '\r'));
     if s.trim().is_empty() || s.chars().count() > MAX_TEXT || control {
-        return Err(ApiError::Validation {
+        return Err(ServiceError::Invalid {
             code: ProblemCode::InvalidDispute,
             detail: format!(
                 "{what}: 1 to {MAX_TEXT} characters, not only spaces, no control character \
@@ -41,9 +41,8 @@ pub fn text(what: &str, s: &str) -> Result<(), ApiError> {
     Ok(())
 }
 
-fn round_running(detail: String) -> ApiError {
-    ApiError::Problem {
-        status: StatusCode::CONFLICT,
+fn round_running(detail: String) -> ServiceError {
+    ServiceError::Conflict {
         code: ProblemCode::RoundRunning,
         detail,
     }
@@ -52,11 +51,10 @@ fn round_running(detail: String) -> ApiError {
 /// Whether `account_id` may dispute `round` (none: the game) of the game
 /// of `parsed`: a player of it, the round (or the game) over, however it
 /// ended.
-fn disputable(parsed: &Parsed, account_id: Uuid, round: Option<i32>) -> Result<(), ApiError> {
+fn disputable(parsed: &Parsed, account_id: Uuid, round: Option<i32>) -> Result<(), ServiceError> {
     let table = parsed.table()?;
     if table.seat_of(&player_id(account_id)).is_none() {
-        return Err(ApiError::Problem {
-            status: StatusCode::FORBIDDEN,
+        return Err(ServiceError::Forbidden {
             code: ProblemCode::NotAPlayer,
             detail: "only the players of this game may dispute its scores".into(),
         });
@@ -69,7 +67,9 @@ fn disputable(parsed: &Parsed, account_id: Uuid, round: Option<i32>) -> Result<(
     );
     match round {
         Some(n) => match parsed.round_span(n.unsigned_abs()) {
-            None => Err(ApiError::NotFound(format!("no round {n} at this table"))),
+            None => Err(ServiceError::NotFound(format!(
+                "no round {n} at this table"
+            ))),
             Some(span) if !span.finished => {
                 Err(round_running(format!("round {n} is still being played")))
             }
@@ -87,16 +87,16 @@ pub async fn file(
     pool: &PgPool,
     parsed: &Parsed,
     dispute: NewDispute<'_>,
-) -> Result<DisputeRow, ApiError> {
+) -> Result<DisputeRow, ServiceError> {
     disputable(parsed, dispute.account_id, dispute.round)?;
     let mut tx = pool.begin().await?;
     let Some(filed) = store::disputes::file(&mut tx, dispute, MAX_OPEN_DISPUTES).await? else {
-        return Err(ApiError::TooManyRequests {
+        return Err(ServiceError::Limited {
             code: ProblemCode::TooManyRequests,
             detail: format!(
                 "{MAX_OPEN_DISPUTES} disputes of yours are open; file another once one is resolved"
             ),
-            retry_after_secs: 3600,
+            retry_after: std::time::Duration::from_secs(3600),
         });
     };
     tx.commit().await?;
@@ -104,10 +104,10 @@ pub async fn file(
 }
 
 /// A dispute (404 when there is no such one).
-pub async fn dispute(pool: &PgPool, id: Uuid) -> Result<DisputeRow, ApiError> {
+pub async fn dispute(pool: &PgPool, id: Uuid) -> Result<DisputeRow, ServiceError> {
     store::disputes::get(pool, id)
         .await?
-        .ok_or_else(|| ApiError::NotFound("no such dispute".into()))
+        .ok_or_else(|| ServiceError::NotFound("no such dispute".into()))
 }
 
 /// A dispute as an admin opens it: the table's audit (kept once the game is
@@ -122,7 +122,7 @@ pub struct Opened {
 
 /// An admin opens a dispute: its table's audit, recorded as an admin
 /// action, and the actions on its table.
-pub async fn open(pool: &PgPool, admin: Uuid, id: Uuid) -> Result<Opened, ApiError> {
+pub async fn open(pool: &PgPool, admin: Uuid, id: Uuid) -> Result<Opened, ServiceError> {
     let d = dispute(pool, id).await?;
     let audit = history::kept_audit(pool, d.table_id, false).await?;
     let (table, id) = (Some(d.table_id), Some(d.id));
@@ -144,12 +144,11 @@ pub async fn resolve(
     id: Uuid,
     verdict: &str,
     note: &str,
-) -> Result<DisputeRow, ApiError> {
+) -> Result<DisputeRow, ServiceError> {
     let d = dispute(pool, id).await?;
     let mut tx = pool.begin().await?;
     if !store::disputes::resolve(&mut tx, id, admin, verdict, note).await? {
-        return Err(ApiError::Problem {
-            status: StatusCode::CONFLICT,
+        return Err(ServiceError::Conflict {
             code: ProblemCode::AlreadyResolved,
             detail: "this dispute has a verdict already".into(),
         });

@@ -16,112 +16,12 @@ use utoipa::ToSchema;
 
 use store::{self, StoreError};
 
+use crate::codes::ProblemCode;
+use crate::ratings::RatingError;
+use crate::service_error::ServiceError;
+
 /// Content type of every error answer.
 pub const PROBLEM_JSON: &str = "application/problem+json";
-
-/// Every `code` a problem may carry: clients switch on these.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Serialize,
-    ToSchema,
-    strum::IntoStaticStr,
-    strum::EnumString,
-    strum::EnumIter,
-)]
-#[serde(rename_all = "snake_case")]
-#[strum(serialize_all = "snake_case")]
-#[schema(example = "version_conflict")]
-pub enum ProblemCode {
-    MalformedJson,
-    InvalidBody,
-    InvalidQuery,
-    UnsupportedMediaType,
-    PayloadTooLarge,
-    Unauthorized,
-    InvalidCredentials,
-    Forbidden,
-    NotFound,
-    MethodNotAllowed,
-    UsernameTaken,
-    VersionConflict,
-    IdempotencyKeyReused,
-    ServiceUnavailable,
-    InternalError,
-    TooManyStreams,
-    StepOutOfRange,
-    IdempotencyKeyInUse,
-    CorsRefused,
-    TooManyRequests,
-    InvalidHeader,
-    InvalidMove,
-    NotAPlayer,
-    RoundRunning,
-    GameRunning,
-    InvalidLastEventId,
-    InvalidUsername,
-    InvalidPassword,
-    TableFull,
-    AlreadySeated,
-    NotSeated,
-    NotCreator,
-    NotEnoughPlayers,
-    TableNotWaiting,
-    NotAway,
-    SeatAway,
-    AlreadyResigned,
-    AbortTooLate,
-    GameAborted,
-    InvalidClock,
-    InvalidBot,
-    NoAutomaticMove,
-    InvalidRules,
-    GameNotStarted,
-    GameAlreadyStarted,
-    GameOver,
-    NoSuchSeat,
-    NotYourTurn,
-    CardNotInHand,
-    IllegalMove,
-    BadChoice,
-    BadAnnounce,
-    CannotDraw,
-    CannotPass,
-    CannotChallenge,
-    BadDeck,
-    InvalidDispute,
-    AlreadyResolved,
-    NoPersonSeated,
-    TooManyBots,
-    InvitationNeeded,
-    SeatReserved,
-    StartsByItself,
-    GameNotOver,
-    RematchOpen,
-    InvitationNotFound,
-    NotPrivate,
-    QuickplayTableOpen,
-    TableClosed,
-    DeliveryPending,
-    WebhooksOff,
-}
-
-impl ProblemCode {
-    /// The code as sent: the variant's name in snake_case, the same rule
-    /// serde's `rename_all` applies (one list of names, the enum's).
-    pub fn as_str(self) -> &'static str {
-        self.into()
-    }
-}
-
-impl std::fmt::Display for ProblemCode {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
 
 /// An error answered to a client.
 #[derive(Debug, thiserror::Error)]
@@ -207,7 +107,7 @@ impl ApiError {
         Self::TooManyRequests {
             code: ProblemCode::TooManyRequests,
             detail: detail.into(),
-            retry_after_secs: (wait.as_secs() + u64::from(wait.subsec_nanos() > 0)).max(1),
+            retry_after_secs: whole_seconds(wait),
         }
     }
 
@@ -234,6 +134,11 @@ impl ApiError {
             Self::Internal(_) => ProblemCode::InternalError,
         }
     }
+}
+
+/// `Retry-After`'s seconds: `wait` rounded up, at least one.
+fn whole_seconds(wait: std::time::Duration) -> u64 {
+    (wait.as_secs() + u64::from(wait.subsec_nanos() > 0)).max(1)
 }
 
 /// An RFC 9457 problem document, as sent.
@@ -350,12 +255,39 @@ impl From<sqlx::Error> for ApiError {
     }
 }
 
-/// Ratings that cannot be kept fail the write they were part of.
-impl From<crate::ratings::RatingError> for ApiError {
-    fn from(err: crate::ratings::RatingError) -> Self {
+/// The services' answers as HTTP, each kind of refusal with its status;
+/// a rating that cannot be kept fails the write it was part of.
+impl From<ServiceError> for ApiError {
+    fn from(err: ServiceError) -> Self {
+        use StatusCode as S;
+        let problem = |status, code, detail| Self::Problem {
+            status,
+            code,
+            detail,
+        };
         match err {
-            crate::ratings::RatingError::Database(e) => e.into(),
-            corrupt => Self::internal(corrupt),
+            ServiceError::Rules(refusal) => refusal.into(),
+            ServiceError::VersionConflict { expected } => Self::VersionConflict { expected },
+            ServiceError::NotFound(what) => Self::NotFound(what),
+            ServiceError::Forbidden { code, detail } => problem(S::FORBIDDEN, code, detail),
+            ServiceError::Conflict { code, detail } => problem(S::CONFLICT, code, detail),
+            ServiceError::Invalid { code, detail } => {
+                problem(S::UNPROCESSABLE_ENTITY, code, detail)
+            }
+            ServiceError::Limited {
+                code,
+                detail,
+                retry_after,
+            } => Self::TooManyRequests {
+                code,
+                detail,
+                retry_after_secs: whole_seconds(retry_after),
+            },
+            ServiceError::IdempotencyKeyReused => Self::IdempotencyKeyReused,
+            ServiceError::Store(e) => e.into(),
+            ServiceError::Rating(RatingError::Database(e)) => e.into(),
+            ServiceError::Rating(corrupt) => Self::internal(corrupt),
+            ServiceError::Internal(e) => Self::Internal(e),
         }
     }
 }

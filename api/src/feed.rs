@@ -2,24 +2,19 @@
 //! their tables told them away from the table (`domain::Table::notices`),
 //! written with the events that caused it ([`store::feed`]); read
 //! page by page, as a long poll woken across processes like the tables'
-//! ([`crate::log::hub::CommitHub::subscribe_feed`]), or as a stream.
+//! ([`crate::log::hub::CommitHub::subscribe_feed`]), or as a stream
+//! ([`crate::sse::feed`]).
 
-use std::collections::VecDeque;
-use std::time::Duration;
-
-use bytes::Bytes;
 use chrono::{DateTime, Utc};
 use domain::NoticeKind;
-use futures_util::stream::{self, Stream};
 use serde::Serialize;
 use sqlx::PgPool;
 use tokio::time::Instant;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::error::ApiError;
 use crate::log::hub::CommitHub;
-use crate::sse::frame;
+use crate::service_error::ServiceError;
 use store::chain;
 
 /// The most items of a page, and of a stream's read.
@@ -59,9 +54,9 @@ pub struct FeedItem {
 
 impl FeedItem {
     /// The item as stored (a kind the store's check allows).
-    pub fn of(item: &store::feed::Item) -> Result<Self, ApiError> {
+    pub fn of(item: &store::feed::Item) -> Result<Self, ServiceError> {
         let kind = serde_json::from_value(serde_json::Value::from(item.kind.as_str()))
-            .map_err(ApiError::internal)?;
+            .map_err(ServiceError::internal)?;
         Ok(Self {
             id: item.id,
             kind,
@@ -103,7 +98,7 @@ pub async fn poll(
     after: i64,
     limit: i64,
     deadline: Option<Instant>,
-) -> Result<Vec<FeedItem>, ApiError> {
+) -> Result<Vec<FeedItem>, ServiceError> {
     // Subscribed before the first read: no item is missed.
     let mut woken = hub.subscribe_feed(account);
     loop {
@@ -117,57 +112,4 @@ pub async fn poll(
             return items.iter().map(FeedItem::of).collect();
         }
     }
-}
-
-/// The caller's feed as server-sent events: a comment first, then every
-/// item after `after` (`id:` the item's id, `data:` the item), then each new
-/// one as it is committed; a keep-alive comment after each `keepalive` of
-/// silence (the feed read again then: a notification can be lost).
-pub fn stream(
-    pool: PgPool,
-    hub: CommitHub,
-    account: Uuid,
-    after: i64,
-    keepalive: Duration,
-) -> impl Stream<Item = Result<Bytes, sqlx::Error>> + 'static {
-    let mut pending = VecDeque::new();
-    pending.push_back(Bytes::from_static(b": your feed\nretry: 2000\n\n"));
-    let woken = hub.subscribe_feed(account);
-    let state = (pool, hub, woken, after, pending, true);
-    stream::unfold(
-        state,
-        move |(pool, hub, mut woken, mut after, mut pending, mut read)| async move {
-            loop {
-                if let Some(b) = pending.pop_front() {
-                    return Some((Ok(b), (pool, hub, woken, after, pending, read)));
-                }
-                if read {
-                    let items = match store::feed::after(&pool, account, after, MAX_PAGE).await {
-                        Ok(items) => items,
-                        Err(e) => {
-                            tracing::warn!(error = %e, "feed stream stops");
-                            return None;
-                        }
-                    };
-                    for item in &items {
-                        let Ok(shown) = FeedItem::of(item) else {
-                            return None;
-                        };
-                        pending.push_back(frame(item.id, &shown));
-                        after = item.id;
-                    }
-                    // A full page: read on before waiting.
-                    read = items.len() as i64 == MAX_PAGE;
-                    if !pending.is_empty() {
-                        continue;
-                    }
-                }
-                let deadline = Instant::now() + keepalive;
-                if !hub.wait(&mut woken, deadline).await {
-                    pending.push_back(Bytes::from_static(b": keep-alive\n\n"));
-                }
-                read = true;
-            }
-        },
-    )
 }

@@ -66,6 +66,7 @@
 //! | [`config`], [`startup`], [`telemetry`], [`metrics`], [`openapi`], [`password`], [`console`] | settings, the server's assembly, logs, the metrics' exporter (`/metrics`), the OpenAPI document, argon2id, the admin console |
 
 pub mod auth;
+pub mod codes;
 pub mod config;
 pub mod console;
 pub mod deadlines;
@@ -84,6 +85,7 @@ pub mod rates;
 pub mod ratings;
 pub mod routes;
 pub mod searches;
+pub mod service_error;
 pub mod sse;
 pub mod startup;
 pub mod table_service;

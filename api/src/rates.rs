@@ -18,7 +18,7 @@ use governor::clock::{Clock, DefaultClock};
 use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
 use uuid::Uuid;
 
-use crate::error::ApiError;
+use crate::service_error::ServiceError;
 
 /// One bucket per key, or none at all (a limit of 0).
 #[derive(Debug)]
@@ -43,7 +43,7 @@ impl<K: Hash + Eq + Clone> Limit<K> {
     }
 
     /// Takes one from `key`'s bucket, or says how long to wait.
-    fn take(&self, key: &K) -> Result<(), ApiError> {
+    fn take(&self, key: &K) -> Result<(), ServiceError> {
         let Some(limiter) = &self.limiter else {
             return Ok(());
         };
@@ -52,7 +52,10 @@ impl<K: Hash + Eq + Clone> Limit<K> {
         }
         limiter.check_key(key).map_err(|not_until| {
             let wait = not_until.wait_time_from(DefaultClock::default().now());
-            ApiError::too_many_requests(format!("too many {}; try again later", self.what), wait)
+            ServiceError::too_many_requests(
+                format!("too many {}; try again later", self.what),
+                wait,
+            )
         })
     }
 }
@@ -89,22 +92,22 @@ impl Rates {
     }
 
     /// An account about to be created from `address`.
-    pub fn sign_up(&self, address: Option<IpAddr>) -> Result<(), ApiError> {
+    pub fn sign_up(&self, address: Option<IpAddr>) -> Result<(), ServiceError> {
         self.sign_ups.take(&address)
     }
 
     /// A session about to be opened for `account` (its password checked).
-    pub fn log_in(&self, account: Uuid) -> Result<(), ApiError> {
+    pub fn log_in(&self, account: Uuid) -> Result<(), ServiceError> {
         self.log_ins.take(&account)
     }
 
     /// A table about to be created by `account`.
-    pub fn table(&self, account: Uuid) -> Result<(), ApiError> {
+    pub fn table(&self, account: Uuid) -> Result<(), ServiceError> {
         self.tables.take(&account)
     }
 
     /// A public page (a profile, a leaderboard) read from `address`.
-    pub fn public_read(&self, address: Option<IpAddr>) -> Result<(), ApiError> {
+    pub fn public_read(&self, address: Option<IpAddr>) -> Result<(), ServiceError> {
         self.public_reads.take(&address)
     }
 }
@@ -112,7 +115,7 @@ impl Rates {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::ProblemCode;
+    use crate::codes::ProblemCode;
 
     fn rates(n: u32) -> Rates {
         Rates::new(RateLimits {
@@ -131,14 +134,13 @@ mod tests {
             rates.table(me).unwrap();
         }
         match rates.table(me) {
-            Err(ApiError::TooManyRequests {
-                code,
-                retry_after_secs,
-                ..
+            Err(ServiceError::Limited {
+                code, retry_after, ..
             }) => {
                 assert_eq!(code, ProblemCode::TooManyRequests);
                 // One token comes back every 20 s.
-                assert!((1..=20).contains(&retry_after_secs), "{retry_after_secs}");
+                let secs = retry_after.as_secs_f64();
+                assert!(secs > 0.0 && secs <= 20.0, "{secs}");
             }
             other => panic!("expected 429, got {other:?}"),
         }

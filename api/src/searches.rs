@@ -17,8 +17,8 @@ use domain::bots::Playouts;
 use domain::{Table, TableCommand, TableError, TableEvent};
 use tokio::sync::Semaphore;
 
-use crate::error::ApiError;
 use crate::metric_names;
+use crate::service_error::ServiceError;
 
 /// A bot's move decided on a copy of its table: the table after it, and
 /// the command's events (or why it was refused).
@@ -59,13 +59,13 @@ impl SearchBudget {
         &self,
         mut table: Table,
         seed: u32,
-    ) -> Result<(TableCommand, Searched), ApiError> {
+    ) -> Result<(TableCommand, Searched), ServiceError> {
         let searches = table.automatic_level().is_some_and(|l| l.searches());
         let (_permit, playouts) = if searches {
             self.queued.fetch_add(1, Ordering::SeqCst);
             let permit = self.permits.clone().acquire_owned().await;
             let behind = self.queued.fetch_sub(1, Ordering::SeqCst) - 1;
-            let permit = permit.map_err(ApiError::internal)?;
+            let permit = permit.map_err(ServiceError::internal)?;
             (Some(permit), under_pressure(behind))
         } else {
             (None, Playouts::FULL)
@@ -80,7 +80,7 @@ impl SearchBudget {
             (command, Searched { table, events })
         })
         .await;
-        decided.map_err(|_| ApiError::internal("a bot's decision failed"))
+        decided.map_err(|_| ServiceError::internal("a bot's decision failed"))
     }
 }
 

@@ -18,7 +18,10 @@ use uuid::Uuid;
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use crate::error::{ApiError, ProblemCode};
+use crate::codes::ProblemCode;
+use crate::error::ApiError;
+use crate::feed::{self, FeedItem};
+use crate::log::hub::CommitHub;
 use crate::table_service::{CachedTable, Subscription, TableService};
 use crate::watchers::Watch;
 use store::events::PAGE;
@@ -270,4 +273,58 @@ where
             HeaderValue::from_static("no"),
         ))
         .streaming(body)
+}
+
+/// The caller's feed as server-sent events: a comment first, then every
+/// item after `after` (`id:` the item's id, `data:` the item), then each new
+/// one as it is committed; a keep-alive comment after each `keepalive` of
+/// silence (the feed read again then: a notification can be lost).
+pub fn feed(
+    pool: PgPool,
+    hub: CommitHub,
+    account: Uuid,
+    after: i64,
+    keepalive: Duration,
+) -> impl Stream<Item = Result<Bytes, sqlx::Error>> + 'static {
+    let mut pending = VecDeque::new();
+    pending.push_back(Bytes::from_static(b": your feed\nretry: 2000\n\n"));
+    let woken = hub.subscribe_feed(account);
+    let state = (pool, hub, woken, after, pending, true);
+    stream::unfold(
+        state,
+        move |(pool, hub, mut woken, mut after, mut pending, mut read)| async move {
+            loop {
+                if let Some(b) = pending.pop_front() {
+                    return Some((Ok(b), (pool, hub, woken, after, pending, read)));
+                }
+                if read {
+                    let items =
+                        match store::feed::after(&pool, account, after, feed::MAX_PAGE).await {
+                            Ok(items) => items,
+                            Err(e) => {
+                                tracing::warn!(error = %e, "feed stream stops");
+                                return None;
+                            }
+                        };
+                    for item in &items {
+                        let Ok(shown) = FeedItem::of(item) else {
+                            return None;
+                        };
+                        pending.push_back(frame(item.id, &shown));
+                        after = item.id;
+                    }
+                    // A full page: read on before waiting.
+                    read = items.len() as i64 == feed::MAX_PAGE;
+                    if !pending.is_empty() {
+                        continue;
+                    }
+                }
+                let deadline = Instant::now() + keepalive;
+                if !hub.wait(&mut woken, deadline).await {
+                    pending.push_back(Bytes::from_static(b": keep-alive\n\n"));
+                }
+                read = true;
+            }
+        },
+    )
 }

@@ -19,8 +19,9 @@ use utoipa::OpenApi;
 use utoipa_actix_web::AppExt;
 use utoipa_swagger_ui::{Config, SwaggerUi};
 
+use crate::codes::ProblemCode;
 use crate::config::Settings;
-use crate::error::{self, ApiError, ProblemCode};
+use crate::error::{self, ApiError};
 use crate::log::hub::CommitHub;
 use crate::openapi::{self, ApiDoc};
 use crate::rates::{RateLimits, Rates};

@@ -22,7 +22,8 @@ use tokio::sync::watch;
 use uuid::Uuid;
 
 use crate::auth::{AuthUser, ClientAddress};
-use crate::error::{ApiError, ProblemCode};
+use crate::codes::ProblemCode;
+use crate::error::ApiError;
 
 /// How often the sessions of open watches are checked in the database
 /// (revocations through other processes, the README's revocation delay).
@@ -184,12 +185,12 @@ impl Watch {
     }
 
     /// Runs `poll` (a long poll) unless the session ends first: then 401.
-    pub async fn unless_ended<T>(
+    pub async fn unless_ended<T, E: Into<ApiError>>(
         mut self,
-        poll: impl std::future::Future<Output = Result<T, ApiError>>,
+        poll: impl std::future::Future<Output = Result<T, E>>,
     ) -> Result<T, ApiError> {
         tokio::select! {
-            answer = poll => answer,
+            answer = poll => answer.map_err(Into::into),
             () = self.ended() => Err(ApiError::Unauthorized("the token was revoked or has expired")),
         }
     }

@@ -551,25 +551,6 @@ impl fmt::Display for Face {
 mod tests {
     use super::*;
 
-    /// `Card::index` numbers every card of every deck apart, and
-    /// `CardSet::single` gives the card back.
-    #[test]
-    fn card_sets_number_every_card_apart() {
-        let mut all = CardSet::EMPTY;
-        for kind in [
-            crate::deck::DeckKind::French54,
-            crate::deck::DeckKind::Letters100,
-        ] {
-            for &card in kind.distinct_cards() {
-                assert!(!all.contains(card), "{card} numbered twice");
-                all.insert(card);
-                assert_eq!(CardSet::of(card).single(), Some(card));
-            }
-        }
-        assert_eq!(all, CardSet::ALL);
-        assert_eq!(CardSet::holding(&[Card::Joker, Card::Star]).single(), None);
-    }
-
     #[test]
     fn every_code_round_trips() {
         let mut all: Vec<Card> = vec![Card::Joker, Card::Star, Card::Bang];

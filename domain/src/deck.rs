@@ -162,7 +162,23 @@ pub fn full_deck(kind: DeckKind, copies: u32) -> Vec<Card> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::card::Face;
+    use crate::card::{CardSet, Face};
+
+    /// `Card::index` numbers every card of every deck apart, and
+    /// `CardSet::single` gives the card back.
+    #[test]
+    fn card_sets_number_every_card_apart() {
+        let mut all = CardSet::EMPTY;
+        for kind in [DeckKind::French54, DeckKind::Letters100] {
+            for &card in kind.distinct_cards() {
+                assert!(!all.contains(card), "{card} numbered twice");
+                all.insert(card);
+                assert_eq!(CardSet::of(card).single(), Some(card));
+            }
+        }
+        assert_eq!(all, CardSet::ALL);
+        assert_eq!(CardSet::holding(&[Card::Joker, Card::Star]).single(), None);
+    }
 
     #[test]
     fn french_decks_have_their_sizes() {

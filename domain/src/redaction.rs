@@ -341,6 +341,34 @@ fn turn_started_seen(seat: Seat, pending: &Pending, frozen: bool, reader: Option
     }
 }
 
+/// D42 through a table: what a bot's move shows each seat.
+#[cfg(test)]
+mod table_tests {
+    use super::*;
+    use crate::bots::Level;
+    use crate::table::presence_tests::{own_move, play_for, run, started_with};
+
+    #[test]
+    fn d42_a_bots_seed_is_hidden_from_the_other_seats_like_a_card() {
+        let (mut table, mut log) = started_with(&["a"], &[Level::Random]);
+        while table.automatic().is_none() {
+            own_move(&mut table, &mut log);
+        }
+        let command = play_for(77);
+        let events = run(&mut table, &mut log, command);
+        let moved = &events[0];
+        for reader in [Some(0), None] {
+            let Seen::Part(part) = moved.seen_by(reader) else {
+                panic!("the seed shown to {reader:?}");
+            };
+            assert!(part.get("seed").is_none(), "{part}");
+            assert_eq!(part["seat"], 1);
+            assert_eq!(part["bot"], "random@1");
+        }
+        assert_eq!(moved.seen_by(Some(1)), Seen::Whole);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,7 +8,6 @@
 
 use std::fmt::Write as _;
 
-use actix_web::http::StatusCode;
 use domain::event::{Event, GameEnded, Seat};
 use domain::table::{Table, TableEvent};
 use domain::FullView;
@@ -17,7 +16,8 @@ use sqlx::PgPool;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::error::{ApiError, ProblemCode};
+use crate::codes::ProblemCode;
+use crate::service_error::ServiceError;
 use store::chain;
 use store::StoredEvent;
 
@@ -36,10 +36,10 @@ pub struct Log {
 
 /// Loads the whole log of a table, page by page; 404 when there is no such
 /// table.
-pub async fn load(pool: &PgPool, table_id: Uuid) -> Result<Log, ApiError> {
+pub async fn load(pool: &PgPool, table_id: Uuid) -> Result<Log, ServiceError> {
     let version = store::events::current_version(pool, table_id)
         .await?
-        .ok_or_else(|| ApiError::NotFound("no such table".into()))?;
+        .ok_or_else(|| ServiceError::NotFound("no such table".into()))?;
     let mut events: Vec<StoredEvent> = Vec::new();
     loop {
         let after = events.last().map_or(0, |e| e.seq);
@@ -66,12 +66,12 @@ pub async fn kept_audit(
     pool: &PgPool,
     table_id: Uuid,
     fresh: bool,
-) -> Result<AuditReport, ApiError> {
+) -> Result<AuditReport, ServiceError> {
     // Kept only for a game that was over, at the table's version then: a
     // row at the current version is that game's audit.
     if !fresh {
         if let Some(kept) = store::audits::kept(pool, table_id).await? {
-            return serde_json::from_value(kept).map_err(ApiError::internal);
+            return serde_json::from_value(kept).map_err(ServiceError::internal);
         }
     }
     let log = load(pool, table_id).await?;
@@ -79,9 +79,11 @@ pub async fn kept_audit(
         .events
         .last()
         .is_some_and(|e| matches!(e.kind.as_str(), "game_ended" | "game_aborted"));
-    let report = actix_web::web::block(move || audit(&log)).await?;
+    let report = tokio::task::spawn_blocking(move || audit(&log))
+        .await
+        .map_err(ServiceError::internal)?;
     if over {
-        let kept = serde_json::to_value(&report).map_err(ApiError::internal)?;
+        let kept = serde_json::to_value(&report).map_err(ServiceError::internal)?;
         store::audits::keep(pool, table_id, report.version, &kept).await?;
     }
     Ok(report)
@@ -108,12 +110,12 @@ pub struct Parsed {
     pub events: Vec<TableEvent>,
 }
 
-fn corrupt(seq: i64, why: &str) -> ApiError {
-    ApiError::internal(format!("the log is corrupt at seq {seq}: {why}"))
+fn corrupt(seq: i64, why: &str) -> ServiceError {
+    ServiceError::internal(format!("the log is corrupt at seq {seq}: {why}"))
 }
 
 impl Parsed {
-    pub fn new(log: Log) -> Result<Self, ApiError> {
+    pub fn new(log: Log) -> Result<Self, ServiceError> {
         let events = log
             .events
             .iter()
@@ -123,7 +125,7 @@ impl Parsed {
     }
 
     /// The table after its first `n` events.
-    pub fn table_after(&self, n: usize) -> Result<Table, ApiError> {
+    pub fn table_after(&self, n: usize) -> Result<Table, ServiceError> {
         let mut it = self.events[..n.min(self.events.len())].iter();
         let first = it.next().ok_or_else(|| corrupt(1, "the log is empty"))?;
         let mut table = Table::from_events([first])
@@ -136,7 +138,7 @@ impl Parsed {
     }
 
     /// The table after every event.
-    pub fn table(&self) -> Result<Table, ApiError> {
+    pub fn table(&self) -> Result<Table, ServiceError> {
         self.table_after(self.events.len())
     }
 
@@ -172,7 +174,7 @@ impl Parsed {
 
     /// The seat of an account in the game (from `game_started`), or at the
     /// table before the start.
-    pub fn seat_of(&self, account_id: Uuid) -> Result<Option<Seat>, ApiError> {
+    pub fn seat_of(&self, account_id: Uuid) -> Result<Option<Seat>, ServiceError> {
         Ok(self
             .table()?
             .seat_of(&crate::table_service::player_id(account_id)))
@@ -264,7 +266,7 @@ pub struct RoundsDto {
 }
 
 /// Every round that is over and, once the game is over, the result.
-pub fn rounds(p: &Parsed) -> Result<RoundsDto, ApiError> {
+pub fn rounds(p: &Parsed) -> Result<RoundsDto, ServiceError> {
     let mut running: Option<(u32, Seat, String)> = None;
     let mut rounds = Vec::new();
     let mut result = None;
@@ -311,7 +313,7 @@ fn cut_short(
     dealer: Seat,
     started_at: String,
     ended_at: String,
-) -> Result<RoundSummary, ApiError> {
+) -> Result<RoundSummary, ServiceError> {
     let table = p.table_after(i + 1)?;
     let game = table
         .game
@@ -370,12 +372,11 @@ pub struct ReplayDto {
 
 /// The round `span` at `step` (default: its last step); 422
 /// `step_out_of_range` beyond it.
-pub fn replay(p: &Parsed, span: RoundSpan, step: Option<usize>) -> Result<ReplayDto, ApiError> {
+pub fn replay(p: &Parsed, span: RoundSpan, step: Option<usize>) -> Result<ReplayDto, ServiceError> {
     let last = span.last_step();
     let step = step.unwrap_or(last);
     if step > last {
-        return Err(ApiError::Problem {
-            status: StatusCode::UNPROCESSABLE_ENTITY,
+        return Err(ServiceError::Invalid {
             code: ProblemCode::StepOutOfRange,
             detail: format!("round {} has steps 0 to {last}, not {step}", span.round),
         });
@@ -398,13 +399,13 @@ fn full_view(table: &Table) -> Option<FullView> {
 
 /// A readable account of round `round` (default: the last dealt), step by
 /// step, every hand shown (`huit replay`).
-pub fn replay_text(p: &Parsed, round: Option<u32>) -> Result<String, ApiError> {
+pub fn replay_text(p: &Parsed, round: Option<u32>) -> Result<String, ServiceError> {
     let n = round
         .or_else(|| p.last_round())
-        .ok_or_else(|| ApiError::NotFound("no round has been dealt at this table".into()))?;
+        .ok_or_else(|| ServiceError::NotFound("no round has been dealt at this table".into()))?;
     let span = p
         .round_span(n)
-        .ok_or_else(|| ApiError::NotFound(format!("no round {n} at this table")))?;
+        .ok_or_else(|| ServiceError::NotFound(format!("no round {n} at this table")))?;
     let mut table = p.table_after(span.start)?;
     let names: Vec<String> = table
         .seated()

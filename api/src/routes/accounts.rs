@@ -8,7 +8,8 @@ use sqlx::PgPool;
 use utoipa::ToSchema;
 
 use crate::auth::ClientAddress;
-use crate::error::{ApiError, Problem, ProblemCode};
+use crate::codes::ProblemCode;
+use crate::error::{ApiError, Problem};
 use crate::password;
 use crate::rates::Rates;
 use crate::routes::problems::{JsonBody, ServiceUnavailable, TooManyRequests};

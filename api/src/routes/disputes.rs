@@ -9,8 +9,9 @@ use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
 use crate::auth::AuthUser;
+use crate::codes::ProblemCode;
 use crate::disputes::{self, Opened};
-use crate::error::{ApiError, Problem, ProblemCode};
+use crate::error::{ApiError, Problem};
 use crate::history::AuditReport;
 use crate::routes::problems::{Authenticated, JsonBody, OnTable};
 use crate::routes::shared::{cursor_after, page_limit, ListQuery, TableCall, TablePath};

@@ -23,8 +23,9 @@ use sqlx::PgPool;
 use utoipa::IntoParams;
 use uuid::Uuid;
 
+use crate::codes::ProblemCode;
 use crate::config::Settings;
-use crate::error::{ApiError, Problem, ProblemCode};
+use crate::error::{ApiError, Problem};
 use crate::history::{self, AuditReport, Parsed, ReplayDto, RoundsDto};
 use crate::routes::problems::{Authenticated, OnTable, WatchingTable};
 use crate::routes::shared::{TableCall, TablePath, Watching};
@@ -41,7 +42,9 @@ impl TableCall<PgPool> {
 
     /// The table's whole log, parsed (404 when there is no such table).
     pub async fn parsed(&self) -> Result<Parsed, ApiError> {
-        Parsed::new(history::load(&self.state, self.table_id).await?)
+        Ok(Parsed::new(
+            history::load(&self.state, self.table_id).await?,
+        )?)
     }
 
     /// Records that the caller, an admin, did `action` on this table.

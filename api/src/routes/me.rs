@@ -214,7 +214,7 @@ pub async fn stream_feed(
     let after = feed_after(query.after)?;
     let after = last_event_id(&req, "the id of a feed item")?.unwrap_or(after);
     let watch = slot.open(&user)?;
-    let body = feed::stream(
+    let body = sse::feed(
         pool.get_ref().clone(),
         tables.hub().clone(),
         user.account.id,

@@ -18,7 +18,8 @@ use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
 use crate::auth::{AuthUser, CachedAuthUser};
-use crate::error::{ApiError, ProblemCode};
+use crate::codes::ProblemCode;
+use crate::error::ApiError;
 use crate::table_service::TableService;
 use crate::telemetry;
 use crate::watchers::{Watch, WatchSlot};
@@ -72,7 +73,10 @@ impl<S: ?Sized + 'static> FromRequest for TableCall<S> {
         );
         Box::pin(async move {
             let (state, tables, user, path) = parts.await?;
-            tables.seen_by(path.0, &user.account).await?;
+            tables
+                .seen_by(path.0, &user.account)
+                .await
+                .map_err(ApiError::from)?;
             Ok(Self {
                 state,
                 user,
@@ -119,7 +123,10 @@ impl FromRequest for Watching {
         )>::from_request(req, payload);
         Box::pin(async move {
             let (tables, user, table, slot) = parts.await?;
-            tables.seen_by(table.0, &user.account).await?;
+            tables
+                .seen_by(table.0, &user.account)
+                .await
+                .map_err(ApiError::from)?;
             Ok(Self {
                 tables,
                 user,
@@ -230,5 +237,27 @@ impl From<Account> for AccountDto {
             username: a.username,
             role: a.role,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use actix_web::HttpResponse;
+    use tracing::level_filters::LevelFilter;
+
+    use super::*;
+    use crate::telemetry::tests::serve_once;
+
+    #[actix_web::test]
+    async fn a_line_logged_while_serving_a_table_route_names_the_table() {
+        let id = "6f1c2a5e-2b7d-4c1e-9a53-0d4f8b2e7c11";
+        let handler = |_: TablePath| async {
+            tracing::info!("serving");
+            HttpResponse::Ok().finish()
+        };
+        let uri = format!("/tables/{id}");
+        let (_, logged) = serve_once(LevelFilter::INFO, "/tables/{id}", &uri, handler).await;
+        let line = logged.lines().find(|l| l.contains("serving")).unwrap();
+        assert!(line.contains(&format!("table_id={id}")), "{logged}");
     }
 }

@@ -10,8 +10,9 @@ use sqlx::PgPool;
 use utoipa::{IntoParams, ToSchema};
 
 use crate::auth::AuthUser;
+use crate::codes::ProblemCode;
 use crate::config::Settings;
-use crate::error::{ApiError, Problem, ProblemCode};
+use crate::error::{ApiError, Problem};
 use crate::feed::FeedItem;
 use crate::routes::problems::Authenticated;
 use crate::routes::shared::page_limit;

@@ -11,7 +11,7 @@ use tokio::sync::Mutex;
 use uuid::Uuid;
 
 use super::{corrupt, corrupt_event, not_found, parse_event, CachedTable, TableService};
-use crate::error::ApiError;
+use crate::service_error::ServiceError;
 use store::copy::CopyRows;
 use store::{EventData, StoredEvent};
 
@@ -81,7 +81,7 @@ pub(super) type Slot = Arc<Mutex<Option<Entry>>>;
 /// [`TableService::load`]); `None` for no event at all.
 fn fold_batches(
     batches: &mut tokio::sync::mpsc::Receiver<Vec<EventData>>,
-) -> Result<Option<Table>, ApiError> {
+) -> Result<Option<Table>, ServiceError> {
     let mut fold = Fold::new();
     while let Some(batch) = batches.blocking_recv() {
         for e in batch {
@@ -106,7 +106,7 @@ impl TableService {
         table_id: Uuid,
         slot: &'s mut Option<Entry>,
         min_version: i64,
-    ) -> Result<&'s mut Entry, ApiError> {
+    ) -> Result<&'s mut Entry, ServiceError> {
         // Taken before reading: a commit heard after this moves `heard`.
         let heard = self.hub.heard(table_id);
         let current = match (slot.as_ref(), heard) {
@@ -134,7 +134,7 @@ impl TableService {
     /// binary `COPY` of seq, type and data text, its rows handed in batches
     /// to a blocking thread that parses and folds them, so that PostgreSQL
     /// producing the rows, this task receiving them and the parsing overlap.
-    async fn load(&self, table_id: Uuid) -> Result<Entry, ApiError> {
+    async fn load(&self, table_id: Uuid) -> Result<Entry, ServiceError> {
         let row = store::tables::get(&self.pool, table_id)
             .await?
             .ok_or_else(not_found)?;
@@ -164,11 +164,11 @@ impl TableService {
             if !batch.is_empty() && folding {
                 let _ = batches.send(batch).await;
             }
-            Ok::<_, ApiError>(())
+            Ok::<_, ServiceError>(())
         }
         .await;
         drop(batches);
-        let folded = folder.await.map_err(ApiError::internal)?;
+        let folded = folder.await.map_err(ServiceError::internal)?;
         read?;
         let table = folded?.ok_or_else(not_found)?;
         Ok(Entry::new(CachedTable::new(
@@ -181,7 +181,7 @@ impl TableService {
 
     /// Reads and folds the events after the cached version (whole, with
     /// their hashes: they join the tail).
-    async fn catch_up(&self, table_id: Uuid, entry: &mut Entry) -> Result<(), ApiError> {
+    async fn catch_up(&self, table_id: Uuid, entry: &mut Entry) -> Result<(), ServiceError> {
         let mut moved = false;
         loop {
             let after = entry.version();

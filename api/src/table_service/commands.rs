@@ -12,13 +12,13 @@ use super::{
     corrupt, new_events, not_found, player_id, Acted, CachedTable, Idempotency, TableService,
     MAX_ATTEMPTS,
 };
-use crate::error::ApiError;
 use crate::invites;
 use crate::log::Durability;
 use crate::metric_names;
 use crate::rates::Rates;
 use crate::ratings;
 use crate::searches::Searched;
+use crate::service_error::ServiceError;
 use store::chain::GENESIS_PREV_HASH;
 use store::idempotency::StoredResponse;
 use store::{self, StoreError};
@@ -40,7 +40,7 @@ pub struct Opening<'a> {
 impl Opening<'_> {
     /// The first events of the table `creator` opens: created, the
     /// creator at seat 0, then the bots; or why it cannot be.
-    pub fn events(&self, creator: Uuid, username: &str) -> Result<Vec<TableEvent>, ApiError> {
+    pub fn events(&self, creator: Uuid, username: &str) -> Result<Vec<TableEvent>, ServiceError> {
         let mut events = Table::open(
             self.ruleset,
             self.options,
@@ -84,7 +84,7 @@ impl TableService {
         creator: Uuid,
         username: &str,
         opening: Opening<'_>,
-    ) -> Result<(Uuid, CachedTable), ApiError> {
+    ) -> Result<(Uuid, CachedTable), ServiceError> {
         let events = opening.events(creator, username)?;
         rates.table(creator)?;
         self.open(creator, events, None).await
@@ -97,7 +97,7 @@ impl TableService {
         creator: Uuid,
         events: Vec<TableEvent>,
         quickplay_key: Option<&str>,
-    ) -> Result<(Uuid, CachedTable), ApiError> {
+    ) -> Result<(Uuid, CachedTable), ServiceError> {
         let mut tx = self.pool.begin().await?;
         let opened = self
             .open_in(&mut tx, creator, events, quickplay_key)
@@ -117,10 +117,10 @@ impl TableService {
         creator: Uuid,
         events: Vec<TableEvent>,
         quickplay_key: Option<&str>,
-    ) -> Result<Unannounced, ApiError> {
+    ) -> Result<Unannounced, ServiceError> {
         let table = Table::from_events(&events).ok_or_else(|| corrupt("no table_created"))?;
         let id = Uuid::new_v4();
-        let seats = i32::try_from(table.seats).map_err(ApiError::internal)?;
+        let seats = i32::try_from(table.seats).map_err(ServiceError::internal)?;
         let code = (!table.lobby.visibility.is_public()).then(invites::new_code);
         let digest = code.as_deref().map(invites::digest);
         let lobby = store::lobby::LobbyRow {
@@ -153,7 +153,10 @@ impl TableService {
     }
 
     /// A new table, committed: announced to every process and cached here.
-    pub(super) async fn opened(&self, new: Unannounced) -> Result<(Uuid, CachedTable), ApiError> {
+    pub(super) async fn opened(
+        &self,
+        new: Unannounced,
+    ) -> Result<(Uuid, CachedTable), ServiceError> {
         let Unannounced {
             id,
             table,
@@ -181,10 +184,10 @@ impl TableService {
         table_id: Uuid,
         account_id: Uuid,
         idempotency: &Idempotency,
-    ) -> Result<Option<StoredResponse>, ApiError> {
+    ) -> Result<Option<StoredResponse>, ServiceError> {
         match store::idempotency::find(&self.pool, table_id, account_id, &idempotency.key).await? {
             Some(stored) if stored.request_hash != idempotency.request_hash => {
-                Err(ApiError::IdempotencyKeyReused)
+                Err(ServiceError::IdempotencyKeyReused)
             }
             stored => Ok(stored),
         }
@@ -204,8 +207,8 @@ impl TableService {
         command: &TableCommand,
         expected_version: Option<i64>,
         idempotency: Option<(Uuid, &Idempotency)>,
-        answer: impl Fn(&CachedTable, &[StoredEvent], &[TableEvent]) -> Result<R, ApiError>,
-    ) -> Result<Acted<R>, ApiError> {
+        answer: impl Fn(&CachedTable, &[StoredEvent], &[TableEvent]) -> Result<R, ServiceError>,
+    ) -> Result<Acted<R>, ServiceError> {
         let writes = Writes {
             idempotency,
             tx: None,
@@ -223,8 +226,8 @@ impl TableService {
         table_id: Uuid,
         command: &TableCommand,
         expected_version: i64,
-        answer: impl Fn(&CachedTable, &[StoredEvent], &[TableEvent]) -> Result<R, ApiError>,
-    ) -> Result<Acted<R>, ApiError> {
+        answer: impl Fn(&CachedTable, &[StoredEvent], &[TableEvent]) -> Result<R, ServiceError>,
+    ) -> Result<Acted<R>, ServiceError> {
         let writes = Writes {
             idempotency: None,
             tx: Some(tx),
@@ -240,7 +243,12 @@ impl TableService {
     /// search budget (see [`crate::searches`]), then appended at its
     /// version; nothing when the table moved on meanwhile (409
     /// `version_conflict`).
-    pub async fn play_for(&self, table_id: Uuid, table: Table, seed: u32) -> Result<(), ApiError> {
+    pub async fn play_for(
+        &self,
+        table_id: Uuid,
+        table: Table,
+        seed: u32,
+    ) -> Result<(), ServiceError> {
         let version = table.version as i64;
         let (command, searched) = self.searches.decide(table, seed).await?;
         self.act_decided(
@@ -269,8 +277,8 @@ impl TableService {
         mut searched: Option<Searched>,
         expected_version: Option<i64>,
         mut writes: Writes<'_>,
-        answer: impl Fn(&CachedTable, &[StoredEvent], &[TableEvent]) -> Result<R, ApiError>,
-    ) -> Result<Acted<R>, ApiError> {
+        answer: impl Fn(&CachedTable, &[StoredEvent], &[TableEvent]) -> Result<R, ServiceError>,
+    ) -> Result<Acted<R>, ServiceError> {
         // A transaction of the caller's is appended to once: never decided
         // again without a version to hold to.
         debug_assert!(writes.tx.is_none() || expected_version.is_some());
@@ -313,7 +321,7 @@ impl TableService {
                     continue;
                 }
                 Err(StoreError::Conflict { .. }) => {
-                    return Err(ApiError::VersionConflict {
+                    return Err(ServiceError::VersionConflict {
                         expected: expected_version.unwrap_or(version),
                     });
                 }
@@ -384,13 +392,13 @@ impl TableService {
         table_id: Uuid,
         slot: &mut Option<Entry>,
         expected_version: Option<i64>,
-    ) -> Result<(i64, Option<String>), ApiError> {
+    ) -> Result<(i64, Option<String>), ServiceError> {
         let entry = self
             .refresh(table_id, slot, expected_version.unwrap_or(0))
             .await?;
         let version = entry.version();
         if let Some(expected) = expected_version.filter(|e| *e != version) {
-            return Err(ApiError::VersionConflict { expected });
+            return Err(ServiceError::VersionConflict { expected });
         }
         let prev_hash = match &entry.head_hash {
             Some(hash) => Some(hash.clone()),
@@ -449,13 +457,13 @@ impl TableService {
         rated: Option<ratings::Ended>,
         idempotency: Option<(Uuid, &Idempotency)>,
         answer: &R,
-    ) -> Result<(), ApiError> {
+    ) -> Result<(), ServiceError> {
         self.project(&mut tx, table_id, table, events).await?;
         if let Some(ended) = rated {
             ratings::record(&mut tx, &ended).await?;
         }
         if let Some((account_id, idem)) = idempotency {
-            let body = serde_json::to_value(answer).map_err(ApiError::internal)?;
+            let body = serde_json::to_value(answer).map_err(ServiceError::internal)?;
             store::idempotency::save(
                 &mut *tx,
                 table_id,

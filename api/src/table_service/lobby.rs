@@ -28,19 +28,21 @@
 use sha2::{Digest, Sha256};
 use uuid::Uuid;
 
-use domain::{Joining, Table, TableCommand, TableEvent, Visibility};
+use domain::{Joining, Table, TableCommand, TableError, TableEvent, Visibility};
+use store::StoreError;
 
 use super::commands::Opening;
 use super::{corrupt, player_id, CachedTable, TableService, MAX_ATTEMPTS};
-use crate::error::{ApiError, ProblemCode};
+use crate::codes::ProblemCode;
 use crate::invites;
 use crate::rates::Rates;
+use crate::service_error::ServiceError;
 
 /// The key of a quick-play table's settings: the SHA-256 (hex) of its rule
 /// set, its rules as the options made them (so that options spelled
 /// differently but meaning the same match), its seats, clock and
 /// `bots_after`, from its `table_created`.
-pub fn quickplay_key(events: &[TableEvent]) -> Result<String, ApiError> {
+pub fn quickplay_key(events: &[TableEvent]) -> Result<String, ServiceError> {
     let Some(TableEvent::TableCreated(c)) = events.first() else {
         return Err(corrupt("no table_created"));
     };
@@ -51,7 +53,7 @@ pub fn quickplay_key(events: &[TableEvent]) -> Result<String, ApiError> {
         "clock": c.clock,
         "bots_after": c.bots_after,
     });
-    let text = serde_json::to_vec(&settings).map_err(ApiError::internal)?;
+    let text = serde_json::to_vec(&settings).map_err(ServiceError::internal)?;
     Ok(hex::encode(Sha256::digest(text)))
 }
 
@@ -59,17 +61,17 @@ pub fn quickplay_key(events: &[TableEvent]) -> Result<String, ApiError> {
 /// moved on, filled or started meanwhile, the caller sat down there
 /// through another request, or another caller opened the setting's table
 /// first.
-fn lost_race(err: &ApiError) -> bool {
+fn lost_race(err: &ServiceError) -> bool {
     match err {
-        ApiError::VersionConflict { .. } => true,
-        ApiError::Problem { code, .. } => matches!(
-            code,
-            ProblemCode::TableFull
-                | ProblemCode::TableNotWaiting
-                | ProblemCode::AlreadySeated
-                | ProblemCode::QuickplayTableOpen
-                | ProblemCode::TableClosed
+        ServiceError::VersionConflict { .. } => true,
+        ServiceError::Rules(refusal) => matches!(
+            refusal,
+            TableError::Full
+                | TableError::NotWaiting
+                | TableError::AlreadySeated
+                | TableError::Closed
         ),
+        ServiceError::Store(StoreError::QuickPlayOpen) => true,
         _ => false,
     }
 }
@@ -90,8 +92,8 @@ async fn pause() {
 
 /// A race lost every time (409 `version_conflict`): the client may try
 /// again.
-fn too_busy() -> ApiError {
-    ApiError::VersionConflict { expected: 0 }
+fn too_busy() -> ServiceError {
+    ServiceError::VersionConflict { expected: 0 }
 }
 
 impl TableService {
@@ -106,7 +108,7 @@ impl TableService {
         caller: Uuid,
         username: &str,
         opening: Opening<'_>,
-    ) -> Result<(Uuid, CachedTable), ApiError> {
+    ) -> Result<(Uuid, CachedTable), ServiceError> {
         let events = opening.events(caller, username)?;
         let key = quickplay_key(&events)?;
         let ruleset = Table::from_events(&events)
@@ -148,17 +150,14 @@ impl TableService {
         caller: Uuid,
         ruleset: &str,
         key: &str,
-    ) -> Result<(), ApiError> {
+    ) -> Result<(), ServiceError> {
         let leave = TableCommand::Leave {
             account_id: player_id(caller),
         };
         for id in store::lobby::waiting_elsewhere(&self.pool, caller, ruleset, key).await? {
             match self.act(id, &leave, None, None, |_, _, _| Ok(())).await {
                 Ok(_) => tracing::info!(table_id = %id, "left for other quick-play settings"),
-                Err(ApiError::Problem {
-                    code: ProblemCode::TableNotWaiting | ProblemCode::NotSeated,
-                    ..
-                }) => {}
+                Err(ServiceError::Rules(TableError::NotWaiting | TableError::NotSeated)) => {}
                 Err(e) => return Err(e),
             }
         }
@@ -173,7 +172,7 @@ impl TableService {
         id: Uuid,
         caller: Uuid,
         username: &str,
-    ) -> Result<(Uuid, CachedTable), ApiError> {
+    ) -> Result<(Uuid, CachedTable), ServiceError> {
         let (seated, table) = self
             .read(id, 0, |l| (l.seat_of(caller).is_some(), l.clone()))
             .await?;
@@ -181,16 +180,20 @@ impl TableService {
             return Ok((id, table));
         }
         match self.join(id, caller, username).await {
-            Err(ApiError::Problem {
-                code: ProblemCode::AlreadySeated,
-                ..
-            }) => Ok((id, self.read(id, 0, CachedTable::clone).await?)),
+            Err(ServiceError::Rules(TableError::AlreadySeated)) => {
+                Ok((id, self.read(id, 0, CachedTable::clone).await?))
+            }
             joined => joined.map(|table| (id, table)),
         }
     }
 
     /// `caller` joins `id` as the server's guest.
-    async fn join(&self, id: Uuid, caller: Uuid, username: &str) -> Result<CachedTable, ApiError> {
+    async fn join(
+        &self,
+        id: Uuid,
+        caller: Uuid,
+        username: &str,
+    ) -> Result<CachedTable, ServiceError> {
         let join = TableCommand::Join {
             account_id: player_id(caller),
             username: username.to_owned(),
@@ -205,7 +208,7 @@ impl TableService {
 
     /// The table whose invitation `code` is, if any (the code compared in
     /// constant time).
-    pub async fn invited_to(&self, code: &str) -> Result<Option<Uuid>, ApiError> {
+    pub async fn invited_to(&self, code: &str) -> Result<Option<Uuid>, ServiceError> {
         let Some(code) = invites::normal(code) else {
             return Ok(None);
         };
@@ -218,15 +221,14 @@ impl TableService {
     /// The creator of a private table replaces its invitation: the old
     /// code stops working at once, in every process (each join looks the
     /// code up). 403 `not_creator`, 409 `not_private` for a public table.
-    pub async fn renew_invite(&self, id: Uuid, caller: Uuid) -> Result<CachedTable, ApiError> {
+    pub async fn renew_invite(&self, id: Uuid, caller: Uuid) -> Result<CachedTable, ServiceError> {
         let table = self.read(id, 0, CachedTable::clone).await?;
         if table.created_by != caller {
-            return Err(domain::TableError::NotCreator.into());
+            return Err(TableError::NotCreator.into());
         }
         let code = invites::new_code();
         if !store::lobby::renew_invite(&self.pool, id, &code, &invites::digest(&code)).await? {
-            return Err(ApiError::Problem {
-                status: actix_web::http::StatusCode::CONFLICT,
+            return Err(ServiceError::Conflict {
                 code: ProblemCode::NotPrivate,
                 detail: "this table is public: it has no invitation".into(),
             });
@@ -242,7 +244,7 @@ impl TableService {
         visibility: Visibility,
         created_by: Uuid,
         caller: Uuid,
-    ) -> Result<Option<String>, ApiError> {
+    ) -> Result<Option<String>, ServiceError> {
         if visibility.is_public() || created_by != caller {
             return Ok(None);
         }
@@ -261,7 +263,7 @@ impl TableService {
         old_id: Uuid,
         caller: Uuid,
         username: &str,
-    ) -> Result<(Uuid, CachedTable), ApiError> {
+    ) -> Result<(Uuid, CachedTable), ServiceError> {
         for _ in 0..MAX_ATTEMPTS {
             let (version, old) = self
                 .read(old_id, 0, |l| (l.version(), l.table.clone()))
@@ -287,7 +289,7 @@ impl TableService {
                 .act_with(tx, old_id, &offer, version, |_, _, _| Ok(()))
                 .await
             {
-                Err(ApiError::VersionConflict { .. }) => continue,
+                Err(ServiceError::VersionConflict { .. }) => continue,
                 Err(e) => return Err(e),
                 Ok(_) => return self.opened(new).await,
             }

@@ -93,11 +93,11 @@ use sqlx::PgPool;
 use tokio::sync::Mutex;
 use uuid::Uuid;
 
-use crate::error::ApiError;
 use crate::log::hub::CommitHub;
 use crate::log::versions::{Reads, VersionReads};
 use crate::log::Log;
 use crate::searches::SearchBudget;
+use crate::service_error::ServiceError;
 use store::events::Outbox;
 use store::{NewEvent, StoredEvent};
 
@@ -232,22 +232,22 @@ pub struct TableService {
     quickplay_turns: Held<String, Mutex<()>>,
 }
 
-fn not_found() -> ApiError {
-    ApiError::NotFound("no such table".into())
+fn not_found() -> ServiceError {
+    ServiceError::NotFound("no such table".into())
 }
 
-fn corrupt(what: impl std::fmt::Display) -> ApiError {
-    ApiError::internal(format!("unreadable event log: {what}"))
+fn corrupt(what: impl std::fmt::Display) -> ServiceError {
+    ServiceError::internal(format!("unreadable event log: {what}"))
 }
 
 fn new_events(events: &[TableEvent]) -> Vec<NewEvent> {
     events.iter().map(NewEvent::sealed).collect()
 }
 
-fn account_uuid(id: &PlayerId) -> Result<Uuid, ApiError> {
+fn account_uuid(id: &PlayerId) -> Result<Uuid, ServiceError> {
     id.as_str()
         .parse()
-        .map_err(|_| ApiError::internal(format!("account id {id:?} is not a UUID")))
+        .map_err(|_| ServiceError::internal(format!("account id {id:?} is not a UUID")))
 }
 
 /// An account as the engine knows its players.
@@ -256,12 +256,12 @@ pub fn player_id(account_id: Uuid) -> PlayerId {
 }
 
 /// Parses a stored event back into the engine's.
-pub fn parse_event(e: &StoredEvent) -> Result<TableEvent, ApiError> {
+pub fn parse_event(e: &StoredEvent) -> Result<TableEvent, ServiceError> {
     e.event().map_err(|err| corrupt_event(e.seq, &e.kind, err))
 }
 
 /// A stored event that does not read or fold.
-fn corrupt_event(seq: i64, kind: &str, err: impl std::fmt::Display) -> ApiError {
+fn corrupt_event(seq: i64, kind: &str, err: impl std::fmt::Display) -> ServiceError {
     corrupt(format!("event {seq} ({kind}): {err}"))
 }
 
@@ -269,7 +269,7 @@ fn corrupt_event(seq: i64, kind: &str, err: impl std::fmt::Display) -> ApiError 
 /// `{seq, type, v, at, data, prev_hash, hash}`: whole, or with its hidden
 /// fields and its salt left out (the engine decides, see
 /// `domain::redaction`); the hashes stay those of the stored data.
-pub fn redact(e: &StoredEvent, viewer: Option<usize>) -> Result<StoredEvent, ApiError> {
+pub fn redact(e: &StoredEvent, viewer: Option<usize>) -> Result<StoredEvent, ServiceError> {
     Ok(redact_parsed(e, &parse_event(e)?, viewer))
 }
 

@@ -11,7 +11,8 @@ use sqlx::PgConnection;
 use uuid::Uuid;
 
 use super::{account_uuid, TableService};
-use crate::error::{ApiError, ProblemCode};
+use crate::codes::ProblemCode;
+use crate::service_error::ServiceError;
 
 /// The most bots one account runs at once (docs/API.md "Keeping tables
 /// moving"): tables with a `strong` bot, and bots in all, over the tables
@@ -53,7 +54,7 @@ impl TableService {
         table_id: Uuid,
         table: &Table,
         events: &[TableEvent],
-    ) -> Result<(), ApiError> {
+    ) -> Result<(), ServiceError> {
         let mut bots_running = false;
         let mut joined = Vec::new();
         let seated = events.iter().any(|e| {
@@ -107,7 +108,7 @@ impl TableService {
         else {
             return Ok(());
         };
-        Err(ApiError::TooManyRequests {
+        Err(ServiceError::Limited {
             code: ProblemCode::TooManyBots,
             detail: format!(
                 "an account runs at most {} bots, and {} tables with a strong bot, at once, \
@@ -116,7 +117,7 @@ impl TableService {
                  {} bots, {} tables with a strong bot)",
                 caps.bots, caps.strong_tables, over.bots, over.strong_tables
             ),
-            retry_after_secs: BOTS_RETRY_AFTER.as_secs(),
+            retry_after: BOTS_RETRY_AFTER,
         })
     }
 }

@@ -11,8 +11,8 @@ use uuid::Uuid;
 
 use super::cache::Slot;
 use super::{not_found, player_id, redact, redact_parsed, CachedTable, TableService};
-use crate::error::ApiError;
 use crate::log::versions;
+use crate::service_error::ServiceError;
 use store::accounts::{Account, Role};
 use store::StoredEvent;
 
@@ -38,7 +38,7 @@ impl TableService {
         table_id: Uuid,
         min_version: i64,
         check: Check,
-    ) -> Result<i64, ApiError> {
+    ) -> Result<i64, ServiceError> {
         let stored = match check {
             Check::No => return Ok(min_version),
             Check::Now => versions::stored_version(&self.versions, table_id).await?,
@@ -56,7 +56,7 @@ impl TableService {
         table_id: Uuid,
         min_version: i64,
         f: impl FnOnce(&CachedTable) -> R,
-    ) -> Result<R, ApiError> {
+    ) -> Result<R, ServiceError> {
         self.read_checked(table_id, min_version, Check::Now, f)
             .await
     }
@@ -68,7 +68,7 @@ impl TableService {
         min_version: i64,
         check: Check,
         f: impl FnOnce(&CachedTable) -> R,
-    ) -> Result<R, ApiError> {
+    ) -> Result<R, ServiceError> {
         // A read is never older than the last commit, whichever process made
         // it (a client moving through one process and reading through
         // another sees its move): the table's stored version, and the log
@@ -86,7 +86,7 @@ impl TableService {
     /// not exist, so that nobody learns that a private table exists. Asked
     /// of the cache first; a refusal is asked again of the stored version,
     /// since the caller may have just joined through another process.
-    pub async fn seen_by(&self, table_id: Uuid, caller: &Account) -> Result<(), ApiError> {
+    pub async fn seen_by(&self, table_id: Uuid, caller: &Account) -> Result<(), ServiceError> {
         if caller.role == Role::Admin {
             return Ok(());
         }
@@ -133,8 +133,8 @@ impl TableService {
         &self,
         subscription: &mut Subscription,
         deadline: Instant,
-        mut read: impl AsyncFnMut(bool) -> Result<Option<R>, ApiError>,
-    ) -> Result<Option<R>, ApiError> {
+        mut read: impl AsyncFnMut(bool) -> Result<Option<R>, ServiceError>,
+    ) -> Result<Option<R>, ServiceError> {
         let mut verify = false;
         loop {
             if let Some(found) = Box::pin(read(verify)).await? {
@@ -166,7 +166,7 @@ impl TableService {
         deadline: Instant,
         unchanged: impl Fn(&CachedTable) -> bool,
         f: impl Fn(&CachedTable) -> R,
-    ) -> Result<Option<R>, ApiError> {
+    ) -> Result<Option<R>, ServiceError> {
         let mut subscription = self.subscribe(table_id);
         let changed = |l: &CachedTable| (!unchanged(l)).then(|| f(l));
         self.wait_for(&mut subscription, deadline, async |verify| match verify {
@@ -187,7 +187,7 @@ impl TableService {
         table_id: Uuid,
         min_version: i64,
         f: impl FnOnce(&CachedTable) -> R,
-    ) -> Result<R, ApiError> {
+    ) -> Result<R, ServiceError> {
         self.read_slot(table_id, &self.slot(table_id), min_version, f)
             .await
     }
@@ -199,7 +199,7 @@ impl TableService {
         slot: &Slot,
         min_version: i64,
         f: impl FnOnce(&CachedTable) -> R,
-    ) -> Result<R, ApiError> {
+    ) -> Result<R, ServiceError> {
         let mut guard = slot.lock().await;
         let entry = self.refresh(table_id, &mut guard, min_version).await?;
         Ok(f(&entry.loaded))
@@ -217,7 +217,7 @@ impl TableService {
         after: i64,
         limit: i64,
         deadline: Option<Instant>,
-    ) -> Result<Vec<StoredEvent>, ApiError> {
+    ) -> Result<Vec<StoredEvent>, ServiceError> {
         let Some(deadline) = deadline else {
             return self
                 .events_after(table_id, account_id, after, limit, false)
@@ -246,7 +246,7 @@ impl TableService {
         after: i64,
         limit: i64,
         verify: bool,
-    ) -> Result<Vec<StoredEvent>, ApiError> {
+    ) -> Result<Vec<StoredEvent>, ServiceError> {
         let check = if verify { Check::Recent } else { Check::No };
         let min_version = self.at_least_stored(table_id, after, check).await?;
         let slot = self.slot(table_id);
@@ -282,7 +282,7 @@ impl TableService {
         viewer: Uuid,
         after: Option<(DateTime<Utc>, Uuid)>,
         limit: i64,
-    ) -> Result<Vec<(store::tables::ListedTable, Vec<store::tables::SeatRow>)>, ApiError> {
+    ) -> Result<Vec<(store::tables::ListedTable, Vec<store::tables::SeatRow>)>, ServiceError> {
         let tables = store::tables::list(&self.pool, status, member, viewer, after, limit).await?;
         let ids: Vec<Uuid> = tables.iter().map(|t| t.id).collect();
         let mut seats: HashMap<Uuid, Vec<store::tables::SeatRow>> = HashMap::new();
@@ -321,7 +321,7 @@ impl TableService {
         on_turn: bool,
         after: Option<(DateTime<Utc>, Uuid)>,
         limit: i64,
-    ) -> Result<Mine, ApiError> {
+    ) -> Result<Mine, ServiceError> {
         let mut page = match on_turn {
             true => store::mine::on_turn(&self.pool, account, after, limit + 1).await?,
             false => store::mine::not_over(&self.pool, account, after, limit + 1).await?,
@@ -330,7 +330,7 @@ impl TableService {
         page.truncate(limit as usize);
         let next = page.last().filter(|_| more).map(|(id, key)| (*key, *id));
         let reads = page.iter().map(|(id, _)| async move {
-            Ok::<_, ApiError>((*id, self.read(*id, 0, CachedTable::clone).await?))
+            Ok::<_, ServiceError>((*id, self.read(*id, 0, CachedTable::clone).await?))
         });
         let tables = futures_util::future::try_join_all(reads).await?;
         let my_turn = store::mine::on_turn_count(&self.pool, account).await?;

@@ -248,3 +248,45 @@ impl Game {
         }
     }
 }
+
+/// The fold of a game's events (`crate::game`), on a game the engine
+/// started.
+#[cfg(test)]
+mod fold_tests {
+    use super::*;
+    use crate::event::{DrawReason, Event};
+    use crate::rules::Preset;
+
+    /// A log edited by hand must not crash a fold: an event naming a seat
+    /// the table lacks changes nothing.
+    #[test]
+    fn events_naming_a_missing_seat_change_nothing() {
+        let mut g = Game::new(Preset::Classique.rules(), 2).unwrap();
+        let mut rng = <rand::rngs::StdRng as rand::SeedableRng>::seed_from_u64(3);
+        let mut out = Vec::new();
+        g.execute(&Command::Start, &mut rng, &mut out).unwrap();
+        let before = g.clone();
+        for e in [
+            Event::TurnPassed { seat: 9 },
+            Event::CardsDrawn {
+                seat: 5,
+                cards: vec![],
+                reason: DrawReason::Draw,
+            },
+            Event::TurnStarted {
+                seat: 7,
+                pending: Pending::None,
+                frozen: false,
+            },
+            Event::Challenged {
+                by: 0,
+                seat: 4,
+                penalty: 2,
+                loses_turn: false,
+            },
+        ] {
+            g.evolve(&e);
+        }
+        assert_eq!(g, before);
+    }
+}

@@ -10,7 +10,8 @@ use actix_web::dev::Payload;
 use actix_web::http::{header, StatusCode};
 use actix_web::{FromRequest, HttpRequest};
 
-use crate::error::{ApiError, ProblemCode};
+use crate::codes::ProblemCode;
+use crate::error::ApiError;
 
 /// An `ETag` header for a table at `version`: `"<version>"`.
 pub fn etag(version: i64) -> (header::HeaderName, String) {

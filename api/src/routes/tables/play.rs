@@ -13,8 +13,9 @@ use uuid::Uuid;
 use super::dto::{EventPage, EventsQuery, MoveAnswer, MoveRequest, TableView, ViewQuery};
 use super::headers::{etag, IdempotencyKey, IfMatch, IfNoneMatch};
 use crate::auth::CachedAuthUser;
+use crate::codes::ProblemCode;
 use crate::config::Settings;
-use crate::error::{ApiError, Problem, ProblemCode};
+use crate::error::{ApiError, Problem};
 use crate::routes::problems::{JsonBodyRefused, OnTable, WatchingTable};
 use crate::routes::shared::TablePath;
 use crate::routes::shared::Watching;
@@ -220,7 +221,7 @@ pub async fn post_move(
             }
             // Nobody learns from a refusal that a private table exists.
             tables.seen_by(id, &user.account).await?;
-            return Err(e);
+            return Err(e.into());
         }
     };
     Ok(HttpResponse::Ok()

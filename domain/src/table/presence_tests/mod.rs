@@ -15,7 +15,6 @@ use crate::bots::{Level, Playouts};
 use crate::engine::Command;
 use crate::event::Event;
 use crate::event::{DrawReason, EndReason};
-use crate::redaction::Seen;
 
 fn rng() -> rand::rngs::StdRng {
     rand::rngs::StdRng::seed_from_u64(3)
@@ -45,7 +44,7 @@ pub(crate) fn started(clock: Option<Clock>) -> (Table, Vec<TableEvent>) {
 
 /// A started `classique` table of these people (the first creates it) and
 /// then these bots, without a clock.
-fn started_with(people: &[&str], bots: &[Level]) -> (Table, Vec<TableEvent>) {
+pub(crate) fn started_with(people: &[&str], bots: &[Level]) -> (Table, Vec<TableEvent>) {
     let seats = people.len() + bots.len();
     let creator = people[0];
     let mut log = Table::create(
@@ -146,7 +145,7 @@ fn too_late_if_running(table: &Table, abort: &TableCommand) {
 }
 
 /// The server's move for the seat it plays, with `seed` and a full search.
-fn play_for(seed: u32) -> TableCommand {
+pub(crate) fn play_for(seed: u32) -> TableCommand {
     TableCommand::PlayFor {
         seed,
         playouts: Playouts::FULL,

@@ -9,7 +9,8 @@ use serde_json::{Map, Value};
 use utoipa::ToSchema;
 
 use super::classique_rules;
-use crate::error::{ApiError, ProblemCode};
+use crate::codes::ProblemCode;
+use crate::error::ApiError;
 
 /// A preset rule set.
 #[derive(Debug, Serialize, ToSchema)]
