@@ -31,6 +31,7 @@ use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
 use announce::{Announced, Announcements, Announcer};
+use hub::CommitHub;
 use store::events::Outbox;
 use store::{ChainedAppend, StoreError, StoredEvent};
 use writer::LogWriter;
@@ -40,6 +41,8 @@ use writer::LogWriter;
 pub struct Log {
     writer: LogWriter,
     announcements: Announcements,
+    /// This process's followers, woken by [`Log::committed`].
+    hub: CommitHub,
     outbox: Outbox,
 }
 
@@ -57,12 +60,14 @@ pub enum Durability<'t> {
 
 impl Log {
     /// The log of the database of `pool`: its writer and its announcer on
-    /// connections of their own, their tasks on the current runtime; feed
-    /// items go to the webhooks' outbox as `outbox` says.
-    pub fn new(pool: &PgPool, outbox: Outbox) -> Self {
+    /// connections of their own, their tasks on the current runtime; the
+    /// commits wake `hub`'s followers; feed items go to the webhooks'
+    /// outbox as `outbox` says.
+    pub fn new(pool: &PgPool, hub: CommitHub, outbox: Outbox) -> Self {
         Self {
             writer: LogWriter::new(pool, outbox),
             announcements: Announcer::batcher(pool),
+            hub,
             outbox,
         }
     }
@@ -70,7 +75,7 @@ impl Log {
     /// Appends a table's chained events: the events as stored, or why not
     /// (no such table, [`StoreError::NoTable`]; not at the expected version
     /// or another writer first, [`StoreError::Conflict`]: nothing written).
-    /// Once the append is committed, [`Log::announce`] it.
+    /// Once the append is committed, tell it: [`Log::committed`].
     pub async fn append(
         &self,
         chained: ChainedAppend,
@@ -88,21 +93,30 @@ impl Log {
         }
     }
 
-    /// Tells every process that `table_id` is at `version`, once committed
-    /// (with the versions committed meanwhile); nobody waits for it.
-    pub fn announce(&self, table_id: Uuid, version: i64) {
+    /// The one call once an append committed: `table_id` is at `version`
+    /// and `fed` accounts' feeds have new items. This process's followers
+    /// wake now (the version noted before it is announced, so that hearing
+    /// the announcement back wakes nobody again), and every process is
+    /// told ([`announce`], with what was committed meanwhile); nobody
+    /// waits for it.
+    pub fn committed(&self, table_id: Uuid, version: i64, fed: impl IntoIterator<Item = Uuid>) {
+        self.hub.committed(table_id, version);
         self.announcements
             .tell(Announced::Table(table_id, Some(version)));
+        self.fed(fed);
+    }
+
+    /// `accounts`' feeds have new items, committed without a table's events
+    /// (a turn's alarm): their followers wake, here and in every process.
+    pub fn fed(&self, accounts: impl IntoIterator<Item = Uuid>) {
+        for account in accounts {
+            self.hub.fed(account);
+            self.announcements.tell(Announced::Feed(account));
+        }
     }
 
     /// Whether feed items go to the webhooks' outbox too.
     pub fn outbox(&self) -> Outbox {
         self.outbox
-    }
-
-    /// Tells every process that `account`'s feed has new items, once
-    /// committed; nobody waits for it.
-    pub fn announce_feed(&self, account: Uuid) {
-        self.announcements.tell(Announced::Feed(account));
     }
 }

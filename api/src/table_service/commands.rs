@@ -163,7 +163,7 @@ impl TableService {
             stored,
             events,
         } = new;
-        self.log.announce(id, stored.len() as i64);
+        self.log.committed(id, stored.len() as i64, []);
         let row = store::tables::get(&self.pool, id)
             .await?
             .ok_or_else(not_found)?;
@@ -341,8 +341,7 @@ impl TableService {
                     .await?;
             }
             count_appended(command, decided.events.len());
-            self.publish(table_id, pending.keep(), &stored, decided.events);
-            self.fed(&decided.notices);
+            self.publish(table_id, pending.keep(), &stored, decided);
             return Ok(Acted { stored, answer });
         }
     }
@@ -479,22 +478,18 @@ impl TableService {
         Ok(())
     }
 
-    /// Committed: the events join the cached table's tail, the long polls
-    /// of this process wake (noted before it is announced, so that hearing
-    /// the announcement back wakes nobody again), and every process is
-    /// told.
-    fn publish(
-        &self,
-        table_id: Uuid,
-        entry: &mut Entry,
-        stored: &[StoredEvent],
-        events: Vec<TableEvent>,
-    ) {
-        for (s, e) in stored.iter().cloned().zip(events) {
+    /// Committed: the events join the cached table's tail, then the log
+    /// tells it (this process's followers of the table and of the feeds
+    /// its notices wrote to, and every process).
+    fn publish(&self, table_id: Uuid, entry: &mut Entry, stored: &[StoredEvent], decided: Decided) {
+        for (s, e) in stored.iter().cloned().zip(decided.events) {
             entry.push(s, e);
         }
-        self.hub.committed(table_id, entry.version());
-        self.log.announce(table_id, entry.version());
+        let fed = decided
+            .notices
+            .iter()
+            .filter_map(|n| n.player.as_str().parse().ok());
+        self.log.committed(table_id, entry.version(), fed);
     }
 }
 

@@ -299,7 +299,7 @@ impl TableService {
     /// without a listener, [`CommitHub::new`], every use reads the log).
     pub fn new(pool: PgPool, hub: CommitHub) -> Self {
         Self {
-            log: Log::new(&pool, Outbox::Off),
+            log: Log::new(&pool, hub.clone(), Outbox::Off),
             versions: Reads::batcher(&pool),
             pool,
             hub,
@@ -315,7 +315,7 @@ impl TableService {
     /// too as `outbox` says.
     pub fn with_outbox(self, outbox: Outbox) -> Self {
         Self {
-            log: Log::new(&self.pool, outbox),
+            log: Log::new(&self.pool, self.hub.clone(), outbox),
             ..self
         }
     }
