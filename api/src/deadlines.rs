@@ -273,8 +273,8 @@ async fn fired(pool: &PgPool, due: &DueTable, kind: &'static str, acted: Result<
 
 /// The gauges of a scrape: tables the server must act on by itself, in all
 /// and due now.
-pub async fn gauge(pool: &PgPool) {
-    match store::due::count_due(pool).await {
+pub async fn gauge(pool: PgPool) {
+    match store::due::count_due(&pool).await {
         Ok((pending, due)) => {
             metrics::gauge!(DEADLINES_PENDING).set(pending as f64);
             metrics::gauge!(DEADLINES_DUE).set(due as f64);

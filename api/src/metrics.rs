@@ -1,9 +1,11 @@
 //! Metrics in the Prometheus text format, served at `/metrics` on their own
 //! listener (`HUIT_METRICS_BIND`, off by default) with the `metrics` facade
-//! and its Prometheus exporter. Counters and histograms are recorded where
-//! things happen (a no-op while no recorder is installed); gauges that are
-//! a count of something held elsewhere are read when scraped. The README's
-//! "Metrics" table lists them all.
+//! and its Prometheus exporter. Every metric is named in
+//! [`crate::metric_names`] and set by its owner: counters and histograms
+//! where things happen (a no-op while no recorder is installed), gauges
+//! that count something held elsewhere by the readers start-up hands in
+//! ([`Gauges`]), run at each scrape. The exporter imports nothing of the
+//! server. The README's "Metrics" table lists them all.
 
 use std::net::TcpListener;
 use std::sync::OnceLock;
@@ -12,15 +14,10 @@ use std::time::Duration;
 use actix_web::dev::Server;
 use actix_web::http::Method;
 use actix_web::{web, App, HttpResponse, HttpServer};
+use futures_util::future::LocalBoxFuture;
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
-use sqlx::PgPool;
 
-use crate::metric_names::{
-    BATCH_SIZE, DB_CONNECTIONS, DB_CONNECTIONS_MAX, HTTP_DURATION, HTTP_REQUESTS, TABLES_CACHED,
-    WATCHES_OPEN,
-};
-use crate::table_service::TableService;
-use crate::watchers::Watchers;
+use crate::metric_names::{BATCH_SIZE, HTTP_DURATION, HTTP_REQUESTS};
 
 /// Request and decision latencies, and deadline lateness, in seconds.
 const SECONDS: &[f64] = &[
@@ -82,30 +79,35 @@ fn method_label(method: &Method) -> &'static str {
         .unwrap_or("other")
 }
 
-/// What the scrape reads from the process and the database.
-#[derive(Clone, Debug)]
-struct Sources {
-    pool: PgPool,
-    tables: web::Data<TableService>,
-    watchers: web::Data<Watchers>,
+/// One owner's gauges, set when a scrape asks (the tables cached, the
+/// streams open, the connections, the deadlines and webhooks waiting).
+pub type Gauge = Box<dyn Fn() -> LocalBoxFuture<'static, ()> + Send + Sync>;
+
+/// Every owner's gauges, read at each scrape in the order given.
+pub type Gauges = Vec<Gauge>;
+
+/// A gauge its owner sets at once (a count it holds).
+pub fn held(set: impl Fn() + Send + Sync + 'static) -> Gauge {
+    Box::new(move || {
+        set();
+        Box::pin(std::future::ready(()))
+    })
+}
+
+/// A gauge its owner reads (a count the database holds).
+pub fn read<F: std::future::Future<Output = ()> + 'static>(
+    read: impl Fn() -> F + Send + Sync + 'static,
+) -> Gauge {
+    Box::new(move || Box::pin(read()))
 }
 
 /// Serves `/metrics` on `listener` (one worker: a scrape is rare and cheap).
-pub fn serve(
-    listener: TcpListener,
-    pool: PgPool,
-    tables: web::Data<TableService>,
-    watchers: web::Data<Watchers>,
-) -> std::io::Result<Server> {
+pub fn serve(listener: TcpListener, gauges: Gauges) -> std::io::Result<Server> {
     handle();
-    let sources = web::Data::new(Sources {
-        pool,
-        tables,
-        watchers,
-    });
+    let gauges = web::Data::new(gauges);
     Ok(HttpServer::new(move || {
         App::new()
-            .app_data(sources.clone())
+            .app_data(gauges.clone())
             .route("/metrics", web::get().to(scrape))
     })
     .workers(1)
@@ -114,16 +116,10 @@ pub fn serve(
     .run())
 }
 
-async fn scrape(sources: web::Data<Sources>) -> HttpResponse {
-    let pool = &sources.pool;
-    metrics::gauge!(TABLES_CACHED).set(sources.tables.cached() as f64);
-    metrics::gauge!(WATCHES_OPEN).set(sources.watchers.open_now() as f64);
-    let (size, idle) = (pool.size(), pool.num_idle() as u32);
-    metrics::gauge!(DB_CONNECTIONS, "state" => "idle").set(f64::from(idle));
-    metrics::gauge!(DB_CONNECTIONS, "state" => "in_use").set(f64::from(size.saturating_sub(idle)));
-    metrics::gauge!(DB_CONNECTIONS_MAX).set(f64::from(pool.options().get_max_connections()));
-    crate::deadlines::gauge(pool).await;
-    crate::webhooks::gauge(pool).await;
+async fn scrape(gauges: web::Data<Gauges>) -> HttpResponse {
+    for gauge in gauges.iter() {
+        gauge().await;
+    }
     let handle = handle();
     handle.run_upkeep();
     HttpResponse::Ok()

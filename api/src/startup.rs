@@ -23,6 +23,7 @@ use crate::codes::ProblemCode;
 use crate::config::Settings;
 use crate::error::{self, ApiError};
 use crate::log::hub::CommitHub;
+use crate::metric_names::{DB_CONNECTIONS, DB_CONNECTIONS_MAX};
 use crate::openapi::{self, ApiDoc};
 use crate::rates::{RateLimits, Rates};
 use crate::searches::SearchBudget;
@@ -31,7 +32,7 @@ use crate::telemetry::RequestSpan;
 use crate::throttle::{InviteThrottle, LoginLimits, LoginThrottle};
 use crate::watchers::{WatchLimits, Watchers};
 use crate::webhooks::Webhooks;
-use crate::{console, deadlines, metrics, routes};
+use crate::{console, deadlines, metrics, routes, webhooks};
 use store::events::Outbox;
 use store::MIGRATOR;
 
@@ -132,11 +133,26 @@ fn metrics_listener(
     };
     let listener = TcpListener::bind(bind)?;
     let port = listener.local_addr()?.port();
-    let (pool, tables, watchers) = (pool.get_ref().clone(), tables.clone(), watchers.clone());
-    Ok(Some((
-        port,
-        metrics::serve(listener, pool, tables, watchers)?,
-    )))
+    let (tables, watchers) = (tables.clone(), watchers.clone());
+    let db = pool.get_ref().clone();
+    let (due, outbox) = (db.clone(), db.clone());
+    let gauges = vec![
+        metrics::held(move || tables.gauge()),
+        metrics::held(move || watchers.gauge()),
+        metrics::held(move || connections_gauge(&db)),
+        metrics::read(move || deadlines::gauge(due.clone())),
+        metrics::read(move || webhooks::gauge(outbox.clone())),
+    ];
+    Ok(Some((port, metrics::serve(listener, gauges)?)))
+}
+
+/// The gauges of the database's connections.
+fn connections_gauge(pool: &PgPool) {
+    let (size, idle) = (pool.size(), pool.num_idle() as u32);
+    ::metrics::gauge!(DB_CONNECTIONS, "state" => "idle").set(f64::from(idle));
+    ::metrics::gauge!(DB_CONNECTIONS, "state" => "in_use")
+        .set(f64::from(size.saturating_sub(idle)));
+    ::metrics::gauge!(DB_CONNECTIONS_MAX).set(f64::from(pool.options().get_max_connections()));
 }
 
 /// The limits of requests shared by every worker: failed log-ins, wrong

@@ -24,6 +24,7 @@ use uuid::Uuid;
 use crate::auth::{AuthUser, ClientAddress};
 use crate::codes::ProblemCode;
 use crate::error::ApiError;
+use crate::metric_names::WATCHES_OPEN;
 
 /// How often the sessions of open watches are checked in the database
 /// (revocations through other processes, the README's revocation delay).
@@ -92,12 +93,13 @@ impl Watchers {
         self.inner.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Opens a watch for `user` from `address`, or says why not.
-    /// Long polls and streams open now, in this process.
-    pub fn open_now(&self) -> usize {
-        self.state().total
+    /// Its gauge, at a scrape: the long polls and streams open now, in
+    /// this process.
+    pub fn gauge(&self) {
+        metrics::gauge!(WATCHES_OPEN).set(self.state().total as f64);
     }
 
+    /// Opens a watch for `user` from `address`, or says why not.
     pub fn open(&self, user: &AuthUser, address: Option<IpAddr>) -> Result<Watch, ApiError> {
         let limits = self.inner.limits;
         let mut state = self.state();

@@ -277,8 +277,8 @@ pub async fn expire(pool: &PgPool, before: DateTime<Utc>, batch: i64) {
 
 /// The gauges of a scrape: the items still to deliver, and the oldest's
 /// age.
-pub async fn gauge(pool: &PgPool) {
-    match store::outbox::backlog(pool).await {
+pub async fn gauge(pool: PgPool) {
+    match store::outbox::backlog(&pool).await {
         Ok((pending, oldest)) => {
             metrics::gauge!(WEBHOOK_PENDING).set(pending as f64);
             metrics::gauge!(WEBHOOK_OLDEST_PENDING).set(oldest);

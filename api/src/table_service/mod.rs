@@ -96,6 +96,7 @@ use uuid::Uuid;
 use crate::log::hub::CommitHub;
 use crate::log::versions::{Reads, VersionReads};
 use crate::log::Log;
+use crate::metric_names::TABLES_CACHED;
 use crate::searches::SearchBudget;
 use crate::service_error::ServiceError;
 use store::events::Outbox;
@@ -290,9 +291,9 @@ pub fn redact_parsed(e: &StoredEvent, event: &TableEvent, viewer: Option<usize>)
 }
 
 impl TableService {
-    /// Tables cached in this process now.
-    pub fn cached(&self) -> usize {
-        self.cache.len()
+    /// Its gauge, at a scrape: the tables cached in this process now.
+    pub fn gauge(&self) {
+        metrics::gauge!(TABLES_CACHED).set(self.cache.len() as f64);
     }
 
     /// The service of a process whose commits `hub` hears (with a hub
