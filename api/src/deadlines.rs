@@ -27,7 +27,6 @@ use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use actix_web::web;
 use domain::{Table, TableCommand};
 use futures_util::StreamExt;
 use rand::Rng;
@@ -55,7 +54,7 @@ const PRUNE_BATCH: i64 = 10_000;
 /// alarms, until the process ends; prunes the feed items older than
 /// `retention`.
 pub fn spawn(
-    tables: web::Data<TableService>,
+    tables: Arc<TableService>,
     pool: PgPool,
     every: Duration,
     retention: Duration,
@@ -197,7 +196,7 @@ impl Drop for Underway {
 
 /// Fires one due table at its version: a timeout at once, the server's
 /// move for a seat in a task of its own.
-async fn fire(tables: &web::Data<TableService>, pool: &PgPool, moving: &Moving, due: DueTable) {
+async fn fire(tables: &Arc<TableService>, pool: &PgPool, moving: &Moving, due: DueTable) {
     let Some(underway) = moving.start(due.id) else {
         return;
     };

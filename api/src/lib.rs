@@ -1,33 +1,62 @@
 //! The HTTP API of Huit.
 //!
+//! # Layers
+//!
+//! The server is three crates, `domain` under `store` under `api` (Cargo
+//! holds that order: a dependency cannot depend back), and `api`'s modules
+//! form four layers, top to bottom. A module imports modules of its own
+//! layer or of the layers below it, never one above; no two modules import
+//! each other, directly or around a loop; below HTTP nothing names
+//! actix-web. `tests/tests/architecture.rs` reads this table and the
+//! sources, and fails otherwise.
+//!
+//! | layer | modules | what they own | never imports |
+//! |---|---|---|---|
+//! | **HTTP** | [`startup`], [`routes`], [`sse`], [`auth`], [`watchers`], [`throttle`], [`password`], [`error`], [`telemetry`], [`metrics`], [`openapi`], [`console`] | the server's assembly; thin actix-web handlers, each documented for OpenAPI (authenticate, parse, one service call, answer); the server-sent event streams; who is calling and how much they may ask (bearer tokens, open streams, failed log-ins and invitation guesses); argon2id on the blocking pool; [`error::ApiError`], the one mapping of the services' and the store's errors to RFC 9457 problems; logs; the `/metrics` exporter (each owner sets its gauges, start-up hands the list in); the OpenAPI document; the admin console | nothing above it: the top |
+//! | **service** | [`table_service`], [`deadlines`], [`searches`], [`feed`], [`webhooks`], [`history`], [`disputes`], [`ratings`], [`rates`], [`invites`], [`service_error`], [`codes`] | tables (the per-process cache of folded tables, commands, reads, the one loop of long polls and streams, finding a game); what the server does on a table by itself (timeouts, away, resigned and bot seats); the bots' search budget; a player's feed and its webhooks (signed, from the outbox, retried); round histories, replays and audits from the log alone; disputes; ratings, rated in the transaction that appends a game's end; creation rates; invitation codes; [`service_error::ServiceError`], how a service says no, and the problem codes both layers name | HTTP: a service answers a `ServiceError` (the deadlines and quick play decide on those), never an HTTP error or status |
+//! | **log** | [`log`] | a table's log as the server writes and hears it: the one append (batched, or in the caller's transaction), the one call once it committed ([`log::Log::committed`]), the announcement to every process and each process's hub that hears it, batched version reads | the services, HTTP |
+//! | **leaves** | [`config`], [`metric_names`], [`pruned`] | settings; the name of every metric; the maps of shared state that drop unneeded entries once they doubled | anything of the server |
+//!
+//! Beneath them, the crate `store`: every SQL statement, the log's records
+//! and hash chain, the migrations, and its own error
+//! ([`store::StoreError`]); it imports nothing of the server and keeps no
+//! cache. Beneath everything, the crate `domain`: the rules, the events,
+//! the views and their redaction, the bots, the ratings' arithmetic; no
+//! I/O, no clock.
+//!
 //! # The path of a move
 //!
-//! 1. **Handler**: [`routes::tables::play::post_move`] authenticates the
-//!    caller ([`auth`]), reads the body and `If-Match`
-//!    ([`routes::tables::dto`], [`routes::tables::headers`]) and calls
-//!    [`TableService::act`](table_service::TableService::act).
-//! 2. **The table, current**: `act` locks the table's slot in the cache and
-//!    brings it up to date (nothing is read when the [`log::hub`] hub
-//!    heard of no newer commit), then checks the client's version.
-//! 3. **Decide**: `domain::Table::execute` decides the move and folds its
-//!    events into the cached table, which an `Uncommitted` guard evicts
-//!    unless the write commits; `Table::due_after` says when the table is
-//!    next due.
-//! 4. **Chain**: [`store::ChainedAppend`] seals each event with its salt,
-//!    stamps it and hashes it onto the cached head ([`store::chain`]).
-//! 5. **Append**: [`log::Log::append`], batched: the [`log::writer`] puts
-//!    every move queued meanwhile into ONE statement
-//!    ([`store::events::insert_batch`]: `game_tables`' version, status,
-//!    `due_at`, the event rows and the feed items the events cause,
-//!    `domain::Table::notices`), committed before the move is answered.
-//! 6. **Publish**: the cache's tail takes the stored events, the hub wakes
-//!    this process's waiters, and [`log::announce`] tells every process
-//!    (`NOTIFY table_events`, in a transaction of its own).
-//! 7. **Wake**: each process's hub hears it and wakes the table's
-//!    subscribers; a long poll or a stream
-//!    ([`TableService::wait_for`](table_service::TableService::wait_for),
-//!    [`sse`]) reads the new events from the cache's tail, redacted for its
-//!    caller (`domain::redaction`), and answers.
+//! From `POST /v1/tables/{id}/moves` to another process's SSE frame:
+//!
+//! 1. **Handler** (`routes/tables/play.rs`): [`routes::tables::play::post_move`]
+//!    authenticates the caller ([`auth`]), reads the body and `If-Match`
+//!    and calls [`TableService::act`](table_service::TableService::act).
+//! 2. **The table, current** (`table_service/commands.rs`, `cache.rs`):
+//!    `act` locks the table's slot in the cache and brings it up to date
+//!    (nothing is read when the [`log::hub`] heard of no newer commit),
+//!    then checks the client's version.
+//! 3. **Decide** (`domain`): `Table::execute` decides the move and folds
+//!    its events into the cached table, which an `Uncommitted` guard evicts
+//!    unless the write commits; `Table::notices` says whose feeds hear of
+//!    it, `Table::due_after` when the table is next due.
+//! 4. **Chain** (`store/src/records.rs`, `chain.rs`):
+//!    [`store::ChainedAppend`] seals each event with its salt, stamps it and
+//!    hashes it onto the cached head.
+//! 5. **Append** (`log/mod.rs`, `log/writer.rs`): [`log::Log::append`],
+//!    batched: the writer puts every move queued meanwhile into ONE
+//!    statement ([`store::events::insert_batch`]: the table's version,
+//!    status and `due_at`, the event rows, the feed items), committed
+//!    before the move is answered.
+//! 6. **Committed** (`table_service/commands.rs` `publish`, `log/mod.rs`):
+//!    the cache's tail takes the stored events, and
+//!    [`log::Log::committed`] wakes this process's followers of the table
+//!    and of the feeds and tells every process ([`log::announce`]:
+//!    `NOTIFY table_events`, in a transaction of its own).
+//! 7. **Wake** (`log/hub.rs`, `table_service/reads.rs`, `sse.rs`): each
+//!    process's hub hears it and wakes the table's subscribers; a long poll
+//!    or a stream ([`TableService::wait_for`](table_service::TableService::wait_for),
+//!    [`sse::table_events`]) reads the new events from the cache's tail,
+//!    redacted for its caller (`domain::redaction`), and answers.
 //!
 //! # The path of a deadline's move
 //!
@@ -40,30 +69,9 @@
 //!    [`TableService::play_for`](table_service::TableService::play_for),
 //!    decided on a copy outside the table's lock within the search budget
 //!    ([`searches`]), then appended at that version.
-//! 4. **Append, publish, wake**: steps 4 to 7 of a move. A table that moved
-//!    on meanwhile is at another version: nothing is written.
-//!
-//! # Modules
-//!
-//! | module | what it owns |
-//! |---|---|
-//! | [`routes`] | thin actix-web handlers, each documented for OpenAPI: authenticate, parse, one service call, answer |
-//! | [`auth`], [`throttle`], [`rates`], [`watchers`] | who is calling, and how much they may ask: bearer tokens, failed log-ins and invitation guesses, creation rates, open streams |
-//! | [`table_service`] | tables: the per-process cache of folded tables, commands (the write path), reads, the one loop of long polls and streams, and finding a game (quick play, invitations, rematches) |
-//! | [`log`] | a table's log: its records, its hash chain, the one append (batched, or in the caller's transaction) and the announcement of commits |
-//! | [`pruned`] | the maps of shared state that drop unneeded entries in one pass once they doubled (cached tables, wake-up counters, versions read lately) |
-//! | [`deadlines`] | what the server does on a table by itself: timeouts, away, resigned and bot seats' moves, and their metrics |
-//! | [`searches`] | the budget of bot searches: how many at once, and how much each may search under pressure |
-//! | [`disputes`] | filing, opening and resolving disputes |
-//! | [`feed`], [`webhooks`] | a player's feed (written with the events that cause its items), its long poll and stream, and its webhooks: signed, delivered from the outbox by any process, retried |
-//! | [`ratings`] | ratings and statistics: a game rated in the transaction that appends its end, in its ruleset's order; `huit ratings rebuild`, from the logs alone |
-//! | [`invites`] | private tables' invitation codes: made, read as spoken, looked up by digest, compared in constant time |
-//! | [`sse`] | the server-sent event streams |
-//! | [`history`] | round histories, replays and audits, from the log alone |
-//! | [`store`] | every SQL statement of the service, and its own error ([`store::StoreError`]) |
-//! | [`error`] | [`error::ApiError`], answered as RFC 9457 `application/problem+json`; the one mapping of the store's errors to HTTP |
-//! | [`metric_names`] | the name of every metric, in a leaf that imports nothing of the server: recorders name theirs from here |
-//! | [`config`], [`startup`], [`telemetry`], [`metrics`], [`openapi`], [`password`], [`console`] | settings, the server's assembly, logs, the metrics' exporter (`/metrics`), the OpenAPI document, argon2id, the admin console |
+//! 4. **Append, commit, wake**: steps 4 to 7 of a move. A table that moved
+//!    on meanwhile is at another version ([`service_error::ServiceError::VersionConflict`]):
+//!    nothing is written.
 
 pub mod auth;
 pub mod codes;

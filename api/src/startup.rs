@@ -188,7 +188,7 @@ fn spawn_tasks(
 ) {
     let revocations = watchers.spawn_revocation_checks(pool.clone());
     let deadlines = deadlines::spawn(
-        tables.clone(),
+        tables.clone().into_inner(),
         pool.clone(),
         Duration::from_millis(settings.due_poll_ms),
         Duration::from_secs(settings.feed_retention_secs),

@@ -7,7 +7,7 @@
 //!   transaction with the writes that must commit with the events (the
 //!   seats' projection, an idempotent answer);
 //! - [`announce`]: once committed, every process is told the table's new
-//!   version ([`Log::announce`]);
+//!   version ([`Log::committed`]);
 //! - [`hub`]: each process's `LISTEN` connection hears every announcement,
 //!   notes the table's version (so that its cache knows whether to read the
 //!   log) and wakes the table's waiters;

@@ -46,7 +46,7 @@
 //! the events at the table's version, chained to the cached head hash, in
 //! ONE statement that also moves `game_tables` (version, status)
 //! ([`Log::append`]); once committed, the new version is announced to every
-//! process ([`Log::announce`], a NOTIFY of its own so that moves of
+//! process ([`Log::committed`], a NOTIFY of its own so that moves of
 //! different tables still commit together, sent by a task that nobody
 //! waits for). A plain move without an `Idempotency-Key` is
 //! [`Durability::Batched`](crate::log::Durability): a statement committed
