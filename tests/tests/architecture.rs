@@ -257,6 +257,39 @@ fn api_modules_import_only_their_layer_and_those_below_as_its_map_says() {
     assert!(upward.is_empty(), "{upward:#?}");
 }
 
+/// The layers of the README's table ("The code: layers, and the path of a
+/// move"): each row's layer and the `` `name` ``s of its second column.
+fn readme_layers(readme: &str) -> Vec<(String, Vec<String>)> {
+    let table = readme
+        .split("| layer | modules | never imports |")
+        .nth(1)
+        .and_then(|rest| rest.split("\n\n").next())
+        .expect("the README's table of layers");
+    table
+        .lines()
+        .skip(2)
+        .filter_map(|row| {
+            let cells: Vec<&str> = row.trim_start_matches("| ").split(" | ").collect();
+            let [layer, modules, ..] = cells[..] else {
+                return None;
+            };
+            let names = modules
+                .split(", ")
+                .filter_map(|m| m.strip_prefix('`').map(identifier))
+                .collect();
+            Some((layer.to_owned(), names))
+        })
+        .collect()
+}
+
+#[test]
+fn the_readme_draws_the_layers_of_the_map() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let lib = fs::read_to_string(root.join("api/src/lib.rs")).expect("lib.rs");
+    let readme = fs::read_to_string(root.join("README.md")).expect("README.md");
+    assert_eq!(readme_layers(&readme), layers(&lib));
+}
+
 #[test]
 fn the_layers_are_read_from_the_maps_rows() {
     let map = "//! | layer | modules | never |\n\
