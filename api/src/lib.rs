@@ -7,8 +7,9 @@
 //! form four layers, top to bottom. A module imports modules of its own
 //! layer or of the layers below it, never one above; no two modules import
 //! each other, directly or around a loop; below HTTP nothing names
-//! actix-web. `tests/tests/architecture.rs` reads this table and the
-//! sources, and fails otherwise.
+//! actix-web; no SQL is written here (it is the store's).
+//! `tests/tests/architecture.rs` reads this table and the sources, and
+//! fails otherwise.
 //!
 //! | layer | modules | what they own | never imports |
 //! |---|---|---|---|

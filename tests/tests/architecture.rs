@@ -8,8 +8,9 @@
 //! - in `api`, a module imports only modules of its own layer or of the
 //!   layers below it, as the table of layers in `api/src/lib.rs` says: the
 //!   test reads that table, so the map and the code cannot drift apart;
-//!   and below HTTP nothing names actix-web (a service answers a
-//!   `ServiceError`, which HTTP maps once).
+//!   below HTTP nothing names actix-web (a service answers a
+//!   `ServiceError`, which HTTP maps once); and no SQL is written outside
+//!   the store.
 //!
 //! The crates' own order (`domain` under `store` under `api`) is Cargo's:
 //! a dependency cannot depend back on what depends on it.
@@ -252,6 +253,9 @@ fn api_modules_import_only_their_layer_and_those_below_as_its_map_says() {
         }));
         if at > 0 && code.contains("actix_web") {
             upward.push(format!("{module} ({}) names actix_web", names[at]));
+        }
+        if code.contains("sqlx::query") {
+            upward.push(format!("{module} holds SQL of its own (the store's)"));
         }
     }
     assert!(upward.is_empty(), "{upward:#?}");
