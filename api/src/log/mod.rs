@@ -115,6 +115,12 @@ impl Log {
         }
     }
 
+    /// The hub of this process's followers, which [`Log::committed`]
+    /// wakes.
+    pub fn hub(&self) -> &CommitHub {
+        &self.hub
+    }
+
     /// Whether feed items go to the webhooks' outbox too.
     pub fn outbox(&self) -> Outbox {
         self.outbox

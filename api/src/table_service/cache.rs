@@ -108,7 +108,7 @@ impl TableService {
         min_version: i64,
     ) -> Result<&'s mut Entry, ServiceError> {
         // Taken before reading: a commit heard after this moves `heard`.
-        let heard = self.hub.heard(table_id);
+        let heard = self.log.hub().heard(table_id);
         let current = match (slot.as_ref(), heard) {
             (Some(entry), Some((epoch, version))) => {
                 entry.synced == Some(epoch)

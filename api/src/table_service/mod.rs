@@ -217,7 +217,6 @@ pub struct Acted<R> {
 #[derive(Debug, Clone)]
 pub struct TableService {
     pool: PgPool,
-    hub: CommitHub,
     cache: Held<Uuid, Mutex<Option<cache::Entry>>>,
     log: Log,
     versions: VersionReads,
@@ -300,10 +299,9 @@ impl TableService {
     /// without a listener, [`CommitHub::new`], every use reads the log).
     pub fn new(pool: PgPool, hub: CommitHub) -> Self {
         Self {
-            log: Log::new(&pool, hub.clone(), Outbox::Off),
+            log: Log::new(&pool, hub, Outbox::Off),
             versions: Reads::batcher(&pool),
             pool,
-            hub,
             cache: Held::new(CACHE_SOFT_LIMIT),
             bot_delay: std::time::Duration::ZERO,
             searches: SearchBudget::new(SearchBudget::default_threads()),
@@ -316,7 +314,7 @@ impl TableService {
     /// too as `outbox` says.
     pub fn with_outbox(self, outbox: Outbox) -> Self {
         Self {
-            log: Log::new(&self.pool, self.hub.clone(), outbox),
+            log: Log::new(&self.pool, self.log.hub().clone(), outbox),
             ..self
         }
     }
@@ -348,7 +346,7 @@ impl TableService {
 
     /// The hub that wakes this process's long polls and streams.
     pub fn hub(&self) -> &CommitHub {
-        &self.hub
+        self.log.hub()
     }
 
     fn slot(&self, table_id: Uuid) -> Slot {

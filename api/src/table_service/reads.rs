@@ -114,7 +114,7 @@ impl TableService {
     pub fn subscribe(&self, table_id: Uuid) -> Subscription {
         Subscription {
             table_id,
-            rx: self.hub.subscribe(table_id),
+            rx: self.log.hub().subscribe(table_id),
         }
     }
 
@@ -143,7 +143,7 @@ impl TableService {
             if verify {
                 return Ok(None);
             }
-            if !self.hub.wait(&mut subscription.rx, deadline).await {
+            if !self.log.hub().wait(&mut subscription.rx, deadline).await {
                 if Instant::now() < deadline {
                     // The wake-up channel closed: subscribe again, read again.
                     *subscription = self.subscribe(subscription.table_id);
