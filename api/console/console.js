@@ -86,6 +86,8 @@ function failure(e) {
 }
 
 const when = (at) => (at ? new Date(at).toLocaleString() : "");
+// A name as shown: an erased account has none (docs/API.md "Accounts").
+const named = (name) => name ?? "an erased player";
 
 // ----- cards -----
 
@@ -186,7 +188,7 @@ async function disputesPage(params) {
     h("td", {}, when(d.created_at)),
     h("td", {}, h("a", { href: `#/disputes/${d.id}` }, d.reason)),
     h("td", {}, d.round === null ? "the game" : `round ${d.round}`),
-    h("td", {}, d.filed_by),
+    h("td", {}, named(d.filed_by)),
     h("td", {}, h("a", { href: `#/tables/${d.table_id}` }, d.table_id.slice(0, 8))),
     h("td", {}, h("span", { class: `badge ${d.status}` }, d.verdict ? `${d.status}: ${d.verdict}` : d.status))));
   const more = page.next
@@ -207,7 +209,7 @@ async function disputesPage(params) {
 async function disputePage(id) {
   const d = await get(`/admin/disputes/${id}`);
   const facts = h("div", { class: "panel" },
-    h("p", {}, h("b", {}, d.filed_by), ` disputes ${d.round === null ? "the game" : `round ${d.round}`} of table `,
+    h("p", {}, h("b", {}, named(d.filed_by)), ` disputes ${d.round === null ? "the game" : `round ${d.round}`} of table `,
       h("a", { href: `#/tables/${d.table_id}` }, d.table_id), `, ${when(d.created_at)}:`),
     h("blockquote", { id: "reason" }, d.reason),
     h("p", {}, "Status: ", h("span", { class: `badge ${d.status}`, id: "dispute-status" }, d.status),
@@ -236,7 +238,7 @@ async function disputePage(id) {
   const actions = h("div", { class: "scroll" }, h("table", { class: "list", id: "actions" },
     h("thead", {}, h("tr", {}, ["When", "Admin", "Action"].map((t) => h("th", {}, t)))),
     h("tbody", {}, d.actions.map((a) => h("tr", {},
-      h("td", {}, when(a.at)), h("td", {}, a.admin),
+      h("td", {}, when(a.at)), h("td", {}, named(a.admin)),
       h("td", {}, a.action.replaceAll("_", " "), a.dispute_id === id ? " (this dispute)" : ""))))));
   const table = await tableSection(d.table_id, d.audit);
   show(h("h1", {}, "Dispute"), facts, resolve,
@@ -342,10 +344,10 @@ async function tableSection(id, audit) {
   const [summary, rounds, log] = await Promise.all([
     get(`/tables/${id}`), get(`/tables/${id}/rounds`), get(`/tables/${id}/log`),
   ]);
-  const names = Object.fromEntries(summary.players.map((p) => [p.seat, p.username]));
+  const names = Object.fromEntries(summary.players.map((p) => [p.seat, named(p.username)]));
   const seats = summary.players.map((p) => p.seat);
   const players = h("p", {}, `${summary.ruleset}, ${summary.status}. Players: `,
-    summary.players.map((p, i) => [i ? ", " : "", h("b", {}, p.username), ` (seat ${p.seat}${p.bot ? `, bot ${p.bot}` : ""})`]));
+    summary.players.map((p, i) => [i ? ", " : "", h("b", {}, named(p.username)), ` (seat ${p.seat}${p.bot ? `, bot ${p.bot}` : ""})`]));
   const roundRows = rounds.rounds.map((r) => h("tr", {},
     h("td", {}, h("a", { href: `#/tables/${id}/rounds/${r.round}` }, `Round ${r.round}`)),
     seats.map((s) => h("td", {}, `${r.points[s] ?? 0} (${r.totals[s] ?? 0})`))));
@@ -403,7 +405,7 @@ function pending(p) {
 
 async function replayPage(id, n, wanted, { player = false } = {}) {
   const summary = await get(`/tables/${id}`);
-  const names = Object.fromEntries(summary.players.map((p) => [p.seat, p.username]));
+  const names = Object.fromEntries(summary.players.map((p) => [p.seat, named(p.username)]));
   let r = await replayAt(id, n, wanted);
   const board = h("div", { class: "felt", id: "replay" });
   const list = h("div", { class: "events", id: "round-events" });

@@ -6,10 +6,17 @@
 //!
 //! [`AuthUser`] looks the session up in the database on every request.
 //! [`CachedAuthUser`], for the hot paths of a game (view, moves, events),
-//! reuses a lookup for [`SESSION_CACHE_TTL`]: an expiry is still checked on
-//! every request, a log-out through this process takes effect at once, and a
-//! log-out through another process (or a session changed in the database
-//! by hand) within that bound.
+//! reuses a lookup for [`SESSION_CACHE_TTL`] while no account changed: an
+//! expiry is still checked on every request, and a revocation (a log-out,
+//! a session revoked, a password changed, an account deleted) announces
+//! the account's change in its transaction, so that every process looks
+//! its sessions up again from then on
+//! ([`crate::log::hub::CommitHub::accounts_epoch`]); only a session changed
+//! in the database by hand waits out the bound.
+//!
+//! A lookup notes the session's use at most once a minute
+//! ([`store::sessions::touch`]): `GET /v1/me/sessions` shows it, and idle
+//! guests are found by it.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -29,6 +36,8 @@ use uuid::Uuid;
 
 use crate::config::Settings;
 use crate::error::ApiError;
+use crate::log::Log;
+use crate::table_service::{Person, TableService};
 use store::accounts::{Account, Role};
 
 /// A fresh random token.
@@ -62,6 +71,14 @@ pub struct AuthUser {
 }
 
 impl AuthUser {
+    /// The caller as a table seats them.
+    pub fn person(&self) -> Person {
+        Person {
+            id: self.account.id,
+            guest: self.account.role == Role::Guest,
+        }
+    }
+
     /// 403 unless the caller is an admin.
     pub fn require_admin(&self) -> Result<(), ApiError> {
         if self.account.role == Role::Admin {
@@ -126,14 +143,33 @@ fn bearer_token(req: &HttpRequest) -> Result<String, ApiError> {
     Ok(token.to_owned())
 }
 
-async fn lookup(
-    pool: Option<web::Data<PgPool>>,
-    hash: &str,
-) -> Result<(AuthUser, DateTime<Utc>), ApiError> {
-    let pool = pool.ok_or_else(|| ApiError::internal("no database pool configured"))?;
-    let session = store::sessions::find_active(pool.get_ref(), hash)
+/// How often a session's use is noted at most.
+const TOUCH_EVERY: Duration = Duration::from_secs(60);
+
+/// Looks a session up, noting its use (at most once a minute): a guest's
+/// then lasts `HUIT_GUEST_IDLE_SECS` more (a guest has no password to log
+/// in again with).
+async fn lookup(req: &HttpRequest, hash: &str) -> Result<(AuthUser, DateTime<Utc>), ApiError> {
+    let pool = req
+        .app_data::<web::Data<PgPool>>()
+        .cloned()
+        .ok_or_else(|| ApiError::internal("no database pool configured"))?;
+    let guest_idle = req
+        .app_data::<web::Data<Settings>>()
+        .map(|s| s.guest_idle())
+        .unwrap_or_default();
+    let mut session = store::sessions::find_active(pool.get_ref(), hash)
         .await?
         .ok_or(ApiError::Unauthorized("invalid, expired or revoked token"))?;
+    let every = chrono::Duration::from_std(TOUCH_EVERY).unwrap_or(chrono::Duration::MAX);
+    if session.last_used_at < Utc::now() - every {
+        let lasts = (session.account.role == Role::Guest).then_some(guest_idle);
+        if let Some(expires_at) =
+            store::sessions::touch(pool.get_ref(), session.session_id, TOUCH_EVERY, lasts).await?
+        {
+            session.expires_at = expires_at;
+        }
+    }
     crate::telemetry::record_account(session.account.id);
     let user = AuthUser {
         account: session.account,
@@ -149,9 +185,9 @@ impl FromRequest for AuthUser {
 
     fn from_request(req: &HttpRequest, _: &mut actix_web::dev::Payload) -> Self::Future {
         let token = bearer_token(req);
-        let pool = req.app_data::<web::Data<PgPool>>().cloned();
+        let req = req.clone();
         Box::pin(async move {
-            let (user, _) = lookup(pool, &token_hash(&token?)).await?;
+            let (user, _) = lookup(&req, &token_hash(&token?)).await?;
             Ok(user)
         })
     }
@@ -167,19 +203,59 @@ struct CachedSession {
     user: AuthUser,
     expires_at: DateTime<Utc>,
     looked_up: Instant,
+    /// The hub's accounts epoch taken before the lookup.
+    accounts: u64,
 }
 
 /// Sessions recently looked up, by token hash (process-wide: the token
 /// hashes of several databases cannot collide).
 static SESSIONS: LazyLock<Mutex<HashMap<String, CachedSession>>> = LazyLock::new(Mutex::default);
 
-/// Revokes a session (`false` when it was revoked already or does not
-/// exist); this process's cache forgets it at once, the others' within
-/// [`SESSION_CACHE_TTL`].
-pub async fn revoke_session(pool: &PgPool, session_id: Uuid) -> Result<bool, sqlx::Error> {
-    let revoked = store::sessions::revoke(pool, session_id).await?;
-    let mut sessions = SESSIONS.lock().unwrap_or_else(|p| p.into_inner());
-    sessions.retain(|_, s| s.user.session_id != session_id);
+/// Revokes the caller's session (`false` when it was revoked already);
+/// every process forgets it at once (see the module documentation).
+pub async fn revoke_session(
+    pool: &PgPool,
+    log: &Log,
+    user: &AuthUser,
+) -> Result<bool, sqlx::Error> {
+    let revoked = revoke_sessions(pool, log, user.account.id, Revoke::One(user.session_id)).await?;
+    Ok(!revoked.is_empty())
+}
+
+/// Which of an account's sessions to revoke.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Revoke {
+    /// This one (if it is the account's and active).
+    One(Uuid),
+    /// Every one but this.
+    AllBut(Uuid),
+}
+
+/// Revokes sessions of `account`, announcing the account's change in the
+/// same transaction, so that every process looks its sessions up again
+/// (see the module documentation): the ones revoked.
+pub async fn revoke_sessions(
+    pool: &PgPool,
+    log: &Log,
+    account: Uuid,
+    which: Revoke,
+) -> Result<Vec<Uuid>, sqlx::Error> {
+    let mut tx = pool.begin().await?;
+    let revoked = match which {
+        Revoke::One(id) => store::sessions::revoke_of(&mut *tx, account, id)
+            .await?
+            .then_some(id)
+            .into_iter()
+            .collect(),
+        Revoke::AllBut(keep) => store::sessions::revoke_all(&mut *tx, account, Some(keep)).await?,
+    };
+    if !revoked.is_empty() {
+        log.announce_account(&mut tx, account).await?;
+    }
+    tx.commit().await?;
+    if !revoked.is_empty() {
+        log.account_changed();
+    }
     Ok(revoked)
 }
 
@@ -202,14 +278,22 @@ impl FromRequest for CachedAuthUser {
 
     fn from_request(req: &HttpRequest, _: &mut actix_web::dev::Payload) -> Self::Future {
         let hash = bearer_token(req).map(|t| token_hash(&t));
-        let cached = hash.as_ref().ok().and_then(|hash| {
+        // Nothing is cached without a listener to say when accounts change.
+        let accounts = req
+            .app_data::<web::Data<TableService>>()
+            .and_then(|t| t.hub().accounts_epoch());
+        let cached = hash.as_ref().ok().zip(accounts).and_then(|(hash, now)| {
             let sessions = SESSIONS.lock().unwrap_or_else(|p| p.into_inner());
             sessions
                 .get(hash)
-                .filter(|s| s.looked_up.elapsed() < SESSION_CACHE_TTL && s.expires_at > Utc::now())
+                .filter(|s| {
+                    s.accounts == now
+                        && s.looked_up.elapsed() < SESSION_CACHE_TTL
+                        && s.expires_at > Utc::now()
+                })
                 .map(|s| s.user.clone())
         });
-        let pool = req.app_data::<web::Data<PgPool>>().cloned();
+        let req = req.clone();
         Box::pin(async move {
             if let Some(user) = cached {
                 crate::telemetry::record_account(user.account.id);
@@ -217,7 +301,10 @@ impl FromRequest for CachedAuthUser {
             }
             let hash = hash?;
             let looked_up = Instant::now();
-            let (user, expires_at) = lookup(pool, &hash).await?;
+            let (user, expires_at) = lookup(&req, &hash).await?;
+            let Some(accounts) = accounts else {
+                return Ok(CachedAuthUser(user));
+            };
             let mut sessions = SESSIONS.lock().unwrap_or_else(|p| p.into_inner());
             if sessions.len() >= SESSION_CACHE_LIMIT {
                 sessions.retain(|_, s| s.looked_up.elapsed() < SESSION_CACHE_TTL);
@@ -228,6 +315,7 @@ impl FromRequest for CachedAuthUser {
                     user: user.clone(),
                     expires_at,
                     looked_up,
+                    accounts,
                 },
             );
             Ok(CachedAuthUser(user))

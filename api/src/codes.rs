@@ -94,6 +94,8 @@ pub enum ProblemCode {
     TableClosed,
     DeliveryPending,
     WebhooksOff,
+    WrongPassword,
+    NotAGuest,
 }
 
 impl ProblemCode {

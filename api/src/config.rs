@@ -183,6 +183,25 @@ pub struct Settings {
     #[arg(long, env = "HUIT_FEED_RETENTION_SECS", default_value_t = 30 * 24 * 3600)]
     pub feed_retention_secs: u64,
 
+    /// Seconds between an account's deletion and its erasure (a log-in
+    /// meanwhile cancels it); 0: erased at once. 7 days by default.
+    #[arg(long, env = "HUIT_ERASE_GRACE_SECS", default_value_t = 7 * 24 * 3600)]
+    pub erase_grace_secs: u64,
+
+    /// Seconds after which a guest whose sessions went unused is erased;
+    /// 30 days by default.
+    #[arg(long, env = "HUIT_GUEST_IDLE_SECS", default_value_t = 30 * 24 * 3600)]
+    pub guest_idle_secs: u64,
+
+    /// Guest accounts one address may make per minute.
+    #[arg(long, env = "HUIT_GUESTS_PER_MINUTE", default_value_t = 10)]
+    pub guests_per_minute: u32,
+
+    /// How often, in milliseconds, this process erases the accounts due
+    /// (deletions whose grace period ended, idle guests).
+    #[arg(long, env = "HUIT_ERASE_POLL_MS", default_value_t = 60_000)]
+    pub erase_poll_ms: u64,
+
     /// Where `/metrics` (the Prometheus text format) is served, on a
     /// listener of its own, e.g. `127.0.0.1:9100`; not served when unset.
     #[arg(long, env = "HUIT_METRICS_BIND")]
@@ -205,6 +224,12 @@ impl Settings {
 
     pub fn token_ttl(&self) -> Duration {
         Duration::from_secs(self.token_ttl_secs)
+    }
+
+    /// How long a guest's session lasts unused (and a guest unused that
+    /// long is erased).
+    pub fn guest_idle(&self) -> Duration {
+        Duration::from_secs(self.guest_idle_secs)
     }
 
     pub fn db_acquire_timeout(&self) -> Duration {

@@ -1,8 +1,10 @@
 //! The admin console (`/admin`), the players' replay pages
 //! (`/replay/{table}/{round}`) and their public pages
-//! (`/players/{username}`: ratings and last games): plain HTML, CSS and an ES module from
-//! `api/console/`, compiled into the binary, which use only the public API
-//! (the page loads without a token and logs in through `/v1/sessions`).
+//! (`/players/{username}`: ratings and last games), and the page where a
+//! person deletes their account outside the app (`/account`, Google
+//! Play's web link): plain HTML, CSS and ES modules from `api/console/`,
+//! compiled into the binary, which use only the public API (the pages load
+//! without a token and log in through `/v1/sessions`).
 
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::{web, HttpResponse};
@@ -11,6 +13,8 @@ const INDEX: &str = include_str!("../console/index.html");
 const SCRIPT: &str = include_str!("../console/console.js");
 const STYLE: &str = include_str!("../console/console.css");
 const ICON: &str = include_str!("../console/favicon.svg");
+const ACCOUNT: &str = include_str!("../console/account.html");
+const ACCOUNT_SCRIPT: &str = include_str!("../console/account.js");
 
 /// Only this origin's files, no framing, no inline script: what a page
 /// that holds an admin's token needs.
@@ -45,6 +49,14 @@ async fn script() -> HttpResponse {
     file("text/javascript; charset=utf-8", SCRIPT)
 }
 
+async fn account() -> HttpResponse {
+    file("text/html; charset=utf-8", ACCOUNT)
+}
+
+async fn account_script() -> HttpResponse {
+    file("text/javascript; charset=utf-8", ACCOUNT_SCRIPT)
+}
+
 async fn style() -> HttpResponse {
     file("text/css; charset=utf-8", STYLE)
 }
@@ -64,6 +76,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route("/admin/console.css", web::get().to(style))
         .route("/replay/{table}/{round}", web::get().to(index))
         .route("/players/{username}", web::get().to(index))
+        .route("/account", web::get().to(account))
+        .route("/account/account.js", web::get().to(account_script))
         .route("/favicon.svg", web::get().to(icon))
         .route("/favicon.ico", web::get().to(icon));
 }

@@ -51,6 +51,10 @@ pub enum ApiError {
     /// 401 `invalid_credentials`: wrong username or password at log-in.
     #[error("wrong username or password")]
     InvalidCredentials,
+    /// 401 `wrong_password`: the caller's password, asked again (to delete
+    /// the account, to change the password), is not theirs.
+    #[error("this is not the account's password")]
+    WrongPassword,
     /// 403 `forbidden`.
     #[error("{0}")]
     Forbidden(String),
@@ -124,6 +128,7 @@ impl ApiError {
             | Self::TooManyRequests { code, .. } => *code,
             Self::Unauthorized(_) => ProblemCode::Unauthorized,
             Self::InvalidCredentials => ProblemCode::InvalidCredentials,
+            Self::WrongPassword => ProblemCode::WrongPassword,
             Self::Forbidden(_) => ProblemCode::Forbidden,
             Self::NotFound(_) => ProblemCode::NotFound,
             Self::MethodNotAllowed { .. } => ProblemCode::MethodNotAllowed,
@@ -173,7 +178,9 @@ impl ResponseError for ApiError {
             }
             Self::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Self::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
-            Self::Unauthorized(_) | Self::InvalidCredentials => StatusCode::UNAUTHORIZED,
+            Self::Unauthorized(_) | Self::InvalidCredentials | Self::WrongPassword => {
+                StatusCode::UNAUTHORIZED
+            }
             Self::Forbidden(_) => StatusCode::FORBIDDEN,
             Self::NotFound(_) => StatusCode::NOT_FOUND,
             Self::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
@@ -210,7 +217,7 @@ impl ResponseError for ApiError {
         let mut builder = HttpResponse::build(status);
         builder.content_type(PROBLEM_JSON);
         match self {
-            Self::Unauthorized(_) | Self::InvalidCredentials => {
+            Self::Unauthorized(_) | Self::InvalidCredentials | Self::WrongPassword => {
                 builder.insert_header((
                     header::WWW_AUTHENTICATE,
                     HeaderValue::from_static("Bearer realm=\"huit\""),

@@ -172,7 +172,8 @@ async fn replay(
     let pool = startup::connect_lazy(&Settings::with_database_url(database_url))?;
     let log = api::history::load(&pool, table_id).await?;
     let parsed = api::history::Parsed::new(log)?;
-    print!("{}", api::history::replay_text(&parsed, round)?);
+    let names = api::table_service::Names::read(&pool, parsed.persons(), None).await?;
+    print!("{}", api::history::replay_text(&parsed, round, &names)?);
     Ok(())
 }
 

@@ -1,5 +1,5 @@
-//! Rate limits on what costs the server to create: accounts (per client
-//! address), sessions and tables (per account); and on the public reads
+//! Rate limits on what costs the server to create: accounts and guests
+//! (per client address), sessions and tables (per account); and on the public reads
 //! that need no account (per client address). Each is a token bucket
 //! (GCRA, the `governor` crate): N per minute, and at most N at once after
 //! a quiet minute. Past it, 429 `too_many_requests` with `Retry-After`.
@@ -60,10 +60,14 @@ impl<K: Hash + Eq + Clone> Limit<K> {
     }
 }
 
+/// Exports of one account's data per minute (`GET /v1/me/export`).
+const EXPORTS_PER_MINUTE: u32 = 6;
+
 /// The limits, per minute; 0 turns one off.
 #[derive(Debug, Clone, Copy)]
 pub struct RateLimits {
     pub sign_ups_per_address: u32,
+    pub guests_per_address: u32,
     pub log_ins_per_account: u32,
     pub tables_per_account: u32,
     pub public_reads_per_address: u32,
@@ -73,8 +77,10 @@ pub struct RateLimits {
 #[derive(Debug)]
 pub struct Rates {
     sign_ups: Limit<Option<IpAddr>>,
+    guests: Limit<Option<IpAddr>>,
     log_ins: Limit<Uuid>,
     tables: Limit<Uuid>,
+    exports: Limit<Uuid>,
     public_reads: Limit<Option<IpAddr>>,
 }
 
@@ -82,8 +88,10 @@ impl Rates {
     pub fn new(limits: RateLimits) -> Self {
         Self {
             sign_ups: Limit::per_minute(limits.sign_ups_per_address, "accounts from this address"),
+            guests: Limit::per_minute(limits.guests_per_address, "guests from this address"),
             log_ins: Limit::per_minute(limits.log_ins_per_account, "log-ins for this account"),
             tables: Limit::per_minute(limits.tables_per_account, "tables for this account"),
+            exports: Limit::per_minute(EXPORTS_PER_MINUTE, "exports of this account"),
             public_reads: Limit::per_minute(
                 limits.public_reads_per_address,
                 "public reads from this address",
@@ -96,6 +104,11 @@ impl Rates {
         self.sign_ups.take(&address)
     }
 
+    /// A guest about to be created from `address`.
+    pub fn guest(&self, address: Option<IpAddr>) -> Result<(), ServiceError> {
+        self.guests.take(&address)
+    }
+
     /// A session about to be opened for `account` (its password checked).
     pub fn log_in(&self, account: Uuid) -> Result<(), ServiceError> {
         self.log_ins.take(&account)
@@ -104,6 +117,11 @@ impl Rates {
     /// A table about to be created by `account`.
     pub fn table(&self, account: Uuid) -> Result<(), ServiceError> {
         self.tables.take(&account)
+    }
+
+    /// An export of `account`'s data about to be made (it reads all of it).
+    pub fn export(&self, account: Uuid) -> Result<(), ServiceError> {
+        self.exports.take(&account)
     }
 
     /// A public page (a profile, a leaderboard) read from `address`.
@@ -120,6 +138,7 @@ mod tests {
     fn rates(n: u32) -> Rates {
         Rates::new(RateLimits {
             sign_ups_per_address: n,
+            guests_per_address: n,
             log_ins_per_account: n,
             tables_per_account: n,
             public_reads_per_address: n,

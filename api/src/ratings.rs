@@ -222,11 +222,19 @@ pub async fn rebuild(
     games.sort_by_key(|g| (g.at, g.table_id));
     let mut standings = Standings::default();
     let results = fold(&mut standings, &games)?;
-    let standing_rows = standings
+    let mut standing_rows = standings
         .by_player
         .iter()
         .map(|((player, ruleset), s)| Ok(standing_row(account(player)?, ruleset, s)))
         .collect::<Result<Vec<_>, RatingError>>()?;
+    // An erased account's results stay (the games after them rate the
+    // same), its standing does not.
+    let everyone: Vec<Uuid> = standing_rows.iter().map(|r| r.account_id).collect();
+    let erased: BTreeSet<Uuid> = store::accounts::erased_among(&mut *tx, &everyone)
+        .await?
+        .into_iter()
+        .collect();
+    standing_rows.retain(|r| !erased.contains(&r.account_id));
     let mut rebuilt = Rebuilt {
         tables,
         games: games.len(),

@@ -19,6 +19,7 @@ use utoipa::OpenApi;
 use utoipa_actix_web::AppExt;
 use utoipa_swagger_ui::{Config, SwaggerUi};
 
+use crate::accounts::Accounts;
 use crate::codes::ProblemCode;
 use crate::config::Settings;
 use crate::error::{self, ApiError};
@@ -72,9 +73,14 @@ pub fn ping_when_idle(options: PgPoolOptions) -> PgPoolOptions {
         })
 }
 
-/// Applies the pending migrations.
+/// Applies the pending migrations, then the one-time rewrite of logs
+/// written before event format 3 ([`store::rechain`]).
 pub async fn migrate(pool: &PgPool) -> Result<(), sqlx::migrate::MigrateError> {
-    MIGRATOR.run(pool).await
+    MIGRATOR.run(pool).await?;
+    store::rechain::unname_logs_once(pool)
+        .await
+        .map_err(sqlx::migrate::MigrateError::Execute)?;
+    Ok(())
 }
 
 /// A bound, not yet running, server.
@@ -83,10 +89,8 @@ pub struct Application {
     server: Server,
     hub: CommitHub,
     listener_task: tokio::task::JoinHandle<()>,
-    revocations: tokio::task::JoinHandle<()>,
-    deadlines: tokio::task::JoinHandle<()>,
-    /// The webhooks' sender, when webhooks are on.
-    sender: Option<tokio::task::JoinHandle<()>>,
+    /// What acts by itself (see `spawn_tasks`).
+    tasks: Vec<tokio::task::JoinHandle<()>>,
     /// `/metrics` on its own listener, when `HUIT_METRICS_BIND` is set.
     metrics: Option<(u16, Server)>,
 }
@@ -172,29 +176,32 @@ fn request_limits(
 }
 
 /// The tasks that act by themselves: the streams' revocation checks, the
-/// deadlines (and the feed's pruning), and the webhooks' sender when
-/// webhooks are on.
+/// deadlines (and the feed's pruning), the eraser of accounts, and the
+/// webhooks' sender when webhooks are on.
 fn spawn_tasks(
     settings: &Settings,
     pool: &PgPool,
     hub: &CommitHub,
     watchers: &Watchers,
     tables: &web::Data<TableService>,
+    accounts: &Accounts,
     webhooks: Option<Webhooks>,
-) -> (
-    tokio::task::JoinHandle<()>,
-    tokio::task::JoinHandle<()>,
-    Option<tokio::task::JoinHandle<()>>,
-) {
-    let revocations = watchers.spawn_revocation_checks(pool.clone());
-    let deadlines = deadlines::spawn(
-        tables.clone().into_inner(),
-        pool.clone(),
-        Duration::from_millis(settings.due_poll_ms),
-        Duration::from_secs(settings.feed_retention_secs),
-    );
-    let sender = webhooks.map(|w| crate::webhooks::spawn(w, pool.clone(), hub.any_feed()));
-    (revocations, deadlines, sender)
+) -> Vec<tokio::task::JoinHandle<()>> {
+    let mut tasks = vec![
+        watchers.spawn_revocation_checks(pool.clone()),
+        deadlines::spawn(
+            tables.clone().into_inner(),
+            pool.clone(),
+            Duration::from_millis(settings.due_poll_ms),
+            Duration::from_secs(settings.feed_retention_secs),
+        ),
+        crate::accounts::spawn(
+            accounts.clone(),
+            Duration::from_millis(settings.erase_poll_ms.max(1)),
+        ),
+    ];
+    tasks.extend(webhooks.map(|w| crate::webhooks::spawn(w, pool.clone(), hub.any_feed())));
+    tasks
 }
 
 impl Application {
@@ -210,8 +217,16 @@ impl Application {
         let watchers = web::Data::new(Watchers::new(watch_limits(&settings, descriptors)));
         let webhooks = webhooks(&settings)?;
         let tables = web::Data::new(table_service(&settings, &pool, &hub, &webhooks));
-        let (revocations, deadlines, sender) =
-            spawn_tasks(&settings, &pool, &hub, &watchers, &tables, webhooks);
+        let accounts = Accounts::new(
+            pool.clone(),
+            tables.clone().into_inner(),
+            Duration::from_secs(settings.erase_grace_secs),
+            Duration::from_secs(settings.guest_idle_secs),
+        );
+        let tasks = spawn_tasks(
+            &settings, &pool, &hub, &watchers, &tables, &accounts, webhooks,
+        );
+        let accounts = web::Data::new(accounts);
         let pool = web::Data::new(pool);
         let metrics = metrics_listener(&settings, &pool, &tables, &watchers)?;
         let cors_origins = cors_origins(&settings.cors_origins)?;
@@ -229,6 +244,7 @@ impl Application {
                 .app_data(guesses.clone())
                 .app_data(rates.clone())
                 .app_data(tables.clone())
+                .app_data(accounts.clone())
                 .app_data(watchers.clone())
                 .configure(|cfg| extractor_errors(cfg, body_limit))
                 .configure(routes::configure)
@@ -273,9 +289,7 @@ impl Application {
             server: server.run(),
             hub,
             listener_task,
-            revocations,
-            deadlines,
-            sender,
+            tasks,
             metrics,
         })
     }
@@ -306,10 +320,8 @@ impl Application {
             task.abort();
         }
         self.listener_task.abort();
-        self.revocations.abort();
-        self.deadlines.abort();
-        if let Some(sender) = &self.sender {
-            sender.abort();
+        for task in &self.tasks {
+            task.abort();
         }
         result
     }
@@ -405,6 +417,7 @@ fn login_limits(settings: &Settings) -> LoginLimits {
 fn rate_limits(settings: &Settings) -> RateLimits {
     RateLimits {
         sign_ups_per_address: settings.sign_ups_per_minute,
+        guests_per_address: settings.guests_per_minute,
         log_ins_per_account: settings.log_ins_per_minute,
         tables_per_account: settings.tables_per_minute,
         public_reads_per_address: settings.public_reads_per_minute,

@@ -15,7 +15,6 @@ use crate::Error;
 
 pub(crate) struct Player {
     pub(crate) id: String,
-    pub(crate) name: String,
     pub(crate) token: String,
 }
 
@@ -57,7 +56,6 @@ pub(crate) async fn player(
     .await?;
     Ok(Player {
         id: account["id"].as_str().ok_or("an account id")?.to_owned(),
-        name,
         token: session["token"].as_str().ok_or("a token")?.to_owned(),
     })
 }
@@ -186,14 +184,13 @@ pub async fn run(base: &str, database_url: &str, n: usize, long: usize) -> Resul
         2,
         None,
         &players[0].id.as_str().into(),
-        &players[0].name,
     )?;
     let mut t = Table::from_events(&log).ok_or("a table")?;
     log.extend(t.execute(
         &TableCommand::Join {
             account_id: players[1].id.as_str().into(),
-            username: players[1].name.clone(),
             joining: domain::Joining::Open,
+            guest: false,
         },
         &mut rng,
     )?);

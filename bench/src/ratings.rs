@@ -83,23 +83,14 @@ fn table_of(rng: &mut StdRng, players: &[Uuid]) -> (&'static str, Vec<Uuid>) {
 fn game_log(rng: &mut StdRng, players: &[Uuid]) -> (String, Vec<TableEvent>) {
     let (ruleset, seated) = table_of(rng, players);
     let n = seated.len();
-    let name = |id: &Uuid| id.simple().to_string()[..12].to_owned();
     let creator = player_id(seated[0]);
-    let mut log = Table::create(
-        ruleset,
-        &Default::default(),
-        n,
-        None,
-        &creator,
-        &name(&seated[0]),
-    )
-    .expect("a table");
+    let mut log = Table::create(ruleset, &Default::default(), n, None, &creator).expect("a table");
     let mut table = Table::from_events(&log).expect("a table");
     for id in &seated[1..] {
         let join = TableCommand::Join {
             account_id: player_id(*id),
-            username: name(id),
             joining: domain::Joining::Open,
+            guest: false,
         };
         log.extend(table.execute(&join, rng).expect("joins"));
     }
@@ -128,12 +119,10 @@ fn game_log(rng: &mut StdRng, players: &[Uuid]) -> (String, Vec<TableEvent>) {
 fn played_log(rng: &mut StdRng, players: &[Uuid]) -> (String, Vec<TableEvent>) {
     let (ruleset, seated) = table_of(rng, players);
     let n = seated.len();
-    let name = |id: &Uuid| id.simple().to_string()[..12].to_owned();
     let creator = player_id(seated[0]);
     let options = serde_json::json!({"rounds": 1});
     let options = options.as_object().expect("an object");
-    let mut log =
-        Table::create(ruleset, options, n, None, &creator, &name(&seated[0])).expect("a table");
+    let mut log = Table::create(ruleset, options, n, None, &creator).expect("a table");
     let mut table = Table::from_events(&log).expect("a table");
     let kind = rng.gen_range(0..20);
     let persons = if kind == 0 { n - 1 } else { n };
@@ -143,8 +132,8 @@ fn played_log(rng: &mut StdRng, players: &[Uuid]) -> (String, Vec<TableEvent>) {
     for id in &seated[1..persons] {
         let join = TableCommand::Join {
             account_id: player_id(*id),
-            username: name(id),
             joining: domain::Joining::Open,
+            guest: false,
         };
         run(&mut table, &mut log, rng, join);
     }

@@ -60,14 +60,13 @@ pub async fn run(database_url: &str, events: usize, seed: u64) -> Result<(), Err
         4,
         None,
         &creator,
-        &name,
     )?;
     let mut table = Table::from_events(&log).expect("a new table");
-    for p in 1..4 {
+    for _ in 1..4 {
         let cmd = TableCommand::Join {
             account_id: api::table_service::player_id(uuid::Uuid::new_v4()),
-            username: format!("{name}_{p}"),
             joining: domain::Joining::Open,
+            guest: false,
         };
         log.extend(table.execute(&cmd, &mut rng)?);
     }

@@ -41,15 +41,14 @@ fn main() {
         4,
         None,
         &creator,
-        "alice",
     )
     .expect("a table");
     let mut table = Table::from_events(&log).expect("a new table");
     for p in 1..4 {
         let join = TableCommand::Join {
             account_id: format!("player-{p}").into(),
-            username: format!("player{p}"),
             joining: domain::Joining::Open,
+            guest: false,
         };
         log.extend(table.execute(&join, &mut rng).expect("joins"));
     }

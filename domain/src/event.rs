@@ -21,8 +21,10 @@ pub struct SeatKey(pub String);
 
 /// The version of the event format this crate writes (docs/API.md `v`). Version
 /// 2 adds a `salt` to every event's data (see [`crate::redaction`]); version
-/// 1 events (no salt) still parse and fold the same.
-pub const EVENT_VERSION: u32 = 2;
+/// 3 names a seated person by account id only (no `username`: a name bound
+/// by a hash could never be erased). Versions 1 (no salt) and 2 still parse
+/// and fold the same, their names unread.
+pub const EVENT_VERSION: u32 = 3;
 
 /// A player's move, exactly as posted to `POST /v1/tables/{id}/moves`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -82,7 +82,8 @@ impl RatedGame {
     /// made a move of their own in it (a play, a draw on their turn, a pass
     /// or a challenge; not a timeout's move, nor one the server made for
     /// their seat while they were away or after they resigned). A game with
-    /// a bot seat is not; an aborted game never ends, and is not either.
+    /// a bot seat, or a guest's, is not; an aborted game never ends, and is
+    /// not either.
     pub fn of<'a>(
         ruleset: &str,
         players: impl IntoIterator<Item = &'a Seated>,
@@ -90,7 +91,11 @@ impl RatedGame {
         ended: &GameEnded,
     ) -> Option<RatedGame> {
         let players: Vec<&Seated> = players.into_iter().collect();
-        if players.len() < 2 || players.iter().any(|p| p.bot.is_some() || !played(p.seat)) {
+        if players.len() < 2
+            || players
+                .iter()
+                .any(|p| p.bot.is_some() || p.guest || !played(p.seat))
+        {
             return None;
         }
         let mut finishes = Vec::with_capacity(players.len());

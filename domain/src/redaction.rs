@@ -172,8 +172,8 @@ impl TableEvent {
             TableEvent::PlayerJoined(Seated {
                 seat: _,
                 account_id: _,
-                username: _,
                 bot: _,
+                guest: _,
             }) => Seen::Whole,
             TableEvent::PlayerLeft { seat: _ } => Seen::Whole,
             TableEvent::GameStarted { players: _ } => Seen::Whole,

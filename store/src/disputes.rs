@@ -13,7 +13,8 @@ pub struct DisputeRow {
     pub id: Uuid,
     pub table_id: Uuid,
     pub account_id: Uuid,
-    pub username: String,
+    /// The opener's name; `None`: their account was erased.
+    pub username: Option<String>,
     pub round: Option<i32>,
     pub reason: String,
     pub status: String,
@@ -160,6 +161,7 @@ pub enum AdminAction {
     Audit,
     RetryWebhook,
     ResumeWebhooks,
+    EraseAccount,
 }
 
 impl AdminAction {
@@ -171,6 +173,7 @@ impl AdminAction {
             Self::Audit => "audit",
             Self::RetryWebhook => "retry_webhook",
             Self::ResumeWebhooks => "resume_webhooks",
+            Self::EraseAccount => "erase_account",
         }
     }
 }
@@ -216,10 +219,28 @@ pub async fn record_on_webhooks(
     Ok(())
 }
 
+/// Records that `admin_id` erased `account_id`.
+#[tracing::instrument(skip(executor))]
+pub async fn record_erasure(
+    executor: impl PgExecutor<'_>,
+    admin_id: Uuid,
+    account_id: Uuid,
+) -> Result<(), sqlx::Error> {
+    sqlx::query!(
+        "INSERT INTO admin_actions (admin_id, action, account_id) VALUES ($1, 'erase_account', $2)",
+        admin_id,
+        account_id,
+    )
+    .execute(executor)
+    .await?;
+    Ok(())
+}
+
 /// An admin action, with the admin's name.
 #[derive(Debug, Clone)]
 pub struct ActionRow {
-    pub admin: String,
+    /// The admin's name; `None`: their account was erased.
+    pub admin: Option<String>,
     pub action: String,
     pub dispute_id: Option<Uuid>,
     pub at: DateTime<Utc>,

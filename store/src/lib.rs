@@ -34,6 +34,7 @@ pub mod mine;
 pub mod outbox;
 pub mod players;
 pub mod ratings;
+pub mod rechain;
 pub mod records;
 pub mod sessions;
 pub mod tables;

@@ -171,7 +171,9 @@ pub async fn write_results(
 }
 
 /// Sets each account's rating in a ruleset to the row's, and adds the
-/// row's counts to its own (a new standing starts from none).
+/// row's counts to its own (a new standing starts from none); an erased
+/// account's row is left out (its results stay, nameless, so that the
+/// games after them rate the same).
 #[tracing::instrument(skip(executor, rows), fields(rows = rows.len()))]
 pub async fn add_standings(
     executor: impl PgExecutor<'_>,
@@ -180,8 +182,12 @@ pub async fn add_standings(
     let count = |f: fn(&StandingRow) -> i64| rows.iter().map(f).collect::<Vec<i64>>();
     sqlx::query!(
         r#"INSERT INTO ratings (account_id, ruleset, mu, sigma, games, wins, places, points)
-           SELECT * FROM unnest($1::uuid[], $2::text[], $3::float8[], $4::float8[],
-                                $5::int8[], $6::int8[], $7::int8[], $8::int8[])
+           SELECT u.* FROM unnest($1::uuid[], $2::text[], $3::float8[], $4::float8[],
+                                  $5::int8[], $6::int8[], $7::int8[], $8::int8[])
+                AS u(account_id, ruleset, mu, sigma, games, wins, places, points)
+           -- An erased account has no statistics.
+           WHERE NOT EXISTS (SELECT 1 FROM accounts a
+                             WHERE a.id = u.account_id AND a.erased_at IS NOT NULL)
            ON CONFLICT (account_id, ruleset) DO UPDATE SET
                mu = EXCLUDED.mu, sigma = EXCLUDED.sigma,
                games = ratings.games + EXCLUDED.games, wins = ratings.wins + EXCLUDED.wins,
@@ -265,7 +271,7 @@ pub async fn board(
     let (after_mu, after_id) = after.unwrap_or((f64::INFINITY, Uuid::max()));
     sqlx::query_as!(
         BoardRow,
-        r#"SELECT r.account_id, a.username, r.mu, r.sigma, r.games, r.wins
+        r#"SELECT r.account_id, a.username AS "username!", r.mu, r.sigma, r.games, r.wins
            FROM ratings r JOIN accounts a ON a.id = r.account_id
            WHERE r.ruleset = $1 AND r.sigma <= 6 AND (r.mu, r.account_id) < ($2, $3)
            ORDER BY r.mu DESC, r.account_id DESC

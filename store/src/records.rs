@@ -65,8 +65,9 @@ struct EventHead {
     /// 1, 2, … in the table's log.
     #[schema(minimum = 1)]
     seq: i64,
-    /// The format version of `data` (2 adds its `salt`).
-    #[schema(minimum = 1, maximum = 2)]
+    /// The format version of `data` (2 adds its `salt`; 3 names seated
+    /// persons by account id only).
+    #[schema(minimum = 1, maximum = 3)]
     v: i32,
     /// RFC 3339 UTC with exactly six fractional digits.
     #[schema(format = DateTime)]

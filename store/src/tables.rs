@@ -207,7 +207,8 @@ pub struct SeatRow {
     pub table_id: Uuid,
     pub seat: i32,
     pub account_id: Uuid,
-    pub username: String,
+    /// `None`: the account was erased.
+    pub username: Option<String>,
 }
 
 /// The seated players of these tables, by table then seat.

@@ -68,23 +68,16 @@ pub fn play_game(
 ) -> PlayedGame {
     let mut rng = StdRng::seed_from_u64(seed);
     let options = options.as_object().cloned().unwrap_or_default();
-    let (creator, creator_name) = &players[0];
-    let created = Table::create(
-        ruleset,
-        &options,
-        players.len(),
-        None,
-        &player_id(*creator),
-        creator_name,
-    )
-    .expect("the table is created");
+    let (creator, _) = &players[0];
+    let created = Table::create(ruleset, &options, players.len(), None, &player_id(*creator))
+        .expect("the table is created");
     let mut table = Table::from_events(&created).expect("a table");
     let mut batches = vec![created];
-    for (id, name) in &players[1..] {
+    for (id, _) in &players[1..] {
         let cmd = TableCommand::Join {
             account_id: player_id(*id),
-            username: name.clone(),
             joining: domain::Joining::Open,
+            guest: false,
         };
         batches.push(table.execute(&cmd, &mut rng).expect("joins"));
     }

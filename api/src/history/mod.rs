@@ -18,6 +18,7 @@ use uuid::Uuid;
 
 use crate::codes::ProblemCode;
 use crate::service_error::ServiceError;
+use crate::table_service::{Names, Shown};
 use store::chain;
 use store::StoredEvent;
 
@@ -115,6 +116,14 @@ fn corrupt(seq: i64, why: &str) -> ServiceError {
 }
 
 impl Parsed {
+    /// The accounts of the persons ever seated.
+    pub fn persons(&self) -> impl Iterator<Item = &domain::PlayerId> {
+        self.events.iter().filter_map(|e| match e {
+            TableEvent::PlayerJoined(s) if s.bot.is_none() => Some(&s.account_id),
+            _ => None,
+        })
+    }
+
     pub fn new(log: Log) -> Result<Self, ServiceError> {
         let events = log
             .events
@@ -339,7 +348,7 @@ fn cut_short(
 #[derive(Debug, Clone, Serialize, ToSchema)]
 #[schema(example = json!({
     "round": 1,
-    "events": [{"seq": 5, "type": "round_started", "v": 2, "at": "2025-01-31T18:04:05.123456Z",
+    "events": [{"seq": 5, "type": "round_started", "v": 3, "at": "2025-01-31T18:04:05.123456Z",
                 "data": {"round": 1, "dealer": 0, "hands": {"0": ["8H", "2S"], "1": ["QC", "5D"]},
                          "stock": ["3D"], "starter": "7C", "first_seat": 1,
                          "deck": {"id": "french52", "copies": 1, "hash": "9f2c5b1e7a3d4c6b8e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b1c2d"},
@@ -399,7 +408,8 @@ fn full_view(table: &Table) -> Option<FullView> {
 
 /// A readable account of round `round` (default: the last dealt), step by
 /// step, every hand shown (`huit replay`).
-pub fn replay_text(p: &Parsed, round: Option<u32>) -> Result<String, ServiceError> {
+/// `names`: its persons' names now ([`Parsed::persons`]).
+pub fn replay_text(p: &Parsed, round: Option<u32>, names: &Names) -> Result<String, ServiceError> {
     let n = round
         .or_else(|| p.last_round())
         .ok_or_else(|| ServiceError::NotFound("no round has been dealt at this table".into()))?;
@@ -409,7 +419,11 @@ pub fn replay_text(p: &Parsed, round: Option<u32>) -> Result<String, ServiceErro
     let mut table = p.table_after(span.start)?;
     let names: Vec<String> = table
         .seated()
-        .map(|s| format!("seat {} {}", s.seat, s.username))
+        .map(|s| match names.of(s) {
+            Shown::Person { username, .. } => format!("seat {} {username}", s.seat),
+            Shown::Bot(level) => format!("seat {} {level} bot", s.seat),
+            Shown::Erased => format!("seat {} (erased)", s.seat),
+        })
         .collect();
     let mut out = String::new();
     let _ = writeln!(

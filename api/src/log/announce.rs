@@ -35,6 +35,9 @@ pub enum Announced {
     Table(Uuid, Option<i64>),
     /// An account's feed has new items.
     Feed(Uuid),
+    /// An account changed what others cache of it: its name (a guest
+    /// upgraded, an account erased) or its sessions (one revoked).
+    Account(Uuid),
 }
 
 /// Announces new versions: (table, version committed), every process told.
@@ -66,6 +69,7 @@ impl Work for Announcer {
         let n = committed.len();
         let mut last: HashMap<Uuid, i64> = HashMap::with_capacity(n);
         let mut feeds = std::collections::HashSet::new();
+        let mut accounts = std::collections::HashSet::new();
         for announced in committed {
             match announced {
                 Announced::Table(table_id, version) => {
@@ -76,6 +80,9 @@ impl Work for Announcer {
                 Announced::Feed(account) => {
                     feeds.insert(account);
                 }
+                Announced::Account(account) => {
+                    accounts.insert(account);
+                }
             }
         }
         let mut versions: Vec<Announced> = last
@@ -83,6 +90,7 @@ impl Work for Announcer {
             .map(|(table_id, v)| Announced::Table(table_id, Some(v)))
             .collect();
         versions.extend(feeds.into_iter().map(Announced::Feed));
+        versions.extend(accounts.into_iter().map(Announced::Account));
         let sent = self
             .held
             .with(async |conn| announce(conn, &versions).await)
@@ -114,12 +122,16 @@ impl std::fmt::Display for Announced {
             Self::Table(table_id, Some(version)) => write!(f, "{table_id}:{version}"),
             Self::Table(table_id, None) => write!(f, "{table_id}"),
             Self::Feed(account) => write!(f, "{FEED}{account}"),
+            Self::Account(account) => write!(f, "{ACCOUNT}{account}"),
         }
     }
 }
 
 /// The prefix of a feed's entry.
 const FEED: &str = "feed:";
+
+/// The prefix of an account's entry.
+const ACCOUNT: &str = "account:";
 
 /// The entries of `announced`, as few payloads as [`PAYLOAD_MAX`]
 /// allows, their entries separated by commas: a payload per notification,
@@ -152,6 +164,9 @@ pub(crate) fn parse_payload(payload: &str) -> Option<Vec<Announced>> {
             if let Some(account) = entry.strip_prefix(FEED) {
                 return Some(Announced::Feed(account.parse().ok()?));
             }
+            if let Some(account) = entry.strip_prefix(ACCOUNT) {
+                return Some(Announced::Account(account.parse().ok()?));
+            }
             match entry.split_once(':') {
                 Some((id, version)) => Some(Announced::Table(
                     id.parse().ok()?,
@@ -175,6 +190,16 @@ mod tests {
             payloads(&[Announced::Table(one, Some(7)), Announced::Feed(one)]),
             vec![format!("{one}:7,feed:{one}")],
             "a table and a feed, an entry each"
+        );
+        let all = [
+            Announced::Table(one, Some(7)),
+            Announced::Feed(one),
+            Announced::Account(one),
+        ];
+        assert_eq!(
+            parse_payload(&payloads(&all)[0]),
+            Some(all.to_vec()),
+            "every kind reads back"
         );
         let versions: Vec<Announced> = (0..500u128)
             .map(|i| Announced::Table(Uuid::from_u128(i), Some(i as i64 * 1000)))

@@ -110,6 +110,10 @@ struct Heard {
     listening: bool,
     /// The highest version heard per table in this epoch.
     versions: HashMap<Uuid, i64>,
+    /// Moves whenever `epoch` does, and whenever an account changed what
+    /// others cache of it (its name, its sessions): what a process caches
+    /// of accounts holds while this stays.
+    accounts: u64,
 }
 
 impl CommitHub {
@@ -156,6 +160,7 @@ impl CommitHub {
                                     }
                                 }
                                 Announced::Feed(account) => self.fed(account),
+                                Announced::Account(_) => self.accounts_changed(),
                             }
                         }
                     }
@@ -234,14 +239,35 @@ impl CommitHub {
     fn forget(&self) {
         let mut heard = self.heard.lock().unwrap_or_else(|p| p.into_inner());
         heard.epoch += 1;
+        heard.accounts += 1;
         heard.versions.clear();
     }
 
     fn set_listening(&self, listening: bool) {
         let mut heard = self.heard.lock().unwrap_or_else(|p| p.into_inner());
         heard.epoch += 1;
+        heard.accounts += 1;
         heard.listening = listening;
         heard.versions.clear();
+    }
+
+    /// The accounts' epoch, or `None` when no `LISTEN` connection is up:
+    /// what a process read of accounts (the names of a table's persons, a
+    /// session) with the epoch `e`, taken *before* the read, still holds
+    /// while this is `Some(e)`. Any process that changes an account
+    /// announces it in the transaction that changes it
+    /// ([`Announced::Account`]), and moves this at once in its own process
+    /// ([`CommitHub::accounts_changed`]).
+    pub fn accounts_epoch(&self) -> Option<u64> {
+        let heard = self.heard.lock().unwrap_or_else(|p| p.into_inner());
+        heard.listening.then_some(heard.accounts)
+    }
+
+    /// Some account changed: what this process cached of accounts is to
+    /// be read again.
+    pub fn accounts_changed(&self) {
+        let mut heard = self.heard.lock().unwrap_or_else(|p| p.into_inner());
+        heard.accounts += 1;
     }
 
     /// A receiver that sees every wake-up of `table_id` from now on.

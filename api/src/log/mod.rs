@@ -115,6 +115,24 @@ impl Log {
         }
     }
 
+    /// Tells every process, inside `tx`, that `account` changed what they
+    /// cache of it (its name, its sessions): PostgreSQL delivers it when,
+    /// and only if, `tx` commits. Once it has, call
+    /// [`Log::account_changed`].
+    pub async fn announce_account(
+        &self,
+        tx: &mut PgConnection,
+        account: Uuid,
+    ) -> Result<(), sqlx::Error> {
+        announce::announce(tx, &[Announced::Account(account)]).await
+    }
+
+    /// An account's change committed: this process forgets what it cached
+    /// of accounts now (the others when they hear it).
+    pub fn account_changed(&self) {
+        self.hub.accounts_changed();
+    }
+
     /// The hub of this process's followers, which [`Log::committed`]
     /// wakes.
     pub fn hub(&self) -> &CommitHub {

@@ -93,8 +93,9 @@ pub struct DisputeDto {
     pub round: Option<u32>,
     pub reason: String,
     pub status: DisputeStatus,
-    /// The filer's username.
-    pub filed_by: String,
+    /// The filer's username; null: their account was erased.
+    #[schema(required = true)]
+    pub filed_by: Option<String>,
     pub created_at: DateTime<Utc>,
     /// Null while open.
     pub verdict: Option<Verdict>,
@@ -197,8 +198,9 @@ impl DisputeQuery {
 #[derive(Debug, Serialize, ToSchema)]
 #[schema(example = json!({"admin": "admin", "action": "audit", "dispute_id": null, "at": "2025-02-01T09:00:00.000000Z"}))]
 pub struct AdminActionDto {
-    /// The admin's username.
-    pub admin: String,
+    /// The admin's username; null: their account was erased.
+    #[schema(required = true)]
+    pub admin: Option<String>,
     /// `resolve_dispute`, `replay_running_round`, `export_log` or `audit`.
     pub action: String,
     /// The dispute it was about, if any.

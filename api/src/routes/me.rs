@@ -1,21 +1,31 @@
 //! The caller: their account, their tables, and their feed.
 
+use actix_web::http::header;
 use actix_web::{get, web, HttpRequest, HttpResponse};
+use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use sqlx::PgPool;
 use utoipa::{IntoParams, ToSchema};
+use uuid::Uuid;
 
 use crate::auth::{AuthUser, CachedAuthUser};
 use crate::config::Settings;
 use crate::error::{ApiError, Problem};
+use crate::feed::FeedItem;
 use crate::feed::{self, FeedPage};
-use crate::routes::problems::Authenticated;
+use crate::rates::Rates;
+use crate::routes::disputes::DisputeDto;
+use crate::routes::players::{PlayerStats, RecentGame};
+use crate::routes::problems::{Authenticated, TooManyRequests};
+use crate::routes::sessions::SessionInfo;
 use crate::routes::shared::{cursor_after, page_limit, AccountDto, ListQuery};
+use crate::routes::tables::dto::ListedTableDto;
 use crate::routes::tables::dto::{table_summary_example, TableSummary};
 use crate::routes::tables::play::{long_poll_deadline, wait_secs};
 use crate::sse::{self, event_stream, last_event_id, SseEvent};
 use crate::table_service::TableService;
 use crate::watchers::WatchSlot;
+use store::accounts::Role;
 
 /// The caller's account.
 #[utoipa::path(
@@ -222,4 +232,135 @@ pub async fn stream_feed(
         settings.sse_keepalive(),
     );
     Ok(event_stream(sse::until_ended(body, watch)))
+}
+
+/// The caller's account as exported.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ExportedAccount {
+    pub id: Uuid,
+    pub username: String,
+    pub role: Role,
+    pub created_at: DateTime<Utc>,
+}
+
+/// Everything the server holds of the caller (GDPR articles 15 and 20),
+/// as one JSON document.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AccountExport {
+    pub exported_at: DateTime<Utc>,
+    pub account: ExportedAccount,
+    /// Its active sessions (the devices it is logged in on).
+    pub sessions: Vec<SessionInfo>,
+    /// Every table it sits, or sat, at, oldest first.
+    pub tables: Vec<ListedTableDto>,
+    /// Its statistics and ratings, by ruleset.
+    pub stats: Vec<PlayerStats>,
+    /// Its results in rated games, newest first.
+    pub results: Vec<RecentGame>,
+    /// The disputes it filed, oldest first.
+    pub disputes: Vec<DisputeDto>,
+    /// Its feed's items still kept, oldest first.
+    pub feed: Vec<FeedItem>,
+    /// Its phones registered for push notifications (none are kept yet).
+    pub devices: Vec<serde_json::Value>,
+}
+
+/// Rows read per query while exporting.
+const EXPORT_PAGE: i64 = 500;
+
+/// Download the caller's data: the account, its sessions, its tables
+/// (summaries), statistics and ratings, results, disputes, feed items and
+/// devices, as one JSON document (`Content-Disposition: attachment`). At
+/// most 6 per account per minute.
+#[utoipa::path(
+    tag = "accounts",
+    responses(
+        (status = 200, description = "The caller's data", body = AccountExport),
+        TooManyRequests,
+        Authenticated,
+    )
+)]
+#[get("/me/export")]
+#[tracing::instrument(skip_all, fields(account_id = %user.account.id))]
+pub async fn export_me(
+    pool: web::Data<PgPool>,
+    tables: web::Data<TableService>,
+    rates: web::Data<Rates>,
+    user: AuthUser,
+) -> Result<HttpResponse, ApiError> {
+    rates.export(user.account.id)?;
+    let id = user.account.id;
+    let pool = pool.get_ref();
+    let mut listed = Vec::new();
+    let mut after = None;
+    loop {
+        let page = tables.list(None, Some(id), id, after, EXPORT_PAGE).await?;
+        let full = page.len() as i64 == EXPORT_PAGE;
+        after = page.last().map(|(t, _)| (t.created_at, t.id));
+        listed.extend(page.into_iter().map(|(t, s)| ListedTableDto::of(t, s)));
+        if !full {
+            break;
+        }
+    }
+    let mut disputes = Vec::new();
+    let mut after = None;
+    loop {
+        let page = store::disputes::list(pool, None, Some(id), after, EXPORT_PAGE).await?;
+        let full = page.len() as i64 == EXPORT_PAGE;
+        after = page.last().map(|d| (d.created_at, d.id));
+        for d in page {
+            disputes.push(DisputeDto::try_from(d)?);
+        }
+        if !full {
+            break;
+        }
+    }
+    let mut feed = Vec::new();
+    let mut after = 0;
+    loop {
+        let page = store::feed::after(pool, id, after, EXPORT_PAGE).await?;
+        let full = page.len() as i64 == EXPORT_PAGE;
+        after = page.last().map_or(after, |i| i.id);
+        for item in &page {
+            feed.push(FeedItem::of(item)?);
+        }
+        if !full {
+            break;
+        }
+    }
+    let sessions = store::sessions::active_of(pool, id, i64::MAX)
+        .await?
+        .into_iter()
+        .map(|r| SessionInfo::of(r, user.session_id))
+        .collect();
+    let export = AccountExport {
+        exported_at: Utc::now(),
+        account: ExportedAccount {
+            id,
+            username: user.account.username.clone(),
+            role: user.account.role,
+            created_at: user.account.created_at,
+        },
+        sessions,
+        tables: listed,
+        stats: store::ratings::standings_of(pool, id)
+            .await?
+            .into_iter()
+            .map(PlayerStats::from)
+            .collect(),
+        results: store::ratings::recent_results(pool, id, i64::MAX)
+            .await?
+            .into_iter()
+            .map(RecentGame::from)
+            .collect(),
+        disputes,
+        feed,
+        devices: Vec::new(),
+    };
+    Ok(HttpResponse::Ok()
+        .insert_header((
+            header::CONTENT_DISPOSITION,
+            "attachment; filename=\"huit-export.json\"",
+        ))
+        .json(export))
 }

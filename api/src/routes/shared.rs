@@ -190,6 +190,9 @@ impl ListQuery {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Username(String);
 
+/// What every guest's name, and only theirs, begins with.
+const GUEST_PREFIX: &str = "guest-";
+
 impl Username {
     pub fn parse(raw: &str) -> Result<Self, ApiError> {
         let ok = (3..=32).contains(&raw.len())
@@ -204,6 +207,31 @@ impl Username {
                 detail: "a username has 3 to 32 characters among A-Z, a-z, 0-9, _ and -".into(),
             })
         }
+    }
+
+    /// A name a person chooses (registering, a guest upgrading): any
+    /// username but the guests' (`guest-…`, whatever its case).
+    pub fn chosen(raw: &str) -> Result<Self, ApiError> {
+        let name = Self::parse(raw)?;
+        if name.key().starts_with(GUEST_PREFIX) {
+            return Err(ApiError::Validation {
+                code: ProblemCode::InvalidUsername,
+                detail: format!("names beginning with {GUEST_PREFIX} are the guests'"),
+            });
+        }
+        Ok(name)
+    }
+
+    /// A guest's generated name: `guest-` and 10 random letters and
+    /// digits (about 52 bits).
+    pub fn guest() -> Self {
+        use rand::Rng;
+        const ALPHABET: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789";
+        let mut rng = rand::thread_rng();
+        let tail: String = (0..10)
+            .map(|_| char::from(ALPHABET[rng.gen_range(0..ALPHABET.len())]))
+            .collect();
+        Self(format!("{GUEST_PREFIX}{tail}"))
     }
 
     pub fn as_str(&self) -> &str {

@@ -107,8 +107,10 @@ impl TableService {
         slot: &'s mut Option<Entry>,
         min_version: i64,
     ) -> Result<&'s mut Entry, ServiceError> {
-        // Taken before reading: a commit heard after this moves `heard`.
+        // Taken before reading: a commit heard after this moves `heard`,
+        // an account's change `accounts`.
         let heard = self.log.hub().heard(table_id);
+        let accounts = self.log.hub().accounts_epoch();
         let current = match (slot.as_ref(), heard) {
             (Some(entry), Some((epoch, version))) => {
                 entry.synced == Some(epoch)
@@ -127,7 +129,26 @@ impl TableService {
         if !current {
             entry.synced = heard.map(|(epoch, _)| epoch);
         }
+        self.name(&mut entry.loaded, accounts).await?;
         Ok(entry)
+    }
+
+    /// Reads the names of `loaded`'s persons again unless those it has
+    /// still hold (see `names`): `accounts` is the hub's accounts epoch,
+    /// taken before the table was read.
+    pub(super) async fn name(
+        &self,
+        loaded: &mut CachedTable,
+        accounts: Option<u64>,
+    ) -> Result<(), ServiceError> {
+        let read = loaded
+            .names
+            .refreshed(&self.pool, &loaded.table, accounts)
+            .await?;
+        if let Some(names) = read {
+            loaded.set_names(names);
+        }
+        Ok(())
     }
 
     /// Folds a table's whole log (its first use in this process): one

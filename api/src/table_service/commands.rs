@@ -9,8 +9,8 @@ use uuid::Uuid;
 
 use super::cache::Entry;
 use super::{
-    corrupt, new_events, not_found, player_id, Acted, CachedTable, Idempotency, TableService,
-    MAX_ATTEMPTS,
+    corrupt, new_events, not_found, player_id, Acted, CachedTable, Idempotency, Person,
+    TableService, MAX_ATTEMPTS,
 };
 use crate::invites;
 use crate::log::Durability;
@@ -40,20 +40,20 @@ pub struct Opening<'a> {
 impl Opening<'_> {
     /// The first events of the table `creator` opens: created, the
     /// creator at seat 0, then the bots; or why it cannot be.
-    pub fn events(&self, creator: Uuid, username: &str) -> Result<Vec<TableEvent>, ServiceError> {
+    pub fn events(&self, creator: Person) -> Result<Vec<TableEvent>, ServiceError> {
         let mut events = Table::open(
             self.ruleset,
             self.options,
             self.seats,
             self.clock,
             self.lobby,
-            &player_id(creator),
-            username,
+            &player_id(creator.id),
+            creator.guest,
         )?;
         let mut table = Table::from_events(&events).ok_or_else(|| corrupt("no table_created"))?;
         for level in self.bots {
             let seat_bot = TableCommand::SeatBot {
-                account_id: player_id(creator),
+                account_id: player_id(creator.id),
                 level: *level,
             };
             events.extend(table.execute(&seat_bot, &mut rand::thread_rng())?);
@@ -81,13 +81,12 @@ impl TableService {
     pub async fn create(
         &self,
         rates: &Rates,
-        creator: Uuid,
-        username: &str,
+        creator: Person,
         opening: Opening<'_>,
     ) -> Result<(Uuid, CachedTable), ServiceError> {
-        let events = opening.events(creator, username)?;
-        rates.table(creator)?;
-        self.open(creator, events, None).await
+        let events = opening.events(creator)?;
+        rates.table(creator.id)?;
+        self.open(creator.id, events, None).await
     }
 
     /// Writes a new table of these first events, committed, and makes it
@@ -167,7 +166,9 @@ impl TableService {
         let row = store::tables::get(&self.pool, id)
             .await?
             .ok_or_else(not_found)?;
-        let loaded = CachedTable::new(table, row.created_by, row.created_at, row.due_at);
+        let mut loaded = CachedTable::new(table, row.created_by, row.created_at, row.due_at);
+        self.name(&mut loaded, self.log.hub().accounts_epoch())
+            .await?;
         let mut entry = Entry::new(loaded.clone());
         for (s, e) in stored.into_iter().zip(events) {
             entry.push(s, e);
@@ -333,6 +334,8 @@ impl TableService {
             if let Some(due_at) = due_at {
                 loaded.due_at = due_at;
             }
+            // A person just seated is named before the answer shows them.
+            self.name(loaded, self.log.hub().accounts_epoch()).await?;
             let answer = answer(loaded, &stored, &decided.events)?;
             if let Some(tx) = tx {
                 let project = (&loaded.table, &decided.events[..]);

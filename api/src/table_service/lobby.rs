@@ -32,7 +32,7 @@ use domain::{Joining, Table, TableCommand, TableError, TableEvent, Visibility};
 use store::StoreError;
 
 use super::commands::Opening;
-use super::{corrupt, player_id, CachedTable, TableService, MAX_ATTEMPTS};
+use super::{corrupt, player_id, CachedTable, Person, TableService, MAX_ATTEMPTS};
 use crate::codes::ProblemCode;
 use crate::invites;
 use crate::rates::Rates;
@@ -105,11 +105,11 @@ impl TableService {
     pub async fn quickplay(
         &self,
         rates: &Rates,
-        caller: Uuid,
-        username: &str,
+        person: Person,
         opening: Opening<'_>,
     ) -> Result<(Uuid, CachedTable), ServiceError> {
-        let events = opening.events(caller, username)?;
+        let events = opening.events(person)?;
+        let caller = person.id;
         let key = quickplay_key(&events)?;
         let ruleset = Table::from_events(&events)
             .ok_or_else(|| corrupt("no table_created"))?
@@ -128,10 +128,7 @@ impl TableService {
                 return Ok((id, self.read(id, 0, CachedTable::clone).await?));
             }
             let tried = match store::lobby::open_table(&self.pool, &key).await? {
-                Some(id) => self
-                    .join(id, caller, username)
-                    .await
-                    .map(|table| (id, table)),
+                Some(id) => self.join(id, person).await.map(|table| (id, table)),
                 None => self.open(caller, events.clone(), Some(&key)).await,
             };
             match tried {
@@ -170,16 +167,16 @@ impl TableService {
     pub async fn seat(
         &self,
         id: Uuid,
-        caller: Uuid,
-        username: &str,
+        person: Person,
     ) -> Result<(Uuid, CachedTable), ServiceError> {
+        let caller = person.id;
         let (seated, table) = self
             .read(id, 0, |l| (l.seat_of(caller).is_some(), l.clone()))
             .await?;
         if seated {
             return Ok((id, table));
         }
-        match self.join(id, caller, username).await {
+        match self.join(id, person).await {
             Err(ServiceError::Rules(TableError::AlreadySeated)) => {
                 Ok((id, self.read(id, 0, CachedTable::clone).await?))
             }
@@ -188,16 +185,11 @@ impl TableService {
     }
 
     /// `caller` joins `id` as the server's guest.
-    async fn join(
-        &self,
-        id: Uuid,
-        caller: Uuid,
-        username: &str,
-    ) -> Result<CachedTable, ServiceError> {
+    async fn join(&self, id: Uuid, person: Person) -> Result<CachedTable, ServiceError> {
         let join = TableCommand::Join {
-            account_id: player_id(caller),
-            username: username.to_owned(),
+            account_id: player_id(person.id),
             joining: Joining::Invited,
+            guest: person.guest,
         };
         let acted = self
             .act(id, &join, None, None, |l, _, _| Ok(l.version()))
@@ -261,9 +253,9 @@ impl TableService {
         &self,
         rates: &Rates,
         old_id: Uuid,
-        caller: Uuid,
-        username: &str,
+        person: Person,
     ) -> Result<(Uuid, CachedTable), ServiceError> {
+        let caller = person.id;
         for _ in 0..MAX_ATTEMPTS {
             let (version, old) = self
                 .read(old_id, 0, |l| (l.version(), l.table.clone()))
@@ -273,11 +265,15 @@ impl TableService {
             }
             if let Some(next) = &old.lobby.rematch {
                 let next = next.parse().map_err(corrupt)?;
-                return self.seat(next, caller, username).await;
+                return self.seat(next, person).await;
             }
             let mut rng = rand::thread_rng();
-            let events =
-                old.rematch(&old_id.to_string(), &player_id(caller), username, &mut rng)?;
+            let events = old.rematch(
+                &old_id.to_string(),
+                &player_id(caller),
+                person.guest,
+                &mut rng,
+            )?;
             rates.table(caller)?;
             let mut tx = self.pool.begin().await?;
             let new = self.open_in(&mut tx, caller, events, None).await?;

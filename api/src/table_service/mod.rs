@@ -75,11 +75,13 @@ mod cache;
 mod commands;
 mod feeds;
 mod lobby;
+mod names;
 mod projections;
 mod reads;
 
 pub use commands::Opening;
 pub use lobby::quickplay_key;
+pub use names::{Names, Shown};
 pub use projections::BotCaps;
 pub use reads::{Mine, Subscription};
 
@@ -117,6 +119,8 @@ pub struct CachedTable {
     /// When the server must next act on the table by itself (a turn's
     /// deadline, an away seat's move): `game_tables.due_at`.
     pub due_at: Option<DateTime<Utc>>,
+    /// Who its persons are called now (see `names`).
+    pub names: Names,
     /// The view frames of this version already made (see
     /// [`CachedTable::shared_frame`]).
     pub frames: SharedFrames,
@@ -161,8 +165,23 @@ impl CachedTable {
             created_by,
             created_at,
             due_at,
+            names: Names::default(),
             frames: SharedFrames::default(),
         }
+    }
+
+    /// Shows the table with `names` from now on (the frames made with
+    /// other names are made again).
+    pub fn set_names(&mut self, names: Names) {
+        if names != self.names {
+            self.names = names;
+            self.frames = SharedFrames::default();
+        }
+    }
+
+    /// How `seated` is shown now.
+    pub fn shown<'a>(&'a self, seated: &'a domain::Seated) -> Shown<'a> {
+        self.names.of(seated)
     }
 
     /// The frame of the view from `seat` (`None`: a spectator's) at this
@@ -195,6 +214,14 @@ impl CachedTable {
     pub fn seat_of(&self, account_id: Uuid) -> Option<usize> {
         self.table.seat_of(&player_id(account_id))
     }
+}
+
+/// Who sits down: an account, and whether it is a guest's (its seat says
+/// so in the log: a game with a guest is not rated, D43).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Person {
+    pub id: Uuid,
+    pub guest: bool,
 }
 
 /// An `Idempotency-Key` and the hash of the request it came with.
@@ -342,6 +369,11 @@ impl TableService {
             searches: SearchBudget::new(threads),
             ..self
         }
+    }
+
+    /// The log this service appends to (and announces through).
+    pub fn log(&self) -> &Log {
+        &self.log
     }
 
     /// The hub that wakes this process's long polls and streams.

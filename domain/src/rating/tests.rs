@@ -10,8 +10,8 @@ fn person(seat: usize, name: &str) -> Seated {
     Seated {
         seat,
         account_id: PlayerId::from(name),
-        username: name.to_owned(),
         bot: None,
+        guest: false,
     }
 }
 
@@ -221,6 +221,27 @@ fn a_game_with_a_bot_seat_is_not_rated() {
 }
 
 #[test]
+fn d43_a_game_with_a_guest_seat_is_not_rated_whatever_the_guest_became() {
+    let guest = Seated {
+        guest: true,
+        ..person(1, "gus")
+    };
+    let players = [person(0, "ann"), guest.clone()];
+    let game = ended(&[(0, 0, 1), (1, 9, 2)]);
+    assert_eq!(RatedGame::of("moderne", &players, everyone, &game), None);
+    // The log keeps what the seat was when taken: the account's later
+    // upgrade changes nothing (the rating is recomputable from the log).
+    let written = serde_json::to_value(&guest).unwrap();
+    assert_eq!(written["guest"], true, "{written}");
+    assert_eq!(serde_json::from_value::<Seated>(written).unwrap(), guest);
+    let player = serde_json::to_value(person(0, "ann")).unwrap();
+    assert!(
+        player.get("guest").is_none(),
+        "absent for a player: {player}"
+    );
+}
+
+#[test]
 fn one_account_at_two_seats_is_not_rated() {
     let players = [person(0, "ann"), person(1, "ann")];
     assert_eq!(
@@ -246,15 +267,8 @@ fn d40_a_game_ended_by_resigning_counts_as_its_ranking_says() {
 }
 
 fn created() -> TableEvent {
-    let events = Table::create(
-        "classique",
-        &Default::default(),
-        2,
-        None,
-        &"ann".into(),
-        "ann",
-    )
-    .expect("a table");
+    let events =
+        Table::create("classique", &Default::default(), 2, None, &"ann".into()).expect("a table");
     let TableEvent::TableCreated(c) = &events[0] else {
         panic!("{events:?}")
     };

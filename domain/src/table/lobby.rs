@@ -146,8 +146,8 @@ impl Table {
     pub(super) fn join<R: Rng + ?Sized>(
         &self,
         account_id: &PlayerId,
-        username: &str,
         joining: Joining,
+        guest: bool,
         rng: &mut R,
     ) -> Result<Vec<TableEvent>, TableError> {
         // Seated already comes first: asking again for a seat one has
@@ -172,8 +172,8 @@ impl Table {
         let joined = TableEvent::PlayerJoined(Seated {
             seat,
             account_id: account_id.clone(),
-            username: username.to_owned(),
             bot: None,
+            guest,
         });
         self.then_start_if_full(vec![joined], rng)
     }
@@ -286,7 +286,7 @@ impl Table {
         &self,
         this_table_id: &str,
         account_id: &PlayerId,
-        username: &str,
+        guest: bool,
         rng: &mut R,
     ) -> Result<Vec<TableEvent>, TableError> {
         self.may_rematch(account_id)?;
@@ -324,8 +324,8 @@ impl Table {
         let mut next = Table::from_events(&events).expect("it begins with table_created");
         let join = TableCommand::Join {
             account_id: account_id.clone(),
-            username: username.to_owned(),
             joining: Joining::Invited,
+            guest,
         };
         events.extend(next.execute(&join, rng)?);
         Ok(events)

@@ -16,8 +16,8 @@ fn rng() -> rand::rngs::StdRng {
 fn join(id: &str, joining: Joining) -> TableCommand {
     TableCommand::Join {
         account_id: id.into(),
-        username: id.into(),
         joining,
+        guest: false,
     }
 }
 
@@ -30,7 +30,7 @@ fn opened(lobby: Lobby) -> (Table, Vec<TableEvent>) {
         None,
         &lobby,
         &"a".into(),
-        "a",
+        false,
     )
     .unwrap();
     (Table::from_events(&log).unwrap(), log)
@@ -180,7 +180,7 @@ const OLD: &str = "4f3a2b1c-0d9e-4f8a-9b7c-6d5e4f3a2b1c";
 #[test]
 fn a_rematch_keeps_the_rules_the_seats_and_the_bots_and_moves_the_first_dealer_on() {
     let (old, _) = finished();
-    let events = old.rematch(OLD, &"b".into(), "b", &mut rng()).unwrap();
+    let events = old.rematch(OLD, &"b".into(), false, &mut rng()).unwrap();
     let next = Table::from_events(&events).unwrap();
     assert_eq!(
         (&next.rules, next.seats, next.clock),
@@ -199,7 +199,7 @@ fn a_rematch_keeps_the_rules_the_seats_and_the_bots_and_moves_the_first_dealer_o
 #[test]
 fn a_rematchs_seats_are_kept_and_it_starts_when_every_person_is_back() {
     let (old, _) = finished();
-    let mut log = old.rematch(OLD, &"b".into(), "b", &mut rng()).unwrap();
+    let mut log = old.rematch(OLD, &"b".into(), false, &mut rng()).unwrap();
     let mut next = Table::from_events(&log).unwrap();
     assert_eq!(
         next.decide(&join("z", Joining::Invited), &mut rng()),
@@ -241,7 +241,7 @@ fn a_rematch_is_offered_once_by_a_player_of_a_game_that_is_over() {
         Err(TableError::RematchOpen)
     );
     assert_eq!(
-        old.rematch(OLD, &"b".into(), "b", &mut rng()),
+        old.rematch(OLD, &"b".into(), false, &mut rng()),
         Err(TableError::RematchOpen)
     );
     // Not while the game runs, nor before it.
@@ -294,7 +294,7 @@ fn a_private_table_is_seen_by_its_creator_its_players_and_its_rematchs_kept_seat
     run(&mut old, &mut old_log, &resign);
     assert_eq!(old.status(), Status::Finished);
     let next =
-        Table::from_events(&old.rematch(OLD, &"b".into(), "b", &mut rng()).unwrap()).unwrap();
+        Table::from_events(&old.rematch(OLD, &"b".into(), false, &mut rng()).unwrap()).unwrap();
     assert_eq!(next.lobby.visibility, Visibility::Private);
     for (who, sees) in [("a", true), ("b", true), ("z", false)] {
         assert_eq!(next.may_see(&who.into()), sees, "{who}");
@@ -304,7 +304,7 @@ fn a_private_table_is_seen_by_its_creator_its_players_and_its_rematchs_kept_seat
 #[test]
 fn asking_again_for_a_seat_one_has_is_already_seated_even_once_it_started() {
     let (old, _) = finished();
-    let mut log = old.rematch(OLD, &"b".into(), "b", &mut rng()).unwrap();
+    let mut log = old.rematch(OLD, &"b".into(), false, &mut rng()).unwrap();
     let mut next = Table::from_events(&log).unwrap();
     run(&mut next, &mut log, &join("a", Joining::Invited));
     assert_eq!(next.status(), Status::Playing, "a's join filled it");

@@ -20,8 +20,9 @@ pub enum ReadError {
 
 impl TableEvent {
     /// Rebuilds a stored event of format `v` from its `type` and its data
-    /// as JSON text. Formats 1 and 2 have one shape (2 adds the salt, which
-    /// the engine does not read); a later format that changes a shape
+    /// as JSON text. Formats 1 to 3 have one shape (2 adds the salt, which
+    /// the engine does not read; 3 drops the seated persons' names, which
+    /// it no longer reads); a later format that changes a shape
     /// brings older data to it here, before parsing.
     pub fn read(kind: &str, v: u32, data: &str) -> Result<TableEvent, ReadError> {
         match v {
@@ -103,15 +104,7 @@ mod tests {
     use super::*;
 
     fn created() -> Vec<TableEvent> {
-        Table::create(
-            "classique",
-            &serde_json::Map::new(),
-            4,
-            None,
-            &"a".into(),
-            "alice",
-        )
-        .unwrap()
+        Table::create("classique", &serde_json::Map::new(), 4, None, &"a".into()).unwrap()
     }
 
     #[test]

@@ -60,21 +60,27 @@ impl std::fmt::Display for PlayerId {
 /// Who sits where. In the log, as everywhere a client reads it, a bot's
 /// seat has no account (`account_id: null`, its `bot` level says what holds
 /// it); within the engine its id is `bot:<seat>` (older logs wrote it so,
-/// and still read).
+/// and still read). A person is named by their account's random id only:
+/// their name is the account's, read when shown, so that erasing the
+/// account forgets it without touching a hash (event format 3; the
+/// `username` that formats 1 and 2 wrote is not read).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(into = "SeatedData", try_from = "SeatedData")]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[cfg_attr(feature = "openapi", schema(example = json!({"seat": 1, "account_id": "6f1c2a8e-3b7d-4c59-9e21-0d4f5a6b7c8d", "username": "alice"})))]
+#[cfg_attr(feature = "openapi", schema(example = json!({"seat": 1, "account_id": "6f1c2a8e-3b7d-4c59-9e21-0d4f5a6b7c8d"})))]
 pub struct Seated {
     #[cfg_attr(feature = "openapi", schema(value_type = usize))]
     pub seat: Seat,
     /// The account; null for a bot.
     #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, required = true))]
     pub account_id: PlayerId,
-    pub username: String,
     /// The level of the bot that holds the seat (D42); absent: a person.
     #[cfg_attr(feature = "openapi", schema(required = false))]
     pub bot: Option<Level>,
+    /// A guest's seat (an account without a password): a game with one is
+    /// not rated (D43), whatever the account becomes; absent: false.
+    #[cfg_attr(feature = "openapi", schema(required = false))]
+    pub guest: bool,
 }
 
 /// [`Seated`] as its data is written and read.
@@ -82,9 +88,10 @@ pub struct Seated {
 struct SeatedData {
     seat: Seat,
     account_id: Option<PlayerId>,
-    username: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     bot: Option<Level>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    guest: bool,
 }
 
 impl From<Seated> for SeatedData {
@@ -92,8 +99,8 @@ impl From<Seated> for SeatedData {
         SeatedData {
             seat: s.seat,
             account_id: s.bot.is_none().then_some(s.account_id),
-            username: s.username,
             bot: s.bot,
+            guest: s.guest,
         }
     }
 }
@@ -112,21 +119,21 @@ impl TryFrom<SeatedData> for Seated {
         Ok(Seated {
             seat: d.seat,
             account_id,
-            username: d.username,
             bot: d.bot,
+            guest: d.guest,
         })
     }
 }
 
 impl Seated {
     /// A bot of `level` at `seat`: its id is not an account's
-    /// (`bot:<seat>`), its name says what it is.
+    /// (`bot:<seat>`).
     pub fn bot(seat: Seat, level: Level) -> Seated {
         Seated {
             seat,
             account_id: Seated::bot_id(seat),
-            username: format!("{level} bot"),
             bot: Some(level),
+            guest: false,
         }
     }
 
@@ -220,8 +227,9 @@ impl TableError {
 pub enum TableCommand {
     Join {
         account_id: PlayerId,
-        username: String,
         joining: Joining,
+        /// The account is a guest's (see [`Seated::guest`]).
+        guest: bool,
     },
     Leave {
         account_id: PlayerId,
@@ -304,7 +312,6 @@ impl Table {
         seats: usize,
         clock: Option<Clock>,
         creator: &PlayerId,
-        username: &str,
     ) -> Result<Vec<TableEvent>, TableError> {
         Self::open(
             ruleset,
@@ -313,12 +320,12 @@ impl Table {
             clock,
             &Lobby::default(),
             creator,
-            username,
+            false,
         )
     }
 
     /// [`Table::create`] with the lobby's settings (a private table, one
-    /// that starts by itself, quick play's bots).
+    /// that starts by itself, quick play's bots), by a player or a `guest`.
     pub fn open(
         ruleset: &str,
         options: &serde_json::Map<String, serde_json::Value>,
@@ -326,7 +333,7 @@ impl Table {
         clock: Option<Clock>,
         lobby: &Lobby,
         creator: &PlayerId,
-        username: &str,
+        guest: bool,
     ) -> Result<Vec<TableEvent>, TableError> {
         let preset = Preset::from_id(ruleset)?;
         let clock = clock.map(Clock::checked).transpose()?;
@@ -355,8 +362,8 @@ impl Table {
             TableEvent::PlayerJoined(Seated {
                 seat: 0,
                 account_id: creator.clone(),
-                username: username.to_owned(),
                 bot: None,
+                guest,
             }),
         ])
     }
@@ -515,9 +522,9 @@ impl Table {
         match command {
             TableCommand::Join {
                 account_id,
-                username,
                 joining,
-            } => self.join(account_id, username, *joining, rng),
+                guest,
+            } => self.join(account_id, *joining, *guest, rng),
             TableCommand::Leave { account_id } => {
                 if !waiting {
                     return Err(TableError::NotWaiting);

@@ -13,21 +13,13 @@ fn rng() -> rand::rngs::StdRng {
 fn join(id: &str) -> TableCommand {
     TableCommand::Join {
         account_id: id.into(),
-        username: id.into(),
         joining: crate::table::Joining::Open,
+        guest: false,
     }
 }
 
 fn new_table(seats: usize) -> Table {
-    let events = Table::create(
-        "moderne",
-        &Default::default(),
-        seats,
-        None,
-        &"a".into(),
-        "a",
-    )
-    .unwrap();
+    let events = Table::create("moderne", &Default::default(), seats, None, &"a".into()).unwrap();
     Table::from_events(&events).unwrap()
 }
 
@@ -103,7 +95,7 @@ fn seats_are_compacted_at_the_start() {
 
 #[test]
 fn the_log_round_trips_through_json() {
-    let mut log = Table::create("757", &Default::default(), 3, None, &"a".into(), "a").unwrap();
+    let mut log = Table::create("757", &Default::default(), 3, None, &"a".into()).unwrap();
     let mut t = Table::from_events(&log).unwrap();
     for cmd in [
         join("b"),
@@ -238,8 +230,7 @@ fn a_stored_event_is_its_type_and_data_or_an_error() {
 
 #[test]
 fn every_table_event_is_named_as_it_is_serialised_and_read_back() {
-    let mut events =
-        Table::create("moderne", &Default::default(), 2, None, &"a".into(), "a").unwrap();
+    let mut events = Table::create("moderne", &Default::default(), 2, None, &"a".into()).unwrap();
     let joined = events[1].clone();
     let TableEvent::PlayerJoined(seated) = &joined else {
         panic!("{joined:?}")
@@ -320,4 +311,22 @@ fn d42_a_bot_seat_has_no_account_in_the_log_and_older_logs_still_read() {
     // A person always has an account.
     let nobody = serde_json::json!({"seat": 0, "account_id": null, "username": "a"});
     assert!(serde_json::from_value::<Seated>(nobody).is_err());
+}
+
+#[test]
+fn a_seated_person_is_named_in_the_log_by_account_id_only_and_older_names_are_not_read() {
+    // Format 3: no name a hash would bind, so erasing an account forgets
+    // it without changing any hash (docs/API.md "Accounts").
+    let events = Table::create("classique", &Default::default(), 2, None, &"acc-1".into()).unwrap();
+    let joined = events[1].sealed_data(crate::Salt::draw(&mut rng()));
+    assert_eq!(
+        joined.as_object().unwrap().keys().collect::<Vec<_>>(),
+        ["account_id", "salt", "seat"],
+        "{joined}"
+    );
+    // Formats 1 and 2 wrote the name; it parses, and is not kept.
+    let v2 = r#"{"seat": 0, "account_id": "acc-1", "username": "alice", "salt": "00"}"#;
+    let read = TableEvent::read("player_joined", 2, v2).unwrap();
+    assert_eq!(read, events[1]);
+    assert!(!format!("{read:?}").contains("alice"));
 }

@@ -30,15 +30,8 @@ fn play_table(preset: Preset, seed: u64) -> usize {
         turn_seconds: 30,
         away_after: rng.gen_range(1..=3),
     });
-    let mut log = Table::create(
-        preset.id(),
-        &Default::default(),
-        seats,
-        clock,
-        &"p0".into(),
-        "p0",
-    )
-    .unwrap();
+    let mut log =
+        Table::create(preset.id(), &Default::default(), seats, clock, &"p0".into()).unwrap();
     let mut table = Table::from_events(&log).unwrap();
     // Seats 1.. are people or bots, at random.
     for name in &NAMES[1..seats] {
@@ -50,8 +43,8 @@ fn play_table(preset: Preset, seed: u64) -> usize {
         } else {
             TableCommand::Join {
                 account_id: (*name).into(),
-                username: (*name).into(),
                 joining: domain::Joining::Open,
+                guest: false,
             }
         };
         log.extend(table.execute(&command, &mut rng).unwrap());

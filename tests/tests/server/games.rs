@@ -72,7 +72,7 @@ fn assert_redacted(event: &Value, seat: Option<u64>, context: &str) {
 fn assert_commitment_hides(sent: &Value, stored: &StoredEvent, context: &str) {
     assert_eq!(sent["hash"], stored.hash, "{context}: {sent}");
     assert_eq!(sent["prev_hash"], stored.prev_hash, "{context}: {sent}");
-    assert_eq!(sent["v"], 2, "{context}: {sent}");
+    assert_eq!(sent["v"], domain::EVENT_VERSION, "{context}: {sent}");
     if sent["data"] == stored.data {
         assert_eq!(hash_of(sent, &sent["data"]), stored.hash, "{context}");
         return;

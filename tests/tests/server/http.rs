@@ -53,7 +53,7 @@ async fn wrong_methods_are_405_problems() {
         ("GET", "/v1/accounts"),
         ("GET", "/v1/sessions"),
         ("POST", "/v1/me"),
-        ("DELETE", "/v1/me"),
+        ("PUT", "/v1/me"),
         ("GET", "/v1/sessions/current"),
         ("POST", "/healthz"),
     ];

@@ -569,17 +569,10 @@ mod property {
     /// last seat for [`Ending::WithBot`].
     fn stopped(spec: &Spec, ruleset: &str, seated: &[(Uuid, String)]) -> Vec<Vec<TableEvent>> {
         let mut rng = StdRng::seed_from_u64(spec.seed);
-        let (creator, name) = &seated[0];
+        let (creator, _) = &seated[0];
         let options = Default::default();
-        let created = Table::create(
-            ruleset,
-            &options,
-            seated.len(),
-            None,
-            &player_id(*creator),
-            name,
-        )
-        .expect("created");
+        let created = Table::create(ruleset, &options, seated.len(), None, &player_id(*creator))
+            .expect("created");
         let mut table = Table::from_events(&created).expect("a table");
         let mut batches = vec![created];
         let persons = match spec.ending {
@@ -589,11 +582,11 @@ mod property {
         let mut run = |table: &mut Table, command: TableCommand| {
             batches.push(table.execute(&command, &mut rng).expect("accepted"));
         };
-        for (id, name) in &persons[1..] {
+        for (id, _) in &persons[1..] {
             let join = TableCommand::Join {
                 account_id: player_id(*id),
-                username: name.clone(),
                 joining: Joining::Open,
+                guest: false,
             };
             run(&mut table, join);
         }

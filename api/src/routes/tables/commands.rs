@@ -61,10 +61,10 @@ impl TableCall<TableService> {
     /// after it, with its ETag.
     pub(super) async fn answer<A: Answer>(
         self,
-        command: impl FnOnce(PlayerId, &str) -> Result<TableCommand, ApiError>,
+        command: impl FnOnce(PlayerId) -> Result<TableCommand, ApiError>,
     ) -> Result<HttpResponse, ApiError> {
         let (account_id, table_id) = (self.user.account.id, self.table_id);
-        let command = command(player_id(account_id), &self.user.account.username)?;
+        let command = command(player_id(account_id))?;
         let acted = self
             .state
             .act(table_id, &command, None, None, |l, _, _| {
@@ -92,11 +92,12 @@ impl TableCall<TableService> {
 )]
 #[post("/tables/{id}/players")]
 pub async fn join_table(call: TableCall<TableService>) -> Result<HttpResponse, ApiError> {
-    call.answer::<TableSummary>(|account_id, username| {
+    let guest = call.user.person().guest;
+    call.answer::<TableSummary>(|account_id| {
         Ok(TableCommand::Join {
             account_id,
-            username: username.to_owned(),
             joining: Joining::Open,
+            guest,
         })
     })
     .await
@@ -115,7 +116,7 @@ pub async fn join_table(call: TableCall<TableService>) -> Result<HttpResponse, A
 )]
 #[delete("/tables/{id}/players/me")]
 pub async fn leave_table(call: TableCall<TableService>) -> Result<HttpResponse, ApiError> {
-    call.answer::<TableSummary>(|account_id, _| Ok(TableCommand::Leave { account_id }))
+    call.answer::<TableSummary>(|account_id| Ok(TableCommand::Leave { account_id }))
         .await
 }
 
@@ -134,7 +135,7 @@ pub async fn leave_table(call: TableCall<TableService>) -> Result<HttpResponse, 
 )]
 #[post("/tables/{id}/start")]
 pub async fn start_table(call: TableCall<TableService>) -> Result<HttpResponse, ApiError> {
-    call.answer::<TableSummary>(|account_id, _| Ok(TableCommand::Start { account_id }))
+    call.answer::<TableSummary>(|account_id| Ok(TableCommand::Start { account_id }))
         .await
 }
 
@@ -153,7 +154,7 @@ pub async fn start_table(call: TableCall<TableService>) -> Result<HttpResponse, 
 )]
 #[post("/tables/{id}/resign")]
 pub async fn resign(call: TableCall<TableService>) -> Result<HttpResponse, ApiError> {
-    call.answer::<TableView>(|account_id, _| Ok(TableCommand::Resign { account_id }))
+    call.answer::<TableView>(|account_id| Ok(TableCommand::Resign { account_id }))
         .await
 }
 
@@ -173,7 +174,7 @@ pub async fn resign(call: TableCall<TableService>) -> Result<HttpResponse, ApiEr
 )]
 #[post("/tables/{id}/abort")]
 pub async fn abort(call: TableCall<TableService>) -> Result<HttpResponse, ApiError> {
-    call.answer::<TableSummary>(|account_id, _| Ok(TableCommand::Abort { account_id }))
+    call.answer::<TableSummary>(|account_id| Ok(TableCommand::Abort { account_id }))
         .await
 }
 
@@ -191,7 +192,7 @@ pub async fn abort(call: TableCall<TableService>) -> Result<HttpResponse, ApiErr
 )]
 #[post("/tables/{id}/seats/me/back")]
 pub async fn come_back(call: TableCall<TableService>) -> Result<HttpResponse, ApiError> {
-    call.answer::<TableView>(|account_id, _| Ok(TableCommand::Back { account_id }))
+    call.answer::<TableView>(|account_id| Ok(TableCommand::Back { account_id }))
         .await
 }
 
@@ -216,7 +217,7 @@ pub async fn seat_bot(
     call: TableCall<TableService>,
     bot: web::Json<BotRequest>,
 ) -> Result<HttpResponse, ApiError> {
-    call.answer::<TableSummary>(|account_id, _| {
+    call.answer::<TableSummary>(|account_id| {
         Ok(TableCommand::SeatBot {
             account_id,
             level: bot.level()?,

@@ -78,9 +78,7 @@ pub async fn quickplay(
         lobby: &lobby,
     };
     let caller = user.account.id;
-    let seated = tables
-        .quickplay(&rates, caller, &user.account.username, opening)
-        .await?;
+    let seated = tables.quickplay(&rates, user.person(), opening).await?;
     seated_at(&tables, caller, seated).await
 }
 
@@ -140,7 +138,7 @@ pub async fn join_invited(
             detail: "no table has this invitation".into(),
         });
     };
-    let seated = tables.seat(id, caller, &user.account.username).await?;
+    let seated = tables.seat(id, user.person()).await?;
     seated_at(&tables, caller, seated).await
 }
 
@@ -193,9 +191,7 @@ pub async fn rematch(
     call: TableCall<TableService>,
     rates: web::Data<Rates>,
 ) -> Result<HttpResponse, ApiError> {
-    let (tables, account) = (&call.state, &call.user.account);
-    let seated = tables
-        .rematch(&rates, call.table_id, account.id, &account.username)
-        .await?;
-    seated_at(tables, account.id, seated).await
+    let (tables, person) = (&call.state, call.user.person());
+    let seated = tables.rematch(&rates, call.table_id, person).await?;
+    seated_at(tables, person.id, seated).await
 }

@@ -79,8 +79,7 @@ pub async fn create_table(
     let (id, loaded) = tables
         .create(
             &rates,
-            user.account.id,
-            &user.account.username,
+            user.person(),
             Opening {
                 ruleset: &ruleset,
                 options: &options.unwrap_or_default(),

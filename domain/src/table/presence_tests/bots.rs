@@ -86,8 +86,7 @@ fn d38_d42_an_audit_tells_the_servers_moves_from_forged_ones() {
 
 #[test]
 fn d42_bot_seats_play_to_the_end_of_the_game_by_their_own_level() {
-    let mut log =
-        Table::create("classique", &Default::default(), 3, None, &"a".into(), "a").unwrap();
+    let mut log = Table::create("classique", &Default::default(), 3, None, &"a".into()).unwrap();
     let mut table = Table::from_events(&log).unwrap();
     let seat_bot = |id: &str, level| TableCommand::SeatBot {
         account_id: id.into(),

@@ -24,14 +24,13 @@ const PLAYERS: [&str; 3] = ["a", "b", "c"];
 
 /// A started 3-player `classique` table (with `clock`), and its log.
 pub(crate) fn started(clock: Option<Clock>) -> (Table, Vec<TableEvent>) {
-    let mut log =
-        Table::create("classique", &Default::default(), 3, clock, &"a".into(), "a").unwrap();
+    let mut log = Table::create("classique", &Default::default(), 3, clock, &"a".into()).unwrap();
     let mut table = Table::from_events(&log).unwrap();
     for id in &PLAYERS[1..] {
         let join = TableCommand::Join {
             account_id: (*id).into(),
-            username: (*id).into(),
             joining: crate::table::Joining::Open,
+            guest: false,
         };
         log.extend(table.execute(&join, &mut rng()).unwrap());
     }
@@ -53,15 +52,14 @@ pub(crate) fn started_with(people: &[&str], bots: &[Level]) -> (Table, Vec<Table
         seats,
         None,
         &creator.into(),
-        creator,
     )
     .unwrap();
     let mut table = Table::from_events(&log).unwrap();
     for id in &people[1..] {
         let join = TableCommand::Join {
             account_id: (*id).into(),
-            username: (*id).into(),
             joining: crate::table::Joining::Open,
+            guest: false,
         };
         log.extend(table.execute(&join, &mut rng()).unwrap());
     }

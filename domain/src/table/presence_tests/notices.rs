@@ -23,13 +23,12 @@ fn notice(kind: NoticeKind, player: &str) -> Notice {
 
 #[test]
 fn the_start_tells_every_person_and_the_first_to_play_that_it_is_their_turn() {
-    let mut log =
-        Table::create("classique", &Default::default(), 3, None, &"a".into(), "a").unwrap();
+    let mut log = Table::create("classique", &Default::default(), 3, None, &"a".into()).unwrap();
     let mut table = Table::from_events(&log).unwrap();
     let join = TableCommand::Join {
         account_id: "b".into(),
-        username: "b".into(),
         joining: crate::table::Joining::Open,
+        guest: false,
     };
     assert_eq!(
         told(&mut table, &mut log, join),

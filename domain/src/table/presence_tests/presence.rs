@@ -6,15 +6,7 @@ use super::*;
 #[test]
 fn d37_only_the_seat_on_turn_of_a_running_game_must_act() {
     let waiting = Table::from_events(
-        &Table::create(
-            "classique",
-            &Default::default(),
-            3,
-            clock(2),
-            &"a".into(),
-            "a",
-        )
-        .unwrap(),
+        &Table::create("classique", &Default::default(), 3, clock(2), &"a".into()).unwrap(),
     )
     .unwrap();
     assert_eq!(waiting.must_act(), None);
@@ -44,7 +36,7 @@ fn the_table_waits_for_the_person_on_turn_never_for_a_seat_the_server_plays() {
     let expected = (bots.bot_at(on_turn).is_none()).then(|| PlayerId::from("a"));
     assert_eq!(bots.to_act(), expected.as_ref());
     let waiting = Table::from_events(
-        &Table::create("classique", &Default::default(), 3, None, &"a".into(), "a").unwrap(),
+        &Table::create("classique", &Default::default(), 3, None, &"a".into()).unwrap(),
     )
     .unwrap();
     assert_eq!(waiting.to_act(), None);
@@ -57,7 +49,7 @@ fn d37_a_clock_out_of_range_is_refused() {
             turn_seconds,
             away_after,
         });
-        let refused = Table::create("classique", &Default::default(), 3, clock, &"a".into(), "a");
+        let refused = Table::create("classique", &Default::default(), 3, clock, &"a".into());
         assert!(
             matches!(refused, Err(TableError::InvalidClock(_))),
             "{turn_seconds} {away_after}"
@@ -94,7 +86,7 @@ fn d38_a_timeout_draws_or_passes_and_never_plays_the_drawn_card() {
     }
     assert_eq!(
         Table::from_events(
-            &Table::create("classique", &Default::default(), 3, None, &"a".into(), "a").unwrap()
+            &Table::create("classique", &Default::default(), 3, None, &"a".into()).unwrap()
         )
         .unwrap()
         .decide(
@@ -306,8 +298,7 @@ fn d41_a_player_who_resigned_cannot_abort() {
 
 #[test]
 fn d40_a_game_is_never_started_without_a_person_seated() {
-    let mut log =
-        Table::create("classique", &Default::default(), 3, None, &"a".into(), "a").unwrap();
+    let mut log = Table::create("classique", &Default::default(), 3, None, &"a".into()).unwrap();
     let mut table = Table::from_events(&log).unwrap();
     for _ in 0..2 {
         let bot = TableCommand::SeatBot {

@@ -15,13 +15,12 @@ use store::StoredEvent;
 
 /// A player in a view: the engine's, and who sits there.
 #[derive(Debug, Serialize, ToSchema)]
-#[schema(example = json!({"seat": 1, "account_id": "7d1e0c8a-3b9f-4e2d-8c6a-5f4b3a2e1d00", "bot": null, "username": "bob", "hand_size": 7, "total": 0, "announced": false, "out": false, "away": false, "resigned": false}))]
+#[schema(example = json!({"seat": 1, "account_id": "7d1e0c8a-3b9f-4e2d-8c6a-5f4b3a2e1d00", "bot": null, "username": "bob", "erased": false, "hand_size": 7, "total": 0, "announced": false, "out": false, "away": false, "resigned": false}))]
 pub struct ViewPlayer {
     #[serde(flatten)]
     pub player: PlayerView,
     #[serde(flatten)]
     pub holder: Holder,
-    pub username: String,
     #[serde(flatten)]
     pub presence: SeatPresence,
 }
@@ -46,8 +45,8 @@ fn table_view_example() -> Value {
         "stock_size": 30,
         "discard_size": 1,
         "players": [
-            {"seat": 0, "account_id": "0b5c9e04-5f5e-4a43-9f1e-0c2b8d1c7a10", "bot": null, "username": "alice", "hand_size": 3, "total": 0, "announced": false, "out": false, "away": false, "resigned": false},
-            {"seat": 1, "account_id": "7d1e0c8a-3b9f-4e2d-8c6a-5f4b3a2e1d00", "bot": null, "username": "bob", "hand_size": 7, "total": 0, "announced": false, "out": false, "away": false, "resigned": false}
+            {"seat": 0, "account_id": "0b5c9e04-5f5e-4a43-9f1e-0c2b8d1c7a10", "bot": null, "username": "alice", "erased": false, "hand_size": 3, "total": 0, "announced": false, "out": false, "away": false, "resigned": false},
+            {"seat": 1, "account_id": "7d1e0c8a-3b9f-4e2d-8c6a-5f4b3a2e1d00", "bot": null, "username": "bob", "erased": false, "hand_size": 7, "total": 0, "announced": false, "out": false, "away": false, "resigned": false}
         ],
         "pending": {"kind": "none", "seat": null, "draw": null, "count": null, "card": null, "frozen": false, "challengeable": null},
         "legal_moves": [{"type": "play", "card": "8H", "suit": "S", "announce": false}, {"type": "draw"}],
@@ -88,8 +87,7 @@ impl TableView {
             Some(ViewPlayer {
                 presence: SeatPresence::of(t, player.seat),
                 player,
-                holder: Holder::of(seated),
-                username: seated.username.clone(),
+                holder: Holder::of(l, seated),
             })
         };
         let view = t.view_with(seat, who);
@@ -187,7 +185,7 @@ impl MoveAnswer {
 #[schema(example = json!({
     "events": [{
         "seq": 3, "type": "player_joined", "v": 1, "at": "2025-01-31T18:04:05.123456Z",
-        "data": {"seat": 1, "account_id": "7d1e0c8a-3b9f-4e2d-8c6a-5f4b3a2e1d00", "username": "bob"},
+        "data": {"seat": 1, "account_id": "7d1e0c8a-3b9f-4e2d-8c6a-5f4b3a2e1d00"},
         "prev_hash": "5a1f0e0c9b7d3e2a4f6b8c1d0e9f8a7b6c5d4e3f2a1b0c9d8e7f6a5b4c3d2e1f",
         "hash": "0c9d8e7f6a5b4c3d2e1f5a1f0e0c9b7d3e2a4f6b8c1d0e9f8a7b6c5d4e3f2a1b"
     }],

@@ -12,17 +12,16 @@ use uuid::Uuid;
 use super::classique_rules;
 use crate::error::ApiError;
 use crate::routes::shared::cursor_after;
-use crate::table_service::{CachedTable, TableService};
+use crate::table_service::{CachedTable, Shown, TableService};
 use store::tables::{ListedTable, SeatRow};
 
 /// A seated player in a table's summary.
 #[derive(Debug, Serialize, ToSchema)]
-#[schema(example = json!({"seat": 0, "account_id": "0b5c9e04-5f5e-4a43-9f1e-0c2b8d1c7a10", "bot": null, "username": "alice", "hand_size": 5, "total": 12, "away": false, "resigned": false}))]
+#[schema(example = json!({"seat": 0, "account_id": "0b5c9e04-5f5e-4a43-9f1e-0c2b8d1c7a10", "bot": null, "username": "alice", "erased": false, "hand_size": 5, "total": 12, "away": false, "resigned": false}))]
 pub struct SummaryPlayer {
     pub seat: usize,
     #[serde(flatten)]
     pub holder: Holder,
-    pub username: String,
     /// Cards in hand (0 before the deal).
     pub hand_size: usize,
     /// Points so far.
@@ -31,23 +30,57 @@ pub struct SummaryPlayer {
     pub presence: SeatPresence,
 }
 
-/// Who holds a seat: an account (its id), or a bot (its level).
+/// Who holds a seat: an account (its id, and its name now), a bot (its
+/// level, and a name that says so), or an erased account (docs/API.md
+/// "Accounts": no id, no name, `erased`).
 #[derive(Debug, Clone, Serialize, ToSchema)]
-#[schema(example = json!({"account_id": "0b5c9e04-5f5e-4a43-9f1e-0c2b8d1c7a10", "bot": null}))]
+#[schema(example = json!({"account_id": "0b5c9e04-5f5e-4a43-9f1e-0c2b8d1c7a10", "bot": null, "username": "alice", "erased": false}))]
 pub struct Holder {
-    /// The account; null for a bot.
+    /// The account; null for a bot or an erased account.
     #[schema(value_type = Option<Uuid>, required = true)]
     pub account_id: Option<PlayerId>,
     /// The bot's level; null for a person.
     #[schema(required = true)]
     pub bot: Option<Level>,
+    /// The account's name now (a guest's that upgraded: the new one), or
+    /// `"<level> bot"`; null for an erased account.
+    #[schema(required = true)]
+    pub username: Option<String>,
+    /// The account was erased.
+    pub erased: bool,
 }
 
 impl Holder {
-    pub fn of(seated: &domain::Seated) -> Self {
-        Self {
-            account_id: seated.bot.is_none().then(|| seated.account_id.clone()),
-            bot: seated.bot,
+    /// How `seated` is shown at `l`.
+    pub fn of(l: &CachedTable, seated: &domain::Seated) -> Self {
+        Self::from(l.shown(seated))
+    }
+}
+
+impl From<Shown<'_>> for Holder {
+    fn from(shown: Shown<'_>) -> Self {
+        match shown {
+            Shown::Person {
+                account_id,
+                username,
+            } => Self {
+                account_id: Some(account_id.clone()),
+                bot: None,
+                username: Some(username.to_owned()),
+                erased: false,
+            },
+            Shown::Bot(level) => Self {
+                account_id: None,
+                bot: Some(level),
+                username: Some(format!("{level} bot")),
+                erased: false,
+            },
+            Shown::Erased => Self {
+                account_id: None,
+                bot: None,
+                username: None,
+                erased: true,
+            },
         }
     }
 }
@@ -106,8 +139,8 @@ pub fn table_summary_example() -> Value {
         "status": "playing",
         "seats": 4,
         "players": [
-            {"seat": 0, "account_id": "0b5c9e04-5f5e-4a43-9f1e-0c2b8d1c7a10", "bot": null, "username": "alice", "hand_size": 5, "total": 0, "away": false, "resigned": false},
-            {"seat": 1, "account_id": "7d1e0c8a-3b9f-4e2d-8c6a-5f4b3a2e1d00", "bot": null, "username": "bob", "hand_size": 7, "total": 0, "away": false, "resigned": false}
+            {"seat": 0, "account_id": "0b5c9e04-5f5e-4a43-9f1e-0c2b8d1c7a10", "bot": null, "username": "alice", "erased": false, "hand_size": 5, "total": 0, "away": false, "resigned": false},
+            {"seat": 1, "account_id": "7d1e0c8a-3b9f-4e2d-8c6a-5f4b3a2e1d00", "bot": null, "username": "bob", "erased": false, "hand_size": 7, "total": 0, "away": false, "resigned": false}
         ],
         "round": 1,
         "version": 9,
@@ -205,8 +238,7 @@ impl TableSummary {
                 let p = view.as_ref().and_then(|v| v.players.get(s.seat));
                 SummaryPlayer {
                     seat: s.seat,
-                    holder: Holder::of(s),
-                    username: s.username.clone(),
+                    holder: Holder::of(l, s),
                     hand_size: p.map_or(0, |p| p.hand_size),
                     total: p.map_or(0, |p| p.total),
                     presence: SeatPresence::of(t, s.seat),
@@ -254,13 +286,18 @@ fn table_id(id: &str) -> Uuid {
     id.parse().unwrap_or_default()
 }
 
-/// A seated player in a list.
+/// A seated person in a list.
 #[derive(Debug, Serialize, ToSchema)]
-#[schema(example = json!({"seat": 0, "account_id": "0b5c9e04-5f5e-4a43-9f1e-0c2b8d1c7a10", "username": "alice"}))]
+#[schema(example = json!({"seat": 0, "account_id": "0b5c9e04-5f5e-4a43-9f1e-0c2b8d1c7a10", "username": "alice", "erased": false}))]
 pub struct ListedPlayer {
     pub seat: i32,
-    pub account_id: Uuid,
-    pub username: String,
+    /// Null: the account was erased.
+    #[schema(required = true)]
+    pub account_id: Option<Uuid>,
+    /// Null: the account was erased.
+    #[schema(required = true)]
+    pub username: Option<String>,
+    pub erased: bool,
 }
 
 /// The example of a [`ListedTableDto`], alone and in a page.
@@ -270,7 +307,7 @@ fn listed_table_example() -> Value {
         "ruleset": "classique",
         "status": "waiting",
         "seats": 4,
-        "players": [{"seat": 0, "account_id": "0b5c9e04-5f5e-4a43-9f1e-0c2b8d1c7a10", "username": "alice"}],
+        "players": [{"seat": 0, "account_id": "0b5c9e04-5f5e-4a43-9f1e-0c2b8d1c7a10", "username": "alice", "erased": false}],
         "version": 2,
         "created_by": "0b5c9e04-5f5e-4a43-9f1e-0c2b8d1c7a10",
         "created_at": "2025-01-31T18:04:05.123456Z",
@@ -309,7 +346,8 @@ impl ListedTableDto {
                 .into_iter()
                 .map(|s| ListedPlayer {
                     seat: s.seat,
-                    account_id: s.account_id,
+                    erased: s.username.is_none(),
+                    account_id: s.username.is_some().then_some(s.account_id),
                     username: s.username,
                 })
                 .collect(),
