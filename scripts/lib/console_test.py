@@ -9,7 +9,8 @@ checks the audit verdict shown, steps through the round with the arrow keys
 altered table and checks that its first bad seq is shown, and opens the
 players' replay page; lists the webhook deliveries (failed ones first, as
 nothing listened) and sends one again from the page once something
-listens. Screenshots (a desktop and a phone width) go to the
+listens; and on the page where a person deletes their account, asks for
+a deletion and sees a log-in cancel it. Screenshots (a desktop and a phone width) go to the
 folder given.
 
 Usage: console_test.py BASE DATABASE_URL ADMIN_PASSWORD SCREENSHOTS
@@ -138,6 +139,60 @@ def player_page(driver, wait, table, shot):
     driver.get(BASE + "/players/nobody_here")
     wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, "p.error")))
     assert "no player" in driver.find_element(By.CSS_SELECTOR, "p.error").text
+
+
+def status_of(method, path, token):
+    """The HTTP status of a request (no body)."""
+    req = urllib.request.Request(BASE + path, None, {"Authorization": "Bearer " + token}, method=method)
+    try:
+        with urllib.request.urlopen(req, timeout=30) as res:
+            return res.status
+    except urllib.error.HTTPError as e:
+        return e.code
+
+
+def account_page(driver, wait, name, shot):
+    """The page where a person deletes their account outside the app
+    (Google Play's web link): log in, see what is erased and what stays,
+    a wrong password refused, the deletion asked (every session ended),
+    then a log-in on the page cancelling it, as the page says."""
+    player(name)
+    other = login(name)
+    driver.execute_script("sessionStorage.clear()")
+    driver.get(BASE + "/account")
+    wait.until(EC.presence_of_element_located((By.ID, "login")))
+    assert driver.title == "Huit: delete your account", driver.title
+    driver.find_element(By.NAME, "username").send_keys(name)
+    driver.find_element(By.NAME, "password").send_keys(PASSWORD + Keys.ENTER)
+    wait.until(EC.presence_of_element_located((By.ID, "delete")))
+    assert name in driver.find_element(By.TAG_NAME, "h1").text
+    erased = driver.find_element(By.ID, "erased").text
+    assert "password" in erased and "3 now" in erased, erased
+    assert "erased player" in driver.find_element(By.ID, "kept").text
+    form = driver.find_element(By.ID, "delete")
+    form.find_element(By.NAME, "password").send_keys("not my password")
+    form.find_element(By.NAME, "sure").click()
+    form.find_element(By.TAG_NAME, "button").click()
+    wait.until(EC.text_to_be_present_in_element((By.CSS_SELECTOR, "p.error"), "not the account's password"))
+    assert status_of("GET", "/v1/me", other) == 200, "a refused deletion changes nothing"
+    driver.save_screenshot(os.path.join(SHOTS, shot))
+    password = form.find_element(By.NAME, "password")
+    password.clear()
+    password.send_keys(PASSWORD)
+    form.find_element(By.TAG_NAME, "button").click()
+    deleted = wait.until(EC.presence_of_element_located((By.ID, "deleted")))
+    assert deleted.get_attribute("data-erase-at"), "the erasure's date"
+    assert "Logging in before then cancels" in deleted.text, deleted.text
+    assert status_of("GET", "/v1/me", other) == 401, "every session ended"
+    assert driver.execute_script("return sessionStorage.getItem('huit.account')") is None
+    # Logging in on the page again cancels the deletion, and says so.
+    driver.get(BASE + "/account")
+    wait.until(EC.presence_of_element_located((By.ID, "login")))
+    driver.find_element(By.NAME, "username").send_keys(name)
+    driver.find_element(By.NAME, "password").send_keys(PASSWORD + Keys.ENTER)
+    notice = wait.until(EC.presence_of_element_located((By.ID, "notice")))
+    assert "cancelled the deletion" in notice.text, notice.text
+    assert status_of("GET", "/v1/me", login(name)) == 200
 
 
 def browser(width, height, phone=False):
@@ -314,6 +369,8 @@ def main():
         webhooks(driver, wait, admin)
         player_page(driver, wait, rated, "player-desktop.png")
         log("a player's public page: ratings and last games, with their replays")
+        account_page(driver, wait, "delia", "account-desktop.png")
+        log("the account page: a deletion asked, then cancelled by a log-in")
     finally:
         driver.quit()
 
@@ -370,6 +427,8 @@ def main():
         driver.save_screenshot(os.path.join(SHOTS, "console-phone.png"))
         player_page(driver, wait, rated, "player-phone.png")
         log("the player's replay page and the console at a phone's width")
+        account_page(driver, wait, "phoebe", "account-phone.png")
+        log("the account page at a phone's width")
     finally:
         driver.quit()
     log(f"screenshots in {SHOTS}")
