@@ -51,3 +51,19 @@ ALTER TABLE admin_actions DROP CONSTRAINT admin_actions_action_valid;
 ALTER TABLE admin_actions ADD CONSTRAINT admin_actions_action_valid
     CHECK (action IN ('resolve_dispute', 'replay_running_round', 'export_log', 'audit',
                       'retry_webhook', 'resume_webhooks', 'erase_account'));
+
+-- The seats a waiting rematch keeps for its people (its `table_created`'s
+-- `rematch_of.reserved`): erasing a person declines theirs, which closes
+-- the rematch (it starts only with all of its people).
+CREATE TABLE table_reservations (
+    account_id uuid NOT NULL REFERENCES accounts (id),
+    table_id   uuid NOT NULL REFERENCES game_tables (id),
+    PRIMARY KEY (account_id, table_id)
+);
+INSERT INTO table_reservations (account_id, table_id)
+SELECT a.id, e.table_id
+FROM events e
+CROSS JOIN LATERAL json_array_elements(e.data -> 'rematch_of' -> 'reserved') AS r
+JOIN accounts a ON a.id::text = r ->> 'account_id'
+WHERE e.seq = 1 AND e.type = 'table_created' AND e.data -> 'rematch_of' IS NOT NULL
+ON CONFLICT DO NOTHING;

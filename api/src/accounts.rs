@@ -3,7 +3,8 @@
 //!
 //! Deleting (the account's own request) revokes every session at once,
 //! resigns its running seats (the server plays them out, as after any
-//! resignation) and frees its waiting ones, so that nobody waits for it
+//! resignation), frees its waiting ones and closes the rematches that keep
+//! one for it, so that nobody waits for it
 //! through the grace period; the account is erased when the period ends,
 //! unless a log-in cancels it first. Erasing (then, by an admin, or a
 //! guest idle too long) does the same for seats taken meanwhile, then in
@@ -124,8 +125,9 @@ impl Accounts {
         Ok(erased)
     }
 
-    /// The account resigns its running seats and leaves its waiting ones
-    /// (a seat it left, resigned or lost meanwhile is passed over).
+    /// The account resigns its running seats, leaves its waiting ones and
+    /// declines the rematches that keep one for it (a seat it left,
+    /// resigned or lost meanwhile is passed over).
     async fn leave_seats(&self, account: Uuid) -> Result<(), ServiceError> {
         let mut after = None;
         loop {
@@ -138,19 +140,33 @@ impl Accounts {
                     Status::Playing => TableCommand::Resign { account_id },
                     Status::Finished | Status::Aborted => continue,
                 };
-                match self
-                    .tables
-                    .act(table_id, &command, None, None, |_, _, _| Ok(()))
-                    .await
-                {
-                    Ok(_) | Err(ServiceError::Rules(_)) => {}
-                    Err(e) => return Err(e),
-                }
+                self.act_on(table_id, command).await?;
             }
             if page.len() < SEATS_PAGE as usize {
-                return Ok(());
+                break;
             }
             after = page.last().map(|&(id, at)| (at, id));
+        }
+        // A rematch that keeps a seat for the account would wait for it
+        // forever: declined, it is closed.
+        for table_id in store::lobby::rematches_waiting_for(&self.pool, account).await? {
+            let account_id = player_id(account);
+            self.act_on(table_id, TableCommand::DeclineRematch { account_id })
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// `command` at `table_id`; refused by the rules (the seat left or
+    /// resigned, the table over, meanwhile), it is passed over.
+    async fn act_on(&self, table_id: Uuid, command: TableCommand) -> Result<(), ServiceError> {
+        let acted = self
+            .tables
+            .act(table_id, &command, None, None, |_, _, _| Ok(()))
+            .await;
+        match acted {
+            Ok(_) | Err(ServiceError::Rules(_)) => Ok(()),
+            Err(e) => Err(e),
         }
     }
 }

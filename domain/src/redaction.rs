@@ -215,6 +215,7 @@ impl TableEvent {
                 seat: _,
                 table_id: _,
             } => Seen::Whole,
+            TableEvent::RematchDeclined { seat: _ } => Seen::Whole,
             TableEvent::Game(e) => e.seen_by(reader),
         }
     }

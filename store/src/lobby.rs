@@ -183,3 +183,37 @@ pub async fn renew_invite(
     .await?;
     Ok(done.rows_affected() == 1)
 }
+
+/// Notes the seats a rematch keeps for `accounts`.
+#[tracing::instrument(skip(conn))]
+pub async fn reserve(
+    conn: &mut PgConnection,
+    table_id: Uuid,
+    accounts: &[Uuid],
+) -> Result<(), sqlx::Error> {
+    sqlx::query!(
+        r#"INSERT INTO table_reservations (account_id, table_id)
+           SELECT unnest($2::uuid[]), $1 ON CONFLICT DO NOTHING"#,
+        table_id,
+        accounts,
+    )
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// The waiting rematches that keep a seat for `account_id`.
+#[tracing::instrument(skip(executor))]
+pub async fn rematches_waiting_for(
+    executor: impl PgExecutor<'_>,
+    account_id: Uuid,
+) -> Result<Vec<Uuid>, sqlx::Error> {
+    sqlx::query_scalar!(
+        r#"SELECT r.table_id FROM table_reservations r
+           JOIN game_tables g ON g.id = r.table_id
+           WHERE r.account_id = $1 AND g.status = 'waiting'"#,
+        account_id,
+    )
+    .fetch_all(executor)
+    .await
+}

@@ -1,7 +1,7 @@
 //! The projections a table's lobby events keep in step, on the appending
-//! transaction: who sits where (`table_players`), whether a quick-play
-//! table is open, the bots a table seats, and the bot caps they count
-//! against.
+//! transaction: who sits where (`table_players`), whom a rematch keeps
+//! seats for (`table_reservations`), whether a quick-play table is open,
+//! the bots a table seats, and the bot caps they count against.
 
 use std::time::Duration;
 
@@ -67,6 +67,16 @@ impl TableService {
         });
         for e in events {
             match e {
+                TableEvent::TableCreated(created) => {
+                    if let Some(of) = &created.rematch_of {
+                        let kept = of
+                            .reserved
+                            .iter()
+                            .map(|r| account_uuid(&r.account_id))
+                            .collect::<Result<Vec<_>, _>>()?;
+                        store::lobby::reserve(conn, table_id, &kept).await?;
+                    }
+                }
                 TableEvent::PlayerJoined(s) => {
                     let account = account_uuid(&s.account_id)?;
                     store::players::insert(conn, table_id, account, s.seat as i32).await?;

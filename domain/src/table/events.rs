@@ -114,6 +114,12 @@ pub enum TableEvent {
         #[cfg_attr(feature = "openapi", schema(value_type = String, format = Uuid))]
         table_id: String,
     },
+    /// A waiting rematch kept `seat` for a person who will never come
+    /// (their account was erased): it is closed, and never starts.
+    RematchDeclined {
+        #[cfg_attr(feature = "openapi", schema(value_type = usize))]
+        seat: Seat,
+    },
     /// The game's own events, in their own `{type, data}` form (not the
     /// table's: serialised and read apart, see [`TableEvent::to_json`]).
     #[serde(skip)]

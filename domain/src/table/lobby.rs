@@ -276,6 +276,29 @@ impl Table {
         }])
     }
 
+    /// The person `account_id`, whom this waiting rematch keeps a seat for,
+    /// will never come: the rematch is closed (it starts only with all of
+    /// its people).
+    pub(super) fn decline_rematch(
+        &self,
+        account_id: &PlayerId,
+    ) -> Result<Vec<TableEvent>, TableError> {
+        if self.aborted {
+            return Err(TableError::Closed);
+        }
+        if self.game.is_some() {
+            return Err(TableError::NotWaiting);
+        }
+        let seat = self
+            .lobby
+            .rematch_of
+            .as_ref()
+            .and_then(|of| of.reserved.iter().find(|r| &r.account_id == account_id))
+            .map(|r| r.seat)
+            .ok_or(TableError::NotSeated)?;
+        Ok(vec![TableEvent::RematchDeclined { seat }])
+    }
+
     /// The first events of the rematch of this finished table (whose id
     /// is `this_table_id`), opened by `account_id`, a person of its game:
     /// the same rules, clock and visibility, as many seats as the game had,

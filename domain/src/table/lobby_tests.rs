@@ -197,6 +197,39 @@ fn a_rematch_keeps_the_rules_the_seats_and_the_bots_and_moves_the_first_dealer_o
 }
 
 #[test]
+fn a_rematch_a_person_will_never_come_to_is_closed_and_nobody_else_declines_for_them() {
+    let (old, _) = finished();
+    let mut log = old.rematch(OLD, &"b".into(), false, &mut rng()).unwrap();
+    let mut next = Table::from_events(&log).unwrap();
+    let decline = |who: &str| TableCommand::DeclineRematch {
+        account_id: who.into(),
+    };
+    assert_eq!(
+        next.decide(&decline("z"), &mut rng()),
+        Err(TableError::NotSeated),
+        "no seat kept for z"
+    );
+    let a_seat = old.seat_of(&"a".into()).unwrap();
+    let declined = run(&mut next, &mut log, &decline("a"));
+    assert_eq!(declined, vec![TableEvent::RematchDeclined { seat: a_seat }]);
+    assert_eq!(next.status(), Status::Aborted, "closed: it never starts");
+    assert_eq!(
+        next.decide(&join("a", Joining::Invited), &mut rng()),
+        Err(TableError::Closed)
+    );
+    assert_eq!(
+        next.decide(&decline("b"), &mut rng()),
+        Err(TableError::Closed)
+    );
+    // Not a rematch: nothing to decline.
+    let (plain, _) = opened(Lobby::default());
+    assert_eq!(
+        plain.decide(&decline("a"), &mut rng()),
+        Err(TableError::NotSeated)
+    );
+}
+
+#[test]
 fn a_rematchs_seats_are_kept_and_it_starts_when_every_person_is_back() {
     let (old, _) = finished();
     let mut log = old.rematch(OLD, &"b".into(), false, &mut rng()).unwrap();

@@ -274,6 +274,11 @@ pub enum TableCommand {
         account_id: PlayerId,
         table_id: String,
     },
+    /// The server: a person a waiting rematch keeps a seat for will never
+    /// come (their account is erased).
+    DeclineRematch {
+        account_id: PlayerId,
+    },
 }
 
 /// A table: its rules, who sits, and the game once started.
@@ -460,6 +465,9 @@ impl Table {
             TableEvent::RematchOffered { table_id, .. } => {
                 self.lobby.rematch = Some(table_id.clone());
             }
+            // A rematch one of its people declined never starts: closed,
+            // like an emptied quick-play table.
+            TableEvent::RematchDeclined { .. } => self.aborted = true,
             TableEvent::Game(e) => {
                 if let Some(g) = self.game.as_mut() {
                     g.evolve(e);
@@ -578,6 +586,7 @@ impl Table {
                 account_id,
                 table_id,
             } => self.offer_rematch(account_id, table_id),
+            TableCommand::DeclineRematch { account_id } => self.decline_rematch(account_id),
         }
     }
 

@@ -66,9 +66,9 @@ impl Table {
                 TableEvent::RematchOffered { seat, .. } => {
                     (NoticeKind::RematchOffered, Some(*seat))
                 }
-                TableEvent::GameAborted { .. } | TableEvent::Game(Event::GameEnded(_)) => {
-                    (NoticeKind::GameOver, None)
-                }
+                TableEvent::GameAborted { .. }
+                | TableEvent::RematchDeclined { .. }
+                | TableEvent::Game(Event::GameEnded(_)) => (NoticeKind::GameOver, None),
                 _ => continue,
             };
             notices.extend(

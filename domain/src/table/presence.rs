@@ -410,7 +410,8 @@ impl Actors {
             | TableEvent::PlayerResigned { .. }
             | TableEvent::GameAborted { .. }
             | TableEvent::BotSeated { .. }
-            | TableEvent::RematchOffered { .. } => None,
+            | TableEvent::RematchOffered { .. }
+            | TableEvent::RematchDeclined { .. } => None,
         }
     }
 

@@ -506,3 +506,50 @@ async fn deleting_with_no_grace_period_erases_at_once_and_a_name_taken_again_is_
     )
     .await;
 }
+
+#[tokio::test]
+async fn a_rematch_that_keeps_a_seat_for_an_erased_person_is_closed_not_left_waiting() {
+    let app = spawn_app_with(|s| s.erase_grace_secs = 0).await;
+    let (_, _, hana) = someone(&app, "hana").await;
+    let (_, _, ivo) = someone(&app, "ivo").await;
+    let old = create_table(&app, &hana, "classique", json!({}), 2).await["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    json_of(
+        post_empty(&app, &ivo, &format!("/v1/tables/{old}/players")).await,
+        200,
+    )
+    .await;
+    json_of(
+        post_empty(&app, &hana, &format!("/v1/tables/{old}/start")).await,
+        200,
+    )
+    .await;
+    json_of(
+        post_empty(&app, &ivo, &format!("/v1/tables/{old}/resign")).await,
+        200,
+    )
+    .await;
+    let rematch = json_of(
+        post_empty(&app, &ivo, &format!("/v1/tables/{old}/rematch")).await,
+        200,
+    )
+    .await;
+    let next = rematch["id"].as_str().unwrap().to_owned();
+    assert_eq!(rematch["status"], "waiting", "it waits for hana");
+
+    json_of(
+        delete_me(&app, &hana, &json!({"password": PASSWORD})).await,
+        202,
+    )
+    .await;
+    let closed = json_of(get(&app, &ivo, &format!("/v1/tables/{next}")).await, 200).await;
+    assert_eq!(
+        closed["status"], "aborted",
+        "closed, not waiting for ever: {closed}"
+    );
+    let events = crate::support::all_events(&app, &ivo, &next).await;
+    assert_eq!(events.last().unwrap()["type"], "rematch_declined");
+    assert_eq!(events.last().unwrap()["data"]["seat"], 0);
+}
