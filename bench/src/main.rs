@@ -24,6 +24,8 @@
 //! - `loadgen quickplay`: players arriving through quick play: its latency
 //!   at A concurrent arrivals, and the tables opened against the fewest.
 //! - `loadgen my-tables`: a page of a player's tables, at T running tables.
+//! - `loadgen erasure`: an admin erasing accounts of 100, 1,000 and 10,000
+//!   games, and other tables' moves while the largest is erased.
 //! - `loadgen webhooks`: moves with the webhooks' outbox against without,
 //!   and how late the webhooks arrive.
 
@@ -33,6 +35,7 @@ mod bot_flood;
 mod ccu;
 mod clocks;
 mod conn;
+mod erasure;
 mod history_cost;
 mod load;
 mod my_tables;
@@ -199,6 +202,8 @@ enum Command {
     },
     /// A leaderboard of P rated players: its first page and deep pages.
     Leaderboard(ratings::BoardArgs),
+    /// Erasing accounts of 100, 1,000 and 10,000 games, and moves meanwhile.
+    Erasure(erasure::ErasureArgs),
     /// Write a long table to the database, then time its rebuild from the log.
     ReplaySpeed {
         #[arg(long, env = "DATABASE_URL")]
@@ -310,6 +315,10 @@ fn main() -> std::io::Result<()> {
         Command::Leaderboard(args) => block_on(
             tokio::runtime::Builder::new_current_thread(),
             ratings::board(args),
+        ),
+        Command::Erasure(args) => block_on(
+            tokio::runtime::Builder::new_current_thread(),
+            erasure::run(args),
         ),
         Command::Webhooks {
             off_url,

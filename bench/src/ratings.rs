@@ -59,7 +59,7 @@ async fn accounts(pool: &PgPool, prefix: &str, n: usize) -> Result<Vec<Uuid>, Er
 }
 
 /// A CSV field.
-fn csv(out: &mut String, field: &str) {
+pub(crate) fn csv(out: &mut String, field: &str) {
     out.push('"');
     out.push_str(&field.replace('"', "\"\""));
     out.push('"');
