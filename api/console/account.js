@@ -4,17 +4,11 @@
 // public HTTP API, with the token of this page's log-in, kept in this
 // tab alone. Plain ES module, no build step, no library.
 
+import { Problem, h } from "/admin/common.js";
+
 const app = document.getElementById("app");
 const who = document.getElementById("who");
 let token = sessionStorage.getItem("huit.account");
-
-class Problem extends Error {
-  constructor(status, body) {
-    super(body?.detail || `HTTP ${status}`);
-    this.status = status;
-    this.code = body?.code;
-  }
-}
 
 async function call(method, path, body) {
   const headers = { Accept: "application/json" };
@@ -38,21 +32,6 @@ async function call(method, path, body) {
 function forget() {
   sessionStorage.removeItem("huit.account");
   token = null;
-}
-
-function h(tag, attrs = {}, ...children) {
-  const el = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) {
-    if (v === undefined || v === null || v === false) continue;
-    if (k === "class") el.className = v;
-    else if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
-    else el.setAttribute(k, v === true ? "" : v);
-  }
-  for (const c of children.flat(Infinity)) {
-    if (c === undefined || c === null || c === false) continue;
-    el.append(c instanceof Node ? c : document.createTextNode(String(c)));
-  }
-  return el;
 }
 
 const show = (...nodes) => app.replaceChildren(...nodes.filter(Boolean));

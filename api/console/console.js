@@ -9,6 +9,8 @@
 // audit); an app may pass its token as #token=<token>. Anyone opens
 // /players/<username>, a player's ratings and last games (public, no token).
 
+import { Problem, h } from "/admin/common.js";
+
 const app = document.getElementById("app");
 const nav = document.getElementById("nav");
 const who = document.getElementById("who");
@@ -20,14 +22,6 @@ let token = sessionStorage.getItem("huit.token");
 // is never stored, so it never replaces the account logged in in this tab.
 let linked = false;
 let me = null;
-
-class Problem extends Error {
-  constructor(status, body) {
-    super(body?.detail || `HTTP ${status}`);
-    this.status = status;
-    this.code = body?.code;
-  }
-}
 
 async function call(method, path, body) {
   const headers = { Accept: "application/json" };
@@ -61,21 +55,6 @@ function logOut() {
 }
 
 // ----- building the page -----
-
-function h(tag, attrs = {}, ...children) {
-  const el = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) {
-    if (v === undefined || v === null || v === false) continue;
-    if (k === "class") el.className = v;
-    else if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
-    else el.setAttribute(k, v === true ? "" : v);
-  }
-  for (const c of children.flat(Infinity)) {
-    if (c === undefined || c === null || c === false) continue;
-    el.append(c instanceof Node ? c : document.createTextNode(String(c)));
-  }
-  return el;
-}
 
 function show(...nodes) {
   app.replaceChildren(...nodes.filter((n) => n !== null && n !== undefined));

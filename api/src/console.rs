@@ -11,6 +11,7 @@ use actix_web::{web, HttpResponse};
 
 const INDEX: &str = include_str!("../console/index.html");
 const SCRIPT: &str = include_str!("../console/console.js");
+const COMMON: &str = include_str!("../console/common.js");
 const STYLE: &str = include_str!("../console/console.css");
 const ICON: &str = include_str!("../console/favicon.svg");
 const ACCOUNT: &str = include_str!("../console/account.html");
@@ -49,6 +50,10 @@ async fn script() -> HttpResponse {
     file("text/javascript; charset=utf-8", SCRIPT)
 }
 
+async fn common() -> HttpResponse {
+    file("text/javascript; charset=utf-8", COMMON)
+}
+
 async fn account() -> HttpResponse {
     file("text/html; charset=utf-8", ACCOUNT)
 }
@@ -73,6 +78,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.route("/admin", web::get().to(index))
         .route("/admin/", web::get().to(index))
         .route("/admin/console.js", web::get().to(script))
+        .route("/admin/common.js", web::get().to(common))
         .route("/admin/console.css", web::get().to(style))
         .route("/replay/{table}/{round}", web::get().to(index))
         .route("/players/{username}", web::get().to(index))

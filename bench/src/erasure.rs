@@ -18,15 +18,15 @@ use api::table_service::player_id;
 use domain::{Table, TableCommand, TableEvent};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use serde_json::{json, Value};
+use serde_json::json;
 use sqlx::PgPool;
 use store::chain::{format_at, GENESIS_PREV_HASH};
 use store::{ChainedAppend, NewEvent};
 use uuid::Uuid;
 
-use crate::history_cost::{body, player, started_table, timed_move, Player};
+use crate::history_cost::{body, next_move, player, started_table, Player};
 use crate::load::measure::percentile;
-use crate::ratings::csv;
+use crate::ratings::{copy_csv, csv};
 use crate::Error;
 
 /// Games written per `COPY`.
@@ -122,28 +122,30 @@ async fn fill(
             }
         }
         let mut conn = pool.acquire().await?;
-        for (sql, rows) in [
-            (
-                "COPY game_tables (id, ruleset, status, version, created_by, seats) FROM STDIN (FORMAT csv)",
-                &tables,
-            ),
-            (
-                "COPY events (table_id, seq, type, v, at, data, prev_hash, hash) FROM STDIN (FORMAT csv)",
-                &events,
-            ),
-            (
-                "COPY table_players (table_id, account_id, seat) FROM STDIN (FORMAT csv)",
-                &seats,
-            ),
-            (
-                "COPY feed_items (account_id, kind, table_id, at, my_turn) FROM STDIN (FORMAT csv)",
-                &feed,
-            ),
-        ] {
-            let mut copy = conn.copy_in_raw(sql).await?;
-            copy.send(rows.as_bytes()).await?;
-            copy.finish().await?;
-        }
+        copy_csv(
+            &mut conn,
+            "game_tables (id, ruleset, status, version, created_by, seats)",
+            &tables,
+        )
+        .await?;
+        copy_csv(
+            &mut conn,
+            "events (table_id, seq, type, v, at, data, prev_hash, hash)",
+            &events,
+        )
+        .await?;
+        copy_csv(
+            &mut conn,
+            "table_players (table_id, account_id, seat)",
+            &seats,
+        )
+        .await?;
+        copy_csv(
+            &mut conn,
+            "feed_items (account_id, kind, table_id, at, my_turn)",
+            &feed,
+        )
+        .await?;
         written += batch;
     }
     sqlx::query(
@@ -208,28 +210,9 @@ async fn mover(
     let mut timed = Vec::new();
     let mut who = 0;
     while !stop.load(Ordering::Relaxed) {
-        let view = body(
-            client
-                .get(format!("{base}/v1/tables/{id}/view"))
-                .bearer_auth(&players[who].token)
-                .send()
-                .await?,
-            "view",
-        )
-        .await?;
-        if view["current_seat"] != view["my_seat"] {
-            who = 1 - who;
-            continue;
+        if let Some(ms) = next_move(&client, &base, &id, &players, &mut who, &mut rng).await? {
+            timed.push((Instant::now(), ms));
         }
-        let legal: Vec<&Value> = view["legal_moves"]
-            .as_array()
-            .ok_or("legal moves")?
-            .iter()
-            .filter(|m| m["type"] != "challenge")
-            .collect();
-        let mv = legal[rng.gen_range(0..legal.len())];
-        let ms = timed_move(&client, &base, &id, &players[who], &view, mv).await?;
-        timed.push((Instant::now(), ms));
     }
     Ok(timed)
 }

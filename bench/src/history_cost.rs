@@ -103,29 +103,47 @@ async fn moves(
     let mut latencies = Vec::with_capacity(n);
     let mut who = 0;
     while latencies.len() < n {
-        let view = body(
-            client
-                .get(format!("{base}/v1/tables/{table}/view"))
-                .bearer_auth(&players[who].token)
-                .send()
-                .await?,
-            "view",
-        )
-        .await?;
-        if view["current_seat"] != view["my_seat"] {
-            who = 1 - who;
-            continue;
+        if let Some(ms) = next_move(client, base, table, players, &mut who, rng).await? {
+            latencies.push(ms);
         }
-        let legal: Vec<&Value> = view["legal_moves"]
-            .as_array()
-            .ok_or("legal moves")?
-            .iter()
-            .filter(|m| m["type"] != "challenge")
-            .collect();
-        let mv = legal[rng.gen_range(0..legal.len())];
-        latencies.push(timed_move(client, base, table, &players[who], &view, mv).await?);
     }
     Ok(latencies)
+}
+
+/// One step of a game between `players`: `who` reads their view and, on
+/// turn, posts a random legal move (not a challenge): its latency in ms;
+/// else the other player is `who` now, and nothing was posted.
+pub(crate) async fn next_move(
+    client: &reqwest::Client,
+    base: &str,
+    table: &str,
+    players: &[Player; 2],
+    who: &mut usize,
+    rng: &mut StdRng,
+) -> Result<Option<f64>, Error> {
+    let view = body(
+        client
+            .get(format!("{base}/v1/tables/{table}/view"))
+            .bearer_auth(&players[*who].token)
+            .send()
+            .await?,
+        "view",
+    )
+    .await?;
+    if view["current_seat"] != view["my_seat"] {
+        *who = 1 - *who;
+        return Ok(None);
+    }
+    let legal: Vec<&Value> = view["legal_moves"]
+        .as_array()
+        .ok_or("legal moves")?
+        .iter()
+        .filter(|m| m["type"] != "challenge")
+        .collect();
+    let mv = legal[rng.gen_range(0..legal.len())];
+    Ok(Some(
+        timed_move(client, base, table, &players[*who], &view, mv).await?,
+    ))
 }
 
 /// Posts `mv` at `view`'s version as `player`: its latency in ms.

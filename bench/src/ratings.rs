@@ -181,6 +181,20 @@ fn played_log(rng: &mut StdRng, players: &[Uuid]) -> (String, Vec<TableEvent>) {
     (ruleset.to_owned(), log)
 }
 
+/// Copies `rows` (CSV) into `table (columns)`.
+pub(crate) async fn copy_csv(
+    conn: &mut sqlx::PgConnection,
+    table: &str,
+    rows: &str,
+) -> Result<(), Error> {
+    let mut copy = conn
+        .copy_in_raw(&format!("COPY {table} FROM STDIN (FORMAT csv)"))
+        .await?;
+    copy.send(rows.as_bytes()).await?;
+    copy.finish().await?;
+    Ok(())
+}
+
 /// Writes `games` generated games between `players` new accounts (played
 /// for real with `played`).
 pub async fn fill(
@@ -227,21 +241,18 @@ pub async fn fill(
             }
         }
         let mut conn = pool.acquire().await?;
-        let mut copy = conn
-            .copy_in_raw(
-                "COPY game_tables (id, ruleset, status, version, created_by) FROM STDIN (FORMAT csv)",
-            )
-            .await?;
-        copy.send(tables.as_bytes()).await?;
-        copy.finish().await?;
-        let mut copy = conn
-            .copy_in_raw(
-                "COPY events (table_id, seq, type, v, at, data, prev_hash, hash) \
-                 FROM STDIN (FORMAT csv)",
-            )
-            .await?;
-        copy.send(events.as_bytes()).await?;
-        copy.finish().await?;
+        copy_csv(
+            &mut conn,
+            "game_tables (id, ruleset, status, version, created_by)",
+            &tables,
+        )
+        .await?;
+        copy_csv(
+            &mut conn,
+            "events (table_id, seq, type, v, at, data, prev_hash, hash)",
+            &events,
+        )
+        .await?;
         written += batch;
     }
     sqlx::query("ANALYZE").execute(&pool).await?;

@@ -6,13 +6,22 @@ generated from the API's document only (huit_client, see scripts/client-py).
 
 Each person on turn posts the first of their legal moves, based on the
 version seen; when nobody may move (a bot is on turn), alice long-polls her
-view until the table moves. Prints one line:
-client-py ruleset=moderne moves=<n> rounds=<r> winners=[...] events=<e>
+view until the table moves. Then alice checks every hash of the table's log
+with a stock RFC 8785 library (rfc8785, not the server's code); bob deletes
+his account (the server erases at once: HUIT_ERASE_GRACE_SECS=0), and alice
+checks the log again: the same hashes, each recomputed, and bob's name
+nowhere. Prints one line:
+client-py ruleset=moderne moves=<n> rounds=<r> winners=[...] events=<e> verified=<v> after_erasure=<v>
 """
 
+import hashlib
+import json
 import sys
 import uuid
-from typing import TypeVar
+from typing import Any, TypeVar
+
+import httpx
+import rfc8785
 
 from huit_client import AuthenticatedClient, Client
 from huit_client.api.accounts import create_account
@@ -60,10 +69,28 @@ def player(base: str, name: str) -> AuthenticatedClient:
     return AuthenticatedClient(base_url=base, token=session.token)
 
 
+def verified_log(base: str, token: str, table: str) -> list[dict[str, Any]]:
+    """The table's log (NDJSON), every hash recomputed with rfc8785: the
+    SHA-256 of the previous hash and the canonical JSON of {seq, type, v,
+    at, data} (docs/API.md "The event log")."""
+    res = httpx.get(f"{base}/v1/tables/{table}/log", headers={"Authorization": f"Bearer {token}"})
+    res.raise_for_status()
+    log = [json.loads(line) for line in res.text.splitlines()]
+    prev = "0" * 64
+    for e in log:
+        hashed = {k: e[k] for k in ("seq", "type", "v", "at", "data")}
+        digest = hashlib.sha256(prev.encode() + rfc8785.dumps(hashed)).hexdigest()
+        if e["prev_hash"] != prev or e["hash"] != digest:
+            sys.exit(f"client-py: the log does not verify at seq {e['seq']}")
+        prev = e["hash"]
+    return log
+
+
 def main() -> None:
     base = sys.argv[1]
     suffix = uuid.uuid4().hex[:8]
-    alice, bob = player(base, f"py_alice_{suffix}"), player(base, f"py_bob_{suffix}")
+    bob_name = f"py_bob_{suffix}"
+    alice, bob = player(base, f"py_alice_{suffix}"), player(base, bob_name)
     opening = NewTable(
         ruleset="moderne",
         seats=4,
@@ -98,9 +125,24 @@ def main() -> None:
         sys.exit(f"client-py: the game ended as {final.status}")
     rounds = expect(list_rounds.sync(table.id, client=alice), RoundsDto, "rounds")
     events = expect(get_events.sync(table.id, client=bob, after=0, limit=500), EventPage, "bob's events")
+    before = verified_log(base, alice.token, str(table.id))
+
+    # Bob deletes his account: erased at once, his log verifies still.
+    gone = httpx.request(
+        "DELETE", f"{base}/v1/me", headers={"Authorization": f"Bearer {bob.token}"}, json={"password": PASSWORD}
+    )
+    if gone.status_code != 202:
+        sys.exit(f"client-py: bob's deletion: {gone.status_code} {gone.text}")
+    after = verified_log(base, alice.token, str(table.id))
+    if [e["hash"] for e in after] != [e["hash"] for e in before]:
+        sys.exit("client-py: a hash changed with the erasure")
+    summary = httpx.get(f"{base}/v1/tables/{table.id}", headers={"Authorization": f"Bearer {alice.token}"}).text
+    if bob_name in json.dumps(after) or bob_name in summary:
+        sys.exit("client-py: bob's name is still shown")
     print(
         f"client-py ruleset=moderne moves={moves} rounds={len(rounds.rounds)} "
-        f"winners={final.result.winners} events={len(events.events)}"
+        f"winners={final.result.winners} events={len(events.events)} "
+        f"verified={len(before)} after_erasure={len(after)}"
     )
 
 

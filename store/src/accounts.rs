@@ -78,6 +78,25 @@ pub async fn insert(
     password_hash: &str,
     role: Role,
 ) -> Result<Account, StoreError> {
+    insert_row(executor, username, Some(password_hash), role).await
+}
+
+/// Inserts a guest: a generated name, no password (a name taken:
+/// [`StoreError::UsernameTaken`]).
+#[tracing::instrument(skip(executor))]
+pub async fn insert_guest(
+    executor: impl PgExecutor<'_>,
+    username: &str,
+) -> Result<Account, StoreError> {
+    insert_row(executor, username, None, Role::Guest).await
+}
+
+async fn insert_row(
+    executor: impl PgExecutor<'_>,
+    username: &str,
+    password_hash: Option<&str>,
+    role: Role,
+) -> Result<Account, StoreError> {
     let row = sqlx::query!(
         r#"INSERT INTO accounts (id, username, password_hash, role)
            VALUES ($1, $2, $3, $4)
@@ -186,32 +205,6 @@ pub async fn erased_among(
     )
     .fetch_all(executor)
     .await
-}
-
-/// Inserts a guest: a generated name, no password.
-#[tracing::instrument(skip(executor))]
-pub async fn insert_guest(
-    executor: impl PgExecutor<'_>,
-    username: &str,
-) -> Result<Account, StoreError> {
-    let row = sqlx::query!(
-        r#"INSERT INTO accounts (id, username, role) VALUES ($1, $2, 'guest')
-           RETURNING id, username AS "username!", role, created_at"#,
-        Uuid::new_v4(),
-        username,
-    )
-    .fetch_one(executor)
-    .await
-    .map_err(|e| match violates(&e, "accounts_username_lower_key") {
-        true => StoreError::UsernameTaken,
-        false => e.into(),
-    })?;
-    Ok(Account::from_row(
-        row.id,
-        row.username,
-        &row.role,
-        row.created_at,
-    )?)
 }
 
 /// A guest becomes a player, the same account under a name and password

@@ -6,7 +6,7 @@ use e2e::{assert_problem, spawn_app, spawn_app_with, TestApp};
 use serde_json::{json, Value};
 
 use crate::support::{
-    admin_token, audit, create_table, each_moves, get, json_of, play, post, post_empty, view,
+    admin_token, audit, finished_game, get, json_of, play, post, post_empty, table_of, view,
 };
 
 const PASSWORD: &str = "correct horse battery";
@@ -209,92 +209,29 @@ async fn an_erased_account_is_forgotten_everywhere_while_every_log_verifies_and_
     let (victim_id, victim, v) = someone(&app, "victor").await;
     let (_, opponent, p1) = someone(&app, "olga").await;
     let (_, _, p2) = someone(&app, "paul").await;
-    let tokens = |seated: &[&String]| seated.iter().map(|t| (*t).clone()).collect::<Vec<_>>();
 
     // Finished, rated: victor and olga each move, then olga resigns.
-    let finished = create_table(&app, &v, "classique", json!({}), 2).await["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    json_of(
-        post_empty(&app, &p1, &format!("/v1/tables/{finished}/players")).await,
-        200,
-    )
-    .await;
-    json_of(
-        post_empty(&app, &v, &format!("/v1/tables/{finished}/start")).await,
-        200,
-    )
-    .await;
-    each_moves(&app, &tokens(&[&v, &p1]), &finished).await;
-    json_of(
-        post_empty(&app, &p1, &format!("/v1/tables/{finished}/resign")).await,
-        200,
-    )
-    .await;
-    assert_eq!(view(&app, &v, &finished).await["status"], "finished");
+    let finished = finished_game(&app, &v, &p1).await;
     let dispute = json!({"round": 1, "reason": "victor thinks a card was miscounted"});
-    json_of(
-        post(
-            &app,
-            &v,
-            &format!("/v1/tables/{finished}/disputes"),
-            &dispute,
-        )
-        .await,
-        201,
+    let filed = post(
+        &app,
+        &v,
+        &format!("/v1/tables/{finished}/disputes"),
+        &dispute,
     )
     .await;
-
+    json_of(filed, 201).await;
     // Aborted: victor opens, olga joins, victor aborts before any move.
-    let aborted = create_table(&app, &v, "classique", json!({}), 2).await["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    json_of(
-        post_empty(&app, &p1, &format!("/v1/tables/{aborted}/players")).await,
-        200,
-    )
-    .await;
-    json_of(
-        post_empty(&app, &v, &format!("/v1/tables/{aborted}/start")).await,
-        200,
-    )
-    .await;
+    let aborted = table_of(&app, &[&v, &p1], 2, true).await;
     json_of(
         post_empty(&app, &v, &format!("/v1/tables/{aborted}/abort")).await,
         200,
     )
     .await;
-
     // Running, three seats: it goes on without victor.
-    let running = create_table(&app, &p1, "classique", json!({}), 3).await["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    for t in [&v, &p2] {
-        json_of(
-            post_empty(&app, t, &format!("/v1/tables/{running}/players")).await,
-            200,
-        )
-        .await;
-    }
-    json_of(
-        post_empty(&app, &p1, &format!("/v1/tables/{running}/start")).await,
-        200,
-    )
-    .await;
-
+    let running = table_of(&app, &[&p1, &v, &p2], 3, true).await;
     // Waiting: olga's, victor at seat 1.
-    let waiting = create_table(&app, &p1, "classique", json!({}), 3).await["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    json_of(
-        post_empty(&app, &v, &format!("/v1/tables/{waiting}/players")).await,
-        200,
-    )
-    .await;
+    let waiting = table_of(&app, &[&p1, &v], 3, false).await;
 
     let all = [&finished[..], &aborted[..], &running[..], &waiting[..]];
     let logs_before: Vec<Vec<Value>> = {
@@ -465,20 +402,7 @@ async fn deleting_with_no_grace_period_erases_at_once_and_a_name_taken_again_is_
     let app = spawn_app_with(|s| s.erase_grace_secs = 0).await;
     let (_, name, token) = someone(&app, "fay").await;
     let (_, _, other) = someone(&app, "gil").await;
-    let table = create_table(&app, &token, "classique", json!({}), 2).await["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    json_of(
-        post_empty(&app, &other, &format!("/v1/tables/{table}/players")).await,
-        200,
-    )
-    .await;
-    json_of(
-        post_empty(&app, &token, &format!("/v1/tables/{table}/start")).await,
-        200,
-    )
-    .await;
+    let table = table_of(&app, &[&token, &other], 2, true).await;
     json_of(
         delete_me(&app, &token, &json!({"password": PASSWORD})).await,
         202,
@@ -512,20 +436,7 @@ async fn a_rematch_that_keeps_a_seat_for_an_erased_person_is_closed_not_left_wai
     let app = spawn_app_with(|s| s.erase_grace_secs = 0).await;
     let (_, _, hana) = someone(&app, "hana").await;
     let (_, _, ivo) = someone(&app, "ivo").await;
-    let old = create_table(&app, &hana, "classique", json!({}), 2).await["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    json_of(
-        post_empty(&app, &ivo, &format!("/v1/tables/{old}/players")).await,
-        200,
-    )
-    .await;
-    json_of(
-        post_empty(&app, &hana, &format!("/v1/tables/{old}/start")).await,
-        200,
-    )
-    .await;
+    let old = table_of(&app, &[&hana, &ivo], 2, true).await;
     json_of(
         post_empty(&app, &ivo, &format!("/v1/tables/{old}/resign")).await,
         200,

@@ -7,8 +7,7 @@ use e2e::{assert_problem, spawn_app, spawn_app_with, TestApp};
 use serde_json::{json, Value};
 
 use crate::support::{
-    admin_token, audit, create_table, delete, each_moves, get, json_of, post, post_empty,
-    spawn_second_process, view,
+    admin_token, audit, delete, finished_game, get, json_of, post, spawn_second_process,
 };
 
 const PASSWORD: &str = "correct horse battery";
@@ -51,27 +50,7 @@ async fn guests_play_unrated_games_and_upgrade_keeping_their_account_and_tables(
 
     // A guest's game with a player is played, and rated for nobody.
     let p = app.player_token("pia").await;
-    let table = create_table(&app, &g, "classique", json!({}), 2).await["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    json_of(
-        post_empty(&app, &p, &format!("/v1/tables/{table}/players")).await,
-        200,
-    )
-    .await;
-    json_of(
-        post_empty(&app, &g, &format!("/v1/tables/{table}/start")).await,
-        200,
-    )
-    .await;
-    each_moves(&app, &[g.clone(), p.clone()], &table).await;
-    json_of(
-        post_empty(&app, &p, &format!("/v1/tables/{table}/resign")).await,
-        200,
-    )
-    .await;
-    assert_eq!(view(&app, &g, &table).await["status"], "finished");
+    let table = finished_game(&app, &g, &p).await;
     let pia = json_of(get(&app, &p, "/v1/players/pia").await, 200).await;
     assert_eq!(pia["stats"], json!([]), "unrated for the player too: {pia}");
     let log = get(&app, &g, &format!("/v1/tables/{table}/log"))
@@ -296,26 +275,7 @@ async fn a_player_downloads_their_data_as_one_document() {
     let app = spawn_app().await;
     let v = app.player_token("vera").await;
     let w = app.player_token("walt").await;
-    let table = create_table(&app, &v, "classique", json!({}), 2).await["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    json_of(
-        post_empty(&app, &w, &format!("/v1/tables/{table}/players")).await,
-        200,
-    )
-    .await;
-    json_of(
-        post_empty(&app, &v, &format!("/v1/tables/{table}/start")).await,
-        200,
-    )
-    .await;
-    each_moves(&app, &[v.clone(), w.clone()], &table).await;
-    json_of(
-        post_empty(&app, &w, &format!("/v1/tables/{table}/resign")).await,
-        200,
-    )
-    .await;
+    let table = finished_game(&app, &v, &w).await;
     let dispute = json!({"round": 1, "reason": "a question about round 1"});
     json_of(
         post(&app, &v, &format!("/v1/tables/{table}/disputes"), &dispute).await,
@@ -364,26 +324,7 @@ async fn a_log_written_with_names_is_rewritten_once_without_them_and_still_verif
     let admin = admin_token(&app).await;
     let x = app.player_token("xena").await;
     let y = app.player_token("yann").await;
-    let table = create_table(&app, &x, "classique", json!({}), 2).await["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    json_of(
-        post_empty(&app, &y, &format!("/v1/tables/{table}/players")).await,
-        200,
-    )
-    .await;
-    json_of(
-        post_empty(&app, &x, &format!("/v1/tables/{table}/start")).await,
-        200,
-    )
-    .await;
-    each_moves(&app, &[x.clone(), y.clone()], &table).await;
-    json_of(
-        post_empty(&app, &y, &format!("/v1/tables/{table}/resign")).await,
-        200,
-    )
-    .await;
+    let table = finished_game(&app, &x, &y).await;
 
     // The same log as a server of event format 2 wrote it, names inside,
     // chained: a table of its own.

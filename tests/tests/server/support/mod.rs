@@ -89,6 +89,43 @@ pub async fn create_table(
     json_of(res, 201).await
 }
 
+/// A `classique` table of `seats` opened by `tokens[0]`, the others seated
+/// in order, started when `start`: its id.
+pub async fn table_of(app: &TestApp, tokens: &[&str], seats: u32, start: bool) -> String {
+    let table = create_table(app, tokens[0], "classique", json!({}), seats).await;
+    let id = table["id"].as_str().expect("id").to_owned();
+    for t in &tokens[1..] {
+        json_of(
+            post_empty(app, t, &format!("/v1/tables/{id}/players")).await,
+            200,
+        )
+        .await;
+    }
+    if start {
+        json_of(
+            post_empty(app, tokens[0], &format!("/v1/tables/{id}/start")).await,
+            200,
+        )
+        .await;
+    }
+    id
+}
+
+/// A two-seat game of `a` and `b`: each makes a move of their own, then
+/// `b` resigns, so that it is over (and rated, unless a guest sits
+/// there): its id.
+pub async fn finished_game(app: &TestApp, a: &str, b: &str) -> String {
+    let id = table_of(app, &[a, b], 2, true).await;
+    each_moves(app, &[a.to_owned(), b.to_owned()], &id).await;
+    json_of(
+        post_empty(app, b, &format!("/v1/tables/{id}/resign")).await,
+        200,
+    )
+    .await;
+    assert_eq!(view(app, a, &id).await["status"], "finished");
+    id
+}
+
 /// A started table with `n` players (tokens in seat order).
 pub async fn started_table(
     app: &TestApp,
