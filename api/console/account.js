@@ -4,21 +4,14 @@
 // public HTTP API, with the token of this page's log-in, kept in this
 // tab alone. Plain ES module, no build step, no library.
 
-import { Problem, h } from "/admin/common.js";
+import { Problem, h, request } from "/admin/common.js";
 
 const app = document.getElementById("app");
 const who = document.getElementById("who");
 let token = sessionStorage.getItem("huit.account");
 
 async function call(method, path, body) {
-  const headers = { Accept: "application/json" };
-  if (token) headers.Authorization = `Bearer ${token}`;
-  if (body !== undefined) headers["Content-Type"] = "application/json";
-  const res = await fetch(`/v1${path}`, {
-    method,
-    headers,
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
+  const res = await request(method, path, body, token);
   const text = await res.text();
   const json = (res.headers.get("content-type") || "").includes("json") && text ? JSON.parse(text) : null;
   if (res.status === 401 && json?.code === "unauthorized") {

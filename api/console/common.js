@@ -1,5 +1,18 @@
 // What the pages served by huit share (the console, the account page):
-// the problem+json error of a call, and building elements.
+// a call to the API, the problem+json error of one, and building elements.
+
+/** `method` on `/v1` + `path`, with `token` (if any) and `body` as JSON (if
+ * any): the fetch's response. */
+export function request(method, path, body, token) {
+  const headers = { Accept: "application/json" };
+  if (token) headers.Authorization = `Bearer ${token}`;
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  return fetch(`/v1${path}`, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+}
 
 /** An API refusal: its status, and the problem's detail and code. */
 export class Problem extends Error {

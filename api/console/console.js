@@ -9,7 +9,7 @@
 // audit); an app may pass its token as #token=<token>. Anyone opens
 // /players/<username>, a player's ratings and last games (public, no token).
 
-import { Problem, h } from "/admin/common.js";
+import { Problem, h, request } from "/admin/common.js";
 
 const app = document.getElementById("app");
 const nav = document.getElementById("nav");
@@ -24,14 +24,7 @@ let linked = false;
 let me = null;
 
 async function call(method, path, body) {
-  const headers = { Accept: "application/json" };
-  if (token) headers.Authorization = `Bearer ${token}`;
-  if (body !== undefined) headers["Content-Type"] = "application/json";
-  const res = await fetch(`/v1${path}`, {
-    method,
-    headers,
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
+  const res = await request(method, path, body, token);
   if (res.status === 401 && path !== "/sessions") {
     logOut();
     throw new Problem(401, { detail: "Your session has ended: log in again." });

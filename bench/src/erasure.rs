@@ -24,9 +24,9 @@ use store::chain::{format_at, GENESIS_PREV_HASH};
 use store::{ChainedAppend, NewEvent};
 use uuid::Uuid;
 
-use crate::history_cost::{body, next_move, player, started_table, Player};
+use crate::history_cost::{log_in, next_move, player, started_table, Player};
 use crate::load::measure::percentile;
-use crate::ratings::{copy_csv, csv};
+use crate::ratings::{copy_csv, event_rows};
 use crate::Error;
 
 /// Games written per `COPY`.
@@ -96,18 +96,7 @@ async fn fill(
                 "{id},classique,finished,{},{account},2",
                 chained.events.len()
             )?;
-            for e in &chained.events {
-                write!(
-                    events,
-                    "{id},{},{},{},{},",
-                    e.seq,
-                    e.kind,
-                    e.v,
-                    format_at(e.at)
-                )?;
-                csv(&mut events, &e.data.to_string());
-                writeln!(events, ",{},{}", e.prev_hash, e.hash)?;
-            }
+            event_rows(&mut events, &chained)?;
             writeln!(seats, "{id},{account},0\n{id},{other},1")?;
             for kind in ["game_started", "your_turn", "game_over"]
                 .iter()
@@ -164,17 +153,7 @@ async fn admin(client: &reqwest::Client, base: &str, pool: &PgPool) -> Result<St
     let name = format!("eraser{:08x}", rand::thread_rng().gen::<u32>());
     let hash = api::password::hash("bench-password-1")?;
     store::accounts::insert(pool, &name, &hash, store::accounts::Role::Admin).await?;
-    let creds = json!({"username": name, "password": "bench-password-1"});
-    let session = body(
-        client
-            .post(format!("{base}/v1/sessions"))
-            .json(&creds)
-            .send()
-            .await?,
-        "admin log in",
-    )
-    .await?;
-    Ok(session["token"].as_str().ok_or("a token")?.to_owned())
+    log_in(client, base, &name).await
 }
 
 /// Two tables `account` plays at, running.

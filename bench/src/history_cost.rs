@@ -45,6 +45,19 @@ pub(crate) async fn player(
         "register",
     )
     .await?;
+    Ok(Player {
+        id: account["id"].as_str().ok_or("an account id")?.to_owned(),
+        token: log_in(client, base, &name).await?,
+    })
+}
+
+/// A session of `name` (with the bench's password): its token.
+pub(crate) async fn log_in(
+    client: &reqwest::Client,
+    base: &str,
+    name: &str,
+) -> Result<String, Error> {
+    let creds = json!({"username": name, "password": "bench-password-1"});
     let session = body(
         client
             .post(format!("{base}/v1/sessions"))
@@ -54,10 +67,7 @@ pub(crate) async fn player(
         "log in",
     )
     .await?;
-    Ok(Player {
-        id: account["id"].as_str().ok_or("an account id")?.to_owned(),
-        token: session["token"].as_str().ok_or("a token")?.to_owned(),
-    })
+    Ok(session["token"].as_str().ok_or("a token")?.to_owned())
 }
 
 /// Opens `table` as `creator`, seats `joiner` and starts it: its id.

@@ -181,6 +181,25 @@ fn played_log(rng: &mut StdRng, players: &[Uuid]) -> (String, Vec<TableEvent>) {
     (ruleset.to_owned(), log)
 }
 
+/// The rows (CSV) of `events (table_id, seq, type, v, at, data, prev_hash,
+/// hash)` of a chained log: how many.
+pub(crate) fn event_rows(out: &mut String, chained: &ChainedAppend) -> Result<usize, Error> {
+    let id = chained.table_id;
+    for e in &chained.events {
+        write!(
+            out,
+            "{id},{},{},{},{},",
+            e.seq,
+            e.kind,
+            e.v,
+            format_at(e.at)
+        )?;
+        csv(out, &e.data.to_string());
+        writeln!(out, ",{},{}", e.prev_hash, e.hash)?;
+    }
+    Ok(chained.events.len())
+}
+
 /// Copies `rows` (CSV) into `table (columns)`.
 pub(crate) async fn copy_csv(
     conn: &mut sqlx::PgConnection,
@@ -226,19 +245,7 @@ pub async fn fill(
                 "{id},{ruleset},finished,{},{creator}",
                 chained.events.len()
             )?;
-            for e in &chained.events {
-                write!(
-                    events,
-                    "{id},{},{},{},{},",
-                    e.seq,
-                    e.kind,
-                    e.v,
-                    format_at(e.at)
-                )?;
-                csv(&mut events, &e.data.to_string());
-                writeln!(events, ",{},{}", e.prev_hash, e.hash)?;
-                rows += 1;
-            }
+            rows += event_rows(&mut events, &chained)?;
         }
         let mut conn = pool.acquire().await?;
         copy_csv(

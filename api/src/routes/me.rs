@@ -243,9 +243,37 @@ pub struct ExportedAccount {
     pub created_at: DateTime<Utc>,
 }
 
+/// The example of an [`AccountExport`].
+fn account_export_example() -> serde_json::Value {
+    serde_json::json!({
+        "exported_at": "2025-02-01T09:00:00.000000Z",
+        "account": {"id": "0b5c9e04-5f5e-4a43-9f1e-0c2b8d1c7a10", "username": "alice", "role": "player",
+            "created_at": "2025-01-31T18:00:00.000000Z"},
+        "sessions": [{"id": "3c1a5d2f-4e8b-4a6c-9f2e-3d4c5b6a7e8f", "created_at": "2025-01-31T18:04:05.123456Z",
+            "last_used_at": "2025-02-01T09:00:00.000000Z", "expires_at": "2025-03-02T18:04:05.123456Z",
+            "user_agent": "Huit/1.4 (iPhone; iOS 18.1)", "current": true}],
+        "tables": [{"id": "6f1c2a5e-2b7d-4c1e-9a53-0d4f8b2e7c11", "ruleset": "classique", "status": "finished",
+            "seats": 2, "players": [
+                {"seat": 0, "account_id": "0b5c9e04-5f5e-4a43-9f1e-0c2b8d1c7a10", "username": "alice", "erased": false},
+                {"seat": 1, "account_id": null, "username": null, "erased": true}],
+            "version": 212, "created_by": "0b5c9e04-5f5e-4a43-9f1e-0c2b8d1c7a10",
+            "created_at": "2025-01-31T18:04:05.123456Z", "visibility": "public"}],
+        "stats": [{"ruleset": "classique", "games": 1, "wins": 1, "average_place": 1.0, "points": 0,
+            "rating": 27.64, "rating_deviation": 8.07, "provisional": true}],
+        "results": [{"table_id": "6f1c2a5e-2b7d-4c1e-9a53-0d4f8b2e7c11", "ruleset": "classique",
+            "ended_at": "2025-01-31T18:30:00.000000Z", "place": 1, "total": 0, "won": true,
+            "rating_before": 25.0, "rating_after": 27.64}],
+        "disputes": [],
+        "feed": [{"id": 41, "kind": "game_over", "table_id": "6f1c2a5e-2b7d-4c1e-9a53-0d4f8b2e7c11",
+            "at": "2025-01-31T18:30:00.000000Z", "my_turn": 0}],
+        "devices": []
+    })
+}
+
 /// Everything the server holds of the caller (GDPR articles 15 and 20),
 /// as one JSON document.
 #[derive(Debug, Serialize, ToSchema)]
+#[schema(example = account_export_example)]
 pub struct AccountExport {
     pub exported_at: DateTime<Utc>,
     pub account: ExportedAccount,

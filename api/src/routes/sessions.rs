@@ -262,6 +262,14 @@ impl SessionInfo {
 
 /// The caller's sessions.
 #[derive(Debug, Serialize, ToSchema)]
+#[schema(example = json!({"sessions": [{
+    "id": "3c1a5d2f-4e8b-4a6c-9f2e-3d4c5b6a7e8f",
+    "created_at": "2025-01-31T18:04:05.123456Z",
+    "last_used_at": "2025-02-01T09:00:00.000000Z",
+    "expires_at": "2025-03-02T18:04:05.123456Z",
+    "user_agent": "Huit/1.4 (iPhone; iOS 18.1)",
+    "current": true
+}]}))]
 pub struct Sessions {
     /// The active ones (neither revoked nor expired), the last used first;
     /// at most 100.

@@ -62,12 +62,10 @@ impl Names {
             && persons(table).all(|id| self.known.contains_key(id))
     }
 
-    /// The names of `table`'s persons, read again unless they [`cover`]
-    /// it: `Some` when they were read (the caller keeps them), `None` when
-    /// these still hold. `epoch` is the hub's accounts epoch taken before
-    /// the read.
-    ///
-    /// [`cover`]: Names::cover
+    /// The names of `table`'s persons, read again unless these still
+    /// cover it (read in `epoch`, every person among them): `Some` when
+    /// they were read (the caller keeps them), `None` when these still
+    /// hold. `epoch` is the hub's accounts epoch taken before the read.
     pub async fn refreshed(
         &self,
         pool: &PgPool,

@@ -428,3 +428,29 @@ async fn a_log_written_with_names_is_rewritten_once_without_them_and_still_verif
     let summary = json_of(get(&app, &x, &format!("/v1/tables/{old}")).await, 200).await;
     assert_eq!(summary["players"][0]["username"], "xena");
 }
+
+#[tokio::test]
+async fn a_password_asked_again_is_throttled_like_log_ins() {
+    let app = spawn_app_with(|s| s.login_max_failures = 3).await;
+    let token = app.player_token("wanda").await;
+    let change = json!({"current_password": "not it at all", "new_password": "a new password"});
+    for _ in 0..3 {
+        let res = post(&app, &token, "/v1/me/password", &change).await;
+        assert_problem(res, 401, "wrong_password").await;
+    }
+    // Now even the right one waits, for a change or a deletion alike.
+    let right = json!({"current_password": PASSWORD, "new_password": "a new password"});
+    let res = post(&app, &token, "/v1/me/password", &right).await;
+    assert!(res.headers().contains_key("retry-after"));
+    assert_problem(res, 429, "too_many_requests").await;
+    let deletion = app
+        .client
+        .delete(app.url("/v1/me"))
+        .bearer_auth(&token)
+        .json(&json!({"password": PASSWORD}))
+        .send()
+        .await
+        .unwrap();
+    assert_problem(deletion, 429, "too_many_requests").await;
+    json_of(get(&app, &token, "/v1/me").await, 200).await;
+}

@@ -89,10 +89,16 @@ pub async fn create_table(
     json_of(res, 201).await
 }
 
-/// A `classique` table of `seats` opened by `tokens[0]`, the others seated
-/// in order, started when `start`: its id.
-pub async fn table_of(app: &TestApp, tokens: &[&str], seats: u32, start: bool) -> String {
-    let table = create_table(app, tokens[0], "classique", json!({}), seats).await;
+/// A table of `ruleset` and `seats` opened by `tokens[0]`, the others
+/// seated in order: its id.
+pub async fn seated_table(
+    app: &TestApp,
+    tokens: &[&str],
+    ruleset: &str,
+    options: Value,
+    seats: u32,
+) -> String {
+    let table = create_table(app, tokens[0], ruleset, options, seats).await;
     let id = table["id"].as_str().expect("id").to_owned();
     for t in &tokens[1..] {
         json_of(
@@ -101,12 +107,24 @@ pub async fn table_of(app: &TestApp, tokens: &[&str], seats: u32, start: bool) -
         )
         .await;
     }
-    if start {
-        json_of(
-            post_empty(app, tokens[0], &format!("/v1/tables/{id}/start")).await,
-            200,
-        )
-        .await;
+    id
+}
+
+/// Its creator starts a table: the summary.
+pub async fn start(app: &TestApp, creator: &str, id: &str) -> Value {
+    json_of(
+        post_empty(app, creator, &format!("/v1/tables/{id}/start")).await,
+        200,
+    )
+    .await
+}
+
+/// A `classique` table of `seats` opened by `tokens[0]`, the others seated
+/// in order, started when `start`: its id.
+pub async fn table_of(app: &TestApp, tokens: &[&str], seats: u32, started: bool) -> String {
+    let id = seated_table(app, tokens, "classique", json!({}), seats).await;
+    if started {
+        start(app, tokens[0], &id).await;
     }
     id
 }
@@ -133,26 +151,10 @@ pub async fn started_table(
     options: Value,
     n: usize,
 ) -> (String, Vec<String>) {
-    let mut tokens = Vec::new();
-    for i in 0..n {
-        let name = format!("p{i}_{}", &uuid::Uuid::new_v4().simple().to_string()[..8]);
-        tokens.push(app.player_token(&name).await);
-    }
-    let table = create_table(app, &tokens[0], ruleset, options, n as u32).await;
-    let id = table["id"].as_str().expect("id").to_owned();
-    for t in &tokens[1..] {
-        json_of(
-            post_empty(app, t, &format!("/v1/tables/{id}/players")).await,
-            200,
-        )
-        .await;
-    }
-    let started = json_of(
-        post_empty(app, &tokens[0], &format!("/v1/tables/{id}/start")).await,
-        200,
-    )
-    .await;
-    assert_eq!(started["status"], "playing");
+    let tokens = players(app, n).await;
+    let seated: Vec<&str> = tokens.iter().map(String::as_str).collect();
+    let id = seated_table(app, &seated, ruleset, options, n as u32).await;
+    assert_eq!(start(app, &tokens[0], &id).await["status"], "playing");
     (id, tokens)
 }
 
