@@ -4,7 +4,7 @@
 // public HTTP API, with the token of this page's log-in, kept in this
 // tab alone. Plain ES module, no build step, no library.
 
-import { Problem, h, request } from "/admin/common.js";
+import { Problem, h, loginFields, request } from "/admin/common.js";
 
 const app = document.getElementById("app");
 const who = document.getElementById("who");
@@ -32,10 +32,7 @@ const when = (at) => new Date(at).toLocaleString();
 
 function loginForm(note) {
   const error = h("p", { class: "error", role: "alert" });
-  const form = h("form", { class: "panel inline", id: "login" },
-    h("label", {}, "Username", h("input", { name: "username", autocomplete: "username", required: true })),
-    h("label", {}, "Password", h("input", { name: "password", type: "password", autocomplete: "current-password", required: true })),
-    h("button", { type: "submit" }, "Log in"));
+  const form = loginFields();
   form.addEventListener("submit", async (ev) => {
     ev.preventDefault();
     const data = new FormData(form);

@@ -38,3 +38,11 @@ export function h(tag, attrs = {}, ...children) {
   }
   return el;
 }
+
+/** A page's log-in form (`#login`): a username, a password, a button. */
+export function loginFields() {
+  return h("form", { class: "panel inline", id: "login" },
+    h("label", {}, "Username", h("input", { name: "username", autocomplete: "username", required: true })),
+    h("label", {}, "Password", h("input", { name: "password", type: "password", autocomplete: "current-password", required: true })),
+    h("button", { type: "submit" }, "Log in"));
+}

@@ -9,7 +9,7 @@
 // audit); an app may pass its token as #token=<token>. Anyone opens
 // /players/<username>, a player's ratings and last games (public, no token).
 
-import { Problem, h, request } from "/admin/common.js";
+import { Problem, h, loginFields, request } from "/admin/common.js";
 
 const app = document.getElementById("app");
 const nav = document.getElementById("nav");
@@ -101,10 +101,7 @@ async function whoAmI() {
 
 function loginForm(why, replay) {
   const error = h("p", { class: "error", role: "alert" }, why || "");
-  const form = h("form", { class: "panel inline", id: "login" },
-    h("label", {}, "Username", h("input", { name: "username", autocomplete: "username", required: true })),
-    h("label", {}, "Password", h("input", { name: "password", type: "password", autocomplete: "current-password", required: true })),
-    h("button", { type: "submit" }, "Log in"));
+  const form = loginFields();
   form.addEventListener("submit", async (ev) => {
     ev.preventDefault();
     const data = new FormData(form);
