@@ -26,10 +26,14 @@ FROM debian:bookworm-slim AS runtime
 RUN apt-get update \
     && apt-get install -y --no-install-recommends ca-certificates \
     && rm -rf /var/lib/apt/lists/* \
-    && useradd --system --uid 10001 --user-group --no-create-home --shell /usr/sbin/nologin huit
+    && groupadd --gid 10001 huit \
+    && useradd --uid 10001 --gid 10001 --no-create-home --shell /usr/sbin/nologin huit
 COPY --from=builder /usr/local/bin/huit /usr/local/bin/huit
 USER huit:huit
 ENV BIND=0.0.0.0:8080 RUST_LOG=info,sqlx=warn
 EXPOSE 8080
+# Healthy once /healthz answers 200 (the database answers too).
+HEALTHCHECK --interval=10s --timeout=6s --start-period=60s --retries=3 \
+    CMD ["/usr/local/bin/huit", "health"]
 # Admin commands: docker run -i --entrypoint huit -e DATABASE_URL=... huit admin create NAME
 ENTRYPOINT ["/usr/local/bin/huit", "serve"]

@@ -30,6 +30,11 @@ pub struct Settings {
     #[arg(long, env = "HUIT_DB_MAX_CONNECTIONS", default_value_t = 10)]
     pub db_max_connections: u32,
 
+    /// How long `serve` waits at start-up for the database to answer
+    /// (retrying with backoff, saying why), before it gives up.
+    #[arg(long, env = "HUIT_DB_WAIT_SECS", default_value_t = 60)]
+    pub db_wait_secs: u64,
+
     /// How long a request waits for a database connection before it is
     /// answered 503.
     #[arg(long, env = "HUIT_DB_ACQUIRE_TIMEOUT_SECS", default_value_t = 3)]

@@ -37,6 +37,14 @@ enum Command {
     },
     /// Print the OpenAPI document (the content of openapi/openapi.json).
     Openapi,
+    /// Exit 0 when the server listening on BIND answers `/healthz` with 200
+    /// (its database answers), 1 otherwise: a container's health check.
+    Health {
+        /// The address `serve` listens on; 0.0.0.0 (or [::]) is asked on
+        /// the loopback.
+        #[arg(long, env = "BIND", default_value = "127.0.0.1:8080")]
+        bind: String,
+    },
     /// Print a round of a table step by step, every hand visible (read from
     /// the event log).
     Replay {
@@ -100,6 +108,7 @@ async fn main() -> ExitCode {
             Ok(())
         }
         Command::Serve(settings) => serve(*settings).await,
+        Command::Health { bind } => return health(&bind).await,
         Command::Admin {
             command:
                 AdminCommand::Create {
@@ -141,12 +150,49 @@ async fn serve(settings: Settings) -> Result<(), BoxError> {
     let descriptors = startup::raise_descriptor_limit();
     tracing::info!(descriptors, "open-file limit");
     let pool = startup::connect_lazy(&settings)?;
+    let wait = std::time::Duration::from_secs(settings.db_wait_secs);
+    if let Err(e) = startup::wait_for_database(&pool, wait).await {
+        return Err(format!(
+            "the database did not answer within {} s (HUIT_DB_WAIT_SECS): {e}",
+            settings.db_wait_secs
+        )
+        .into());
+    }
     startup::migrate(&pool).await?;
     tracing::info!("migrations applied");
     let app = Application::build(settings.clone(), pool).await?;
     tracing::info!(bind = %settings.bind, port = app.port(), "listening");
     app.run_until_stopped().await?;
     Ok(())
+}
+
+/// 0 when `/healthz` on `bind` answers 200 within 5 s.
+async fn health(bind: &str) -> ExitCode {
+    let address = bind
+        .replacen("0.0.0.0:", "127.0.0.1:", 1)
+        .replacen("[::]:", "[::1]:", 1);
+    let client = match reqwest::Client::builder()
+        .no_proxy()
+        .timeout(std::time::Duration::from_secs(5))
+        .build()
+    {
+        Ok(client) => client,
+        Err(e) => {
+            eprintln!("huit health: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match client.get(format!("http://{address}/healthz")).send().await {
+        Ok(res) if res.status().is_success() => ExitCode::SUCCESS,
+        Ok(res) => {
+            eprintln!("huit health: /healthz answered {}", res.status());
+            ExitCode::FAILURE
+        }
+        Err(e) => {
+            eprintln!("huit health: {}", cause_chain(&e));
+            ExitCode::FAILURE
+        }
+    }
 }
 
 async fn create_admin(username: &str, database_url: String) -> Result<(), BoxError> {

@@ -44,6 +44,35 @@ pub fn connect_lazy(settings: &Settings) -> Result<PgPool, sqlx::Error> {
     Ok(pool_options(settings).connect_lazy_with(options))
 }
 
+/// Waits until the database of `pool` accepts a connection, at most
+/// `within`: retried with backoff (200 ms doubling to 5 s), each failure
+/// logged with its cause; the last one when it never does. A server started
+/// with its database (an orchestrator starting both at once) then serves
+/// once it is up, instead of exiting and being restarted in a loop.
+pub async fn wait_for_database(pool: &PgPool, within: Duration) -> Result<(), sqlx::Error> {
+    use sqlx::Connection;
+    let deadline = tokio::time::Instant::now() + within;
+    let mut backoff = Duration::from_millis(200);
+    loop {
+        let options = pool.connect_options();
+        let attempt = tokio::time::timeout_at(deadline, sqlx::PgConnection::connect_with(&options));
+        let error = match attempt.await {
+            Ok(Ok(conn)) => {
+                let _ = conn.close().await;
+                return Ok(());
+            }
+            Ok(Err(e)) => e,
+            Err(_) => sqlx::Error::PoolTimedOut,
+        };
+        if tokio::time::Instant::now() + backoff >= deadline {
+            return Err(error);
+        }
+        tracing::warn!(error = %error, retry_in_ms = backoff.as_millis() as u64, "waiting for the database");
+        tokio::time::sleep(backoff).await;
+        backoff = (backoff * 2).min(Duration::from_secs(5));
+    }
+}
+
 pub fn pool_options(settings: &Settings) -> PgPoolOptions {
     ping_when_idle(
         PgPoolOptions::new()
