@@ -40,7 +40,7 @@ enum Command {
     /// Exit 0 when the server listening on BIND answers `/healthz` with 200
     /// (its database answers), 1 otherwise: a container's health check.
     Health {
-        /// The address `serve` listens on; 0.0.0.0 (or [::]) is asked on
+        /// The address `serve` listens on; `0.0.0.0` (or `[::]`) is asked on
         /// the loopback.
         #[arg(long, env = "BIND", default_value = "127.0.0.1:8080")]
         bind: String,
