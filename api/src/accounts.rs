@@ -72,9 +72,12 @@ impl Accounts {
         tx.commit().await?;
         self.tables.log().account_changed();
         tracing::info!(account_id = %account, %erase_at, "account deletion asked");
-        self.leave_seats(account).await?;
+        // Erasing leaves the seats first; so does a deletion with a grace
+        // period, at once.
         if self.grace.is_zero() {
             self.erase(account).await?;
+        } else {
+            self.leave_seats(account).await?;
         }
         Ok(erase_at)
     }

@@ -246,16 +246,10 @@ impl Application {
         let watchers = web::Data::new(Watchers::new(watch_limits(&settings, descriptors)));
         let webhooks = webhooks(&settings)?;
         let tables = web::Data::new(table_service(&settings, &pool, &hub, &webhooks));
-        let accounts = Accounts::new(
-            pool.clone(),
-            tables.clone().into_inner(),
-            Duration::from_secs(settings.erase_grace_secs),
-            Duration::from_secs(settings.guest_idle_secs),
-        );
+        let accounts = web::Data::new(accounts_service(&settings, &pool, &tables));
         let tasks = spawn_tasks(
             &settings, &pool, &hub, &watchers, &tables, &accounts, webhooks,
         );
-        let accounts = web::Data::new(accounts);
         let pool = web::Data::new(pool);
         let metrics = metrics_listener(&settings, &pool, &tables, &watchers)?;
         let cors_origins = cors_origins(&settings.cors_origins)?;
@@ -508,6 +502,20 @@ fn table_service(
             strong_tables: settings.max_strong_bot_tables,
             bots: settings.max_bots,
         })
+}
+
+/// The accounts' service of the process: deletions, erasures, the eraser.
+fn accounts_service(
+    settings: &Settings,
+    pool: &PgPool,
+    tables: &web::Data<TableService>,
+) -> Accounts {
+    Accounts::new(
+        pool.clone(),
+        tables.clone().into_inner(),
+        Duration::from_secs(settings.erase_grace_secs),
+        Duration::from_secs(settings.guest_idle_secs),
+    )
 }
 
 /// Every answer, on its way out: a refused CORS preflight as problem+json

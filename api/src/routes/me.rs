@@ -296,6 +296,34 @@ pub struct AccountExport {
 /// Rows read per query while exporting.
 const EXPORT_PAGE: i64 = 500;
 
+/// Every row of a read by pages of [`EXPORT_PAGE`]: `read` is given the
+/// cursor (`first`, then `cursor` of the last row read) until a page comes
+/// back short.
+async fn every_page<T, C, E, Page>(
+    first: C,
+    mut read: impl FnMut(C) -> Page,
+    cursor: impl Fn(&T) -> C,
+) -> Result<Vec<T>, ApiError>
+where
+    Page: std::future::Future<Output = Result<Vec<T>, E>>,
+    ApiError: From<E>,
+{
+    let mut rows = Vec::new();
+    let mut after = first;
+    loop {
+        let page = read(after).await?;
+        let full = page.len() as i64 == EXPORT_PAGE;
+        let Some(last) = page.last() else {
+            return Ok(rows);
+        };
+        after = cursor(last);
+        rows.extend(page);
+        if !full {
+            return Ok(rows);
+        }
+    }
+}
+
 /// Download the caller's data: the account, its sessions, its tables
 /// (summaries), statistics and ratings, results, disputes, feed items and
 /// devices, as one JSON document (`Content-Disposition: attachment`). At
@@ -319,43 +347,24 @@ pub async fn export_me(
     rates.export(user.account.id)?;
     let id = user.account.id;
     let pool = pool.get_ref();
-    let mut listed = Vec::new();
-    let mut after = None;
-    loop {
-        let page = tables.list(None, Some(id), id, after, EXPORT_PAGE).await?;
-        let full = page.len() as i64 == EXPORT_PAGE;
-        after = page.last().map(|(t, _)| (t.created_at, t.id));
-        listed.extend(page.into_iter().map(|(t, s)| ListedTableDto::of(t, s)));
-        if !full {
-            break;
-        }
-    }
-    let mut disputes = Vec::new();
-    let mut after = None;
-    loop {
-        let page = store::disputes::list(pool, None, Some(id), after, EXPORT_PAGE).await?;
-        let full = page.len() as i64 == EXPORT_PAGE;
-        after = page.last().map(|d| (d.created_at, d.id));
-        for d in page {
-            disputes.push(DisputeDto::try_from(d)?);
-        }
-        if !full {
-            break;
-        }
-    }
-    let mut feed = Vec::new();
-    let mut after = 0;
-    loop {
-        let page = store::feed::after(pool, id, after, EXPORT_PAGE).await?;
-        let full = page.len() as i64 == EXPORT_PAGE;
-        after = page.last().map_or(after, |i| i.id);
-        for item in &page {
-            feed.push(FeedItem::of(item)?);
-        }
-        if !full {
-            break;
-        }
-    }
+    let listed = every_page(
+        None,
+        |after| tables.list(None, Some(id), id, after, EXPORT_PAGE),
+        |(t, _)| Some((t.created_at, t.id)),
+    )
+    .await?;
+    let disputes = every_page(
+        None,
+        |after| store::disputes::list(pool, None, Some(id), after, EXPORT_PAGE),
+        |d| Some((d.created_at, d.id)),
+    )
+    .await?;
+    let feed = every_page(
+        0,
+        |after| store::feed::after(pool, id, after, EXPORT_PAGE),
+        |i| i.id,
+    )
+    .await?;
     let sessions = store::sessions::active_of(pool, id, i64::MAX)
         .await?
         .into_iter()
@@ -370,7 +379,10 @@ pub async fn export_me(
             created_at: user.account.created_at,
         },
         sessions,
-        tables: listed,
+        tables: listed
+            .into_iter()
+            .map(|(t, s)| ListedTableDto::of(t, s))
+            .collect(),
         stats: store::ratings::standings_of(pool, id)
             .await?
             .into_iter()
@@ -381,8 +393,11 @@ pub async fn export_me(
             .into_iter()
             .map(RecentGame::from)
             .collect(),
-        disputes,
-        feed,
+        disputes: disputes
+            .into_iter()
+            .map(DisputeDto::try_from)
+            .collect::<Result<_, _>>()?,
+        feed: feed.iter().map(FeedItem::of).collect::<Result<_, _>>()?,
         devices: Vec::new(),
     };
     Ok(HttpResponse::Ok()

@@ -110,6 +110,18 @@ impl TableService {
             (false, true) => Some(&joined[..]),
             (false, false) => return Ok(()),
         };
+        self.check_bot_caps(conn, table_id, counted).await
+    }
+
+    /// Refuses the events (429 `too_many_bots`) when a person at the table
+    /// (of `counted` only, when given) would run more bots than
+    /// [`BotCaps`] allow.
+    async fn check_bot_caps(
+        &self,
+        conn: &mut PgConnection,
+        table_id: Uuid,
+        counted: Option<&[Uuid]>,
+    ) -> Result<(), ServiceError> {
         let caps = self.bot_caps;
         let runs = store::tables::bots_run_by(conn, table_id, counted).await?;
         let Some(over) = runs
