@@ -159,8 +159,9 @@ pub struct Settings {
     pub max_bots: i64,
 
     /// Where every feed item is POSTed, signed (Standard Webhooks); no
-    /// webhooks when unset. An `http://` URL: an app's push relay, or an
-    /// egress proxy that speaks TLS onwards.
+    /// webhooks when unset. An `https://` URL (its certificate verified
+    /// against the platform's roots and `HUIT_EXTRA_CA_FILE`), or `http://`
+    /// to a relay on a private network.
     #[arg(long, env = "HUIT_WEBHOOK_URL")]
     pub webhook_url: Option<String>,
 
@@ -178,6 +179,12 @@ pub struct Settings {
         default_value = "5s,5m,30m,2h,5h,10h,14h,20h,24h"
     )]
     pub webhook_retry_schedule: RetrySchedule,
+
+    /// A PEM file of certificate authorities trusted beyond the platform's
+    /// roots, by every client the server is (webhooks, push): a private
+    /// authority's. Not for PostgreSQL: its URL says `sslrootcert`.
+    #[arg(long, env = "HUIT_EXTRA_CA_FILE")]
+    pub extra_ca_file: Option<std::path::PathBuf>,
 
     /// Seconds a webhook's receiver has to answer (connecting included).
     #[arg(long, env = "HUIT_WEBHOOK_TIMEOUT_SECS", default_value_t = 10)]

@@ -151,13 +151,9 @@ async fn serve(settings: Settings) -> Result<(), BoxError> {
     tracing::info!(descriptors, "open-file limit");
     let pool = startup::connect_lazy(&settings)?;
     let wait = std::time::Duration::from_secs(settings.db_wait_secs);
-    if let Err(e) = startup::wait_for_database(&pool, wait).await {
-        return Err(format!(
-            "the database did not answer within {} s (HUIT_DB_WAIT_SECS): {e}",
-            settings.db_wait_secs
-        )
-        .into());
-    }
+    let tls = startup::wait_for_database(&pool, wait).await?;
+    let tls = tls.as_deref().unwrap_or("none");
+    tracing::info!(tls, "database connected");
     startup::migrate(&pool).await?;
     tracing::info!("migrations applied");
     let app = Application::build(settings.clone(), pool).await?;

@@ -26,6 +26,7 @@ use crate::error::{self, ApiError};
 use crate::log::hub::CommitHub;
 use crate::metric_names::{DB_CONNECTIONS, DB_CONNECTIONS_MAX};
 use crate::openapi::{self, ApiDoc};
+use crate::outbound::ExtraRoots;
 use crate::rates::{RateLimits, Rates};
 use crate::searches::SearchBudget;
 use crate::table_service::{BotCaps, TableService};
@@ -48,8 +49,13 @@ pub fn connect_lazy(settings: &Settings) -> Result<PgPool, sqlx::Error> {
 /// `within`: retried with backoff (200 ms doubling to 5 s), each failure
 /// logged with its cause; the last one when it never does. A server started
 /// with its database (an orchestrator starting both at once) then serves
-/// once it is up, instead of exiting and being restarted in a loop.
-pub async fn wait_for_database(pool: &PgPool, within: Duration) -> Result<(), sqlx::Error> {
+/// once it is up, instead of exiting and being restarted in a loop. A
+/// refusal no wait can change ([`waiting_cannot_fix`]) ends it at once.
+/// Answers the TLS version the connection speaks (`None`: unencrypted).
+pub async fn wait_for_database(
+    pool: &PgPool,
+    within: Duration,
+) -> Result<Option<String>, DatabaseWait> {
     use sqlx::Connection;
     let deadline = tokio::time::Instant::now() + within;
     let mut backoff = Duration::from_millis(200);
@@ -57,19 +63,49 @@ pub async fn wait_for_database(pool: &PgPool, within: Duration) -> Result<(), sq
         let options = pool.connect_options();
         let attempt = tokio::time::timeout_at(deadline, sqlx::PgConnection::connect_with(&options));
         let error = match attempt.await {
-            Ok(Ok(conn)) => {
+            Ok(Ok(mut conn)) => {
+                let tls = store::connection::tls_version(&mut conn).await;
                 let _ = conn.close().await;
-                return Ok(());
+                return Ok(tls.ok().flatten());
             }
             Ok(Err(e)) => e,
             Err(_) => sqlx::Error::PoolTimedOut,
         };
+        if waiting_cannot_fix(&error) {
+            return Err(DatabaseWait::Refused(error));
+        }
         if tokio::time::Instant::now() + backoff >= deadline {
-            return Err(error);
+            return Err(DatabaseWait::Silent { within, error });
         }
         tracing::warn!(error = %error, retry_in_ms = backoff.as_millis() as u64, "waiting for the database");
         tokio::time::sleep(backoff).await;
         backoff = (backoff * 2).min(Duration::from_secs(5));
+    }
+}
+
+/// Why [`wait_for_database`] gave up.
+#[derive(Debug, thiserror::Error)]
+pub enum DatabaseWait {
+    #[error("the database refused the connection, which waiting cannot change: {0}")]
+    Refused(sqlx::Error),
+    #[error("the database did not answer within {} s (HUIT_DB_WAIT_SECS): {error}", within.as_secs())]
+    Silent { within: Duration, error: sqlx::Error },
+}
+
+/// A database that refused us for what we are, not for not being up yet:
+/// TLS that failed (a certificate not trusted, a server without TLS for
+/// `sslmode=require`), a URL that does not configure, a role or password
+/// refused, or `pg_hba.conf` rejecting the connection (SQLSTATE class 28,
+/// e.g. `sslmode=disable` against a server that takes TLS only).
+fn waiting_cannot_fix(error: &sqlx::Error) -> bool {
+    match error {
+        sqlx::Error::Tls(_) | sqlx::Error::Configuration(_) => true,
+        // A certificate refused in the handshake comes as an I/O error.
+        sqlx::Error::Io(e) => e
+            .get_ref()
+            .is_some_and(|inner| inner.is::<rustls::Error>()),
+        sqlx::Error::Database(e) => e.code().is_some_and(|code| code.starts_with("28")),
+        _ => false,
     }
 }
 
@@ -244,7 +280,8 @@ impl Application {
         let (throttle, guesses, rates) = request_limits(&settings);
         let descriptors = descriptor_limit();
         let watchers = web::Data::new(Watchers::new(watch_limits(&settings, descriptors)));
-        let webhooks = webhooks(&settings)?;
+        let roots = extra_roots(&settings)?;
+        let webhooks = webhooks(&settings, &roots)?;
         let tables = web::Data::new(table_service(&settings, &pool, &hub, &webhooks));
         let accounts = web::Data::new(accounts_service(&settings, &pool, &tables));
         let tasks = spawn_tasks(
@@ -460,9 +497,23 @@ fn watch_limits(settings: &Settings, descriptors: usize) -> WatchLimits {
     }
 }
 
+fn invalid(e: String) -> std::io::Error {
+    std::io::Error::new(std::io::ErrorKind::InvalidInput, e)
+}
+
+/// The certificates of `HUIT_EXTRA_CA_FILE`, if set, for every client the
+/// server is.
+fn extra_roots(settings: &Settings) -> std::io::Result<ExtraRoots> {
+    let Some(path) = &settings.extra_ca_file else {
+        return Ok(ExtraRoots::default());
+    };
+    let roots = ExtraRoots::read(path).map_err(invalid)?;
+    tracing::info!(file = %path.display(), certificates = roots.len(), "trusting extra certificate authorities");
+    Ok(roots)
+}
+
 /// The webhooks `settings` ask for, if any (an error when half set).
-fn webhooks(settings: &Settings) -> std::io::Result<Option<Webhooks>> {
-    let invalid = |e: String| std::io::Error::new(std::io::ErrorKind::InvalidInput, e);
+fn webhooks(settings: &Settings, roots: &ExtraRoots) -> std::io::Result<Option<Webhooks>> {
     match (&settings.webhook_url, &settings.webhook_secret) {
         (None, _) => Ok(None),
         (Some(_), None) => Err(invalid(
@@ -473,6 +524,7 @@ fn webhooks(settings: &Settings) -> std::io::Result<Option<Webhooks>> {
             secret.clone(),
             settings.webhook_retry_schedule.clone(),
             Duration::from_secs(settings.webhook_timeout_secs.max(1)),
+            roots,
         )
         .map(Some)
         .map_err(invalid),

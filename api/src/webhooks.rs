@@ -26,6 +26,7 @@ use tokio::sync::Notify;
 
 use crate::config::{RetrySchedule, WebhookSecret};
 use crate::feed::FeedItem;
+use crate::outbound::{self, ExtraRoots};
 use crate::metric_names::{
     WEBHOOK_ATTEMPTS, WEBHOOK_DELIVERIES, WEBHOOK_LAG, WEBHOOK_OLDEST_PENDING, WEBHOOK_PENDING,
 };
@@ -80,15 +81,18 @@ pub struct Webhooks {
 }
 
 impl Webhooks {
-    /// Webhooks to `url`, signed with `secret`, retried after `schedule`'s
-    /// waits, each attempt given `timeout`.
+    /// Webhooks to `url` (`https://`, or `http://`), signed with `secret`,
+    /// retried after `schedule`'s waits, each attempt given `timeout`; a
+    /// receiver's certificate is verified against the platform's roots and
+    /// `roots`.
     pub fn new(
         url: String,
         secret: WebhookSecret,
         schedule: RetrySchedule,
         timeout: Duration,
+        roots: &ExtraRoots,
     ) -> Result<Self, String> {
-        let client = reqwest::Client::builder()
+        let client = outbound::client(roots)
             .timeout(timeout)
             .connect_timeout(timeout)
             .pool_idle_timeout(Duration::from_secs(60))
@@ -98,8 +102,8 @@ impl Webhooks {
             .map_err(|e| format!("webhooks: {e}"))?;
         reqwest::Url::parse(&url)
             .ok()
-            .filter(|u| u.scheme() == "http")
-            .ok_or_else(|| format!("HUIT_WEBHOOK_URL: an http:// URL, not {url:?}"))?;
+            .filter(|u| matches!(u.scheme(), "https" | "http") && u.host().is_some())
+            .ok_or_else(|| format!("HUIT_WEBHOOK_URL: an https:// or http:// URL, not {url:?}"))?;
         Ok(Self {
             url,
             secret,

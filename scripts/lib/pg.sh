@@ -56,14 +56,46 @@ pg_free_port() {
     return 1
 }
 
-# pg_init DIR [fast|nofsync]: initdb DIR/data (once) with a random password
+# pg_tls DIR: a certificate authority of this cluster's own (DIR/tls/ca.crt;
+# its key is deleted once it signed) and the server's certificate for
+# 127.0.0.1 and localhost, signed by it, valid for 30 days. Clients verify
+# the server against ca.crt (sslmode=verify-full, see pg_url).
+pg_tls() {
+    local tls=$1/tls
+    command -v openssl >/dev/null 2>&1 || { pg_log "error: openssl is not on PATH"; return 1; }
+    mkdir -p "$tls"
+    (
+        cd "$tls"
+        umask 077
+        openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 30 \
+            -subj "/CN=huit test cluster CA" -keyout ca.key -out ca.crt \
+            -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign
+        openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
+            -subj "/CN=127.0.0.1" -keyout server.key -out server.csr
+        printf '%s\n' "subjectAltName=IP:127.0.0.1,DNS:localhost" \
+            "basicConstraints=critical,CA:FALSE" "extendedKeyUsage=serverAuth" >server.ext
+        openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 30 \
+            -extfile server.ext -out server.crt
+        rm -f ca.key ca.srl server.csr server.ext
+        chmod 644 ca.crt server.crt
+    ) >"$1/tls.log" 2>&1 || { cat "$1/tls.log" >&2; return 1; }
+    chmod 755 "$tls"
+    if [ "$(id -u)" -eq 0 ]; then
+        chown -R postgres: "$tls"
+    fi
+}
+
+# pg_init DIR [fast|nofsync] [plain]: initdb DIR/data (once) with a random password
 # for the superuser `huit`, kept in DIR/password. With "fast", durability is
 # traded for speed and disk (throwaway test clusters only). "nofsync" only skips the
 # flushes to disk: a commit is still in the WAL (in the OS's cache) when it is
 # acknowledged, so it survives PostgreSQL being killed, not the machine
 # crashing (the fault tests' private clusters).
+# The cluster takes TLS connections only (pg_tls), as a managed PostgreSQL
+# does; "plain" makes it take plain ones only (the benchmarks, whose
+# figures compare with runs made before TLS).
 pg_init() {
-    local dir=$1 mode=${2:-}
+    local dir=$1 mode=${2:-} transport=${3:-tls}
     [ -f "$dir/data/PG_VERSION" ] && return 0
     local password
     password=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
@@ -72,7 +104,18 @@ pg_init() {
     pg_as initdb --pgdata="$dir/data" --username="$PG_SUPERUSER" --pwfile="$dir/password" \
         --auth=scram-sha-256 --encoding=UTF8 --no-locale >"$dir/initdb.log" 2>&1 \
         || { cat "$dir/initdb.log" >&2; return 1; }
+    if [ "$transport" = tls ]; then
+        pg_tls "$dir"
+        # Plain connections are refused, not merely not preferred.
+        printf '%s\n' "hostssl all all 127.0.0.1/32 scram-sha-256" \
+            "hostnossl all all 127.0.0.1/32 reject" | pg_as tee "$dir/data/pg_hba.conf" >/dev/null
+    fi
     {
+        if [ "$transport" = tls ]; then
+            echo "ssl = on"
+            echo "ssl_cert_file = '$dir/tls/server.crt'"
+            echo "ssl_key_file = '$dir/tls/server.key'"
+        fi
         echo "listen_addresses = '127.0.0.1'"
         echo "unix_socket_directories = ''"
         echo "max_connections = 300"
@@ -120,11 +163,26 @@ pg_stop() {
     pg_as pg_ctl --pgdata="$dir/data" --mode="$mode" --wait stop >/dev/null 2>&1 || true
 }
 
-# pg_url DIR PORT DATABASE
+# pg_url DIR PORT DATABASE: verifying the server's certificate and name
+# (sslmode=verify-full) when the cluster takes TLS.
 pg_url() {
-    local dir=$1 port=$2 db=$3 password
+    local dir=$1 port=$2 db=$3 password tls=
     password=$(cat "$dir/password")
-    echo "postgres://$PG_SUPERUSER:$password@127.0.0.1:$port/$db"
+    if [ -f "$dir/tls/ca.crt" ]; then
+        tls="?sslmode=verify-full&sslrootcert=$dir/tls/ca.crt"
+    fi
+    echo "postgres://$PG_SUPERUSER:$password@127.0.0.1:$port/$db$tls"
+}
+
+# pg_url_of URL DATABASE: URL naming DATABASE instead, its parameters kept.
+pg_url_of() {
+    local url=$1 db=$2 query=
+    case $url in *\?*)
+        query="?${url#*\?}"
+        url=${url%%\?*}
+        ;;
+    esac
+    echo "${url%/*}/$db$query"
 }
 
 # pg_ensure_database DIR PORT DATABASE

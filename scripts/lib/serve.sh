@@ -4,6 +4,9 @@
 # Source it; it needs DATABASE_URL (a cluster on which it may create and
 # drop a database) and HUIT_BIN.
 
+# shellcheck source=pg.sh
+. "$(dirname "${BASH_SOURCE[0]}")/pg.sh"
+
 # serve_start DIR NAME [VAR=VALUE ...]: creates the database huit_NAME_<random>,
 # starts the server on it (127.0.0.1, a free port, its log in DIR/server.log)
 # with the extra environment given, and sets SERVE_PID, SERVE_BASE
@@ -13,7 +16,7 @@ serve_start() {
     local dir=$1 name=$2
     shift 2
     SERVE_DATABASE=huit_${name}_$(od -An -N6 -tx1 /dev/urandom | tr -d ' \n')
-    SERVE_DATABASE_URL="${DATABASE_URL%/*}/$SERVE_DATABASE"
+    SERVE_DATABASE_URL=$(pg_url_of "$DATABASE_URL" "$SERVE_DATABASE")
     psql "$DATABASE_URL" -Xq -c "CREATE DATABASE \"$SERVE_DATABASE\""
     env DATABASE_URL="$SERVE_DATABASE_URL" BIND=127.0.0.1:0 RUST_LOG="${RUST_LOG:-warn,huit=info}" "$@" \
         "$HUIT_BIN" serve >"$dir/server.log" 2>&1 &

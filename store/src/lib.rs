@@ -21,6 +21,7 @@
 pub mod accounts;
 pub mod audits;
 pub mod chain;
+pub mod connection;
 pub mod copy;
 pub mod disputes;
 pub mod due;

@@ -10,7 +10,8 @@
 //!   test reads that table, so the map and the code cannot drift apart;
 //!   below HTTP nothing names actix-web (a service answers a
 //!   `ServiceError`, which HTTP maps once); and no SQL is written outside
-//!   the store.
+//!   the store;
+//! - TLS is rustls alone: no OpenSSL, one crypto provider.
 //!
 //! The crates' own order (`domain` under `store` under `api`) is Cargo's:
 //! a dependency cannot depend back on what depends on it.
@@ -329,4 +330,22 @@ fn the_scan_finds_a_loop_where_there_is_one() {
     assert_eq!(found, vec![vec!["event", "game", "view"]]);
     let paths = crate_paths("use crate::{view::PendingKind, game}; crate::rules::X");
     assert_eq!(paths, ["view", "game", "rules"]);
+}
+
+/// TLS is rustls everywhere the server is a client (PostgreSQL, webhooks,
+/// push): no OpenSSL to install, patch or link, and one crypto provider
+/// (ring) rather than two. The lock file holds every crate of every build.
+#[test]
+fn no_openssl_nor_a_second_crypto_provider_is_linked() {
+    let lock = fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../Cargo.lock"))
+        .expect("Cargo.lock");
+    let packages: BTreeSet<&str> = lock
+        .lines()
+        .filter_map(|line| line.strip_prefix("name = \""))
+        .map(|rest| rest.trim_end_matches('"'))
+        .collect();
+    assert!(packages.contains("rustls") && packages.contains("ring"));
+    for banned in ["openssl", "openssl-sys", "native-tls", "aws-lc-rs", "aws-lc-sys"] {
+        assert!(!packages.contains(banned), "{banned} is in Cargo.lock");
+    }
 }

@@ -5,10 +5,13 @@
 //! `faults`.
 
 use std::collections::HashMap;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::feed::{feed, two_player_table};
+use crate::support::process::Scratch;
 use crate::support::receiver::{Received, Receiver};
+use crate::support::tls::TestCa;
 use crate::support::{admin_token, get, json_of, play, post_empty, view};
 use e2e::{assert_problem, eventually, spawn_app_with, TestApp};
 use serde_json::{json, Value};
@@ -16,8 +19,15 @@ use serde_json::{json, Value};
 pub const SECRET: &str = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
 
 async fn app_for(receiver: &Receiver, schedule: &str) -> TestApp {
+    app_trusting(receiver, schedule, None).await
+}
+
+/// The app, its clients trusting the authorities of `extra_ca` beyond the
+/// platform's (HUIT_EXTRA_CA_FILE).
+async fn app_trusting(receiver: &Receiver, schedule: &str, extra_ca: Option<PathBuf>) -> TestApp {
     let (url, schedule) = (receiver.url.clone(), schedule.to_owned());
     spawn_app_with(move |s| {
+        s.extra_ca_file = extra_ca;
         s.webhook_url = Some(url);
         s.webhook_secret = Some(SECRET.parse().unwrap());
         s.webhook_retry_schedule = schedule.parse().unwrap();
@@ -139,6 +149,51 @@ async fn every_item_arrives_signed_in_order_per_account_though_first_attempts_fa
     assert!(first["delivered_at"].is_string());
     assert_eq!(page["url"], receiver.url.as_str());
     assert_eq!(page["paused_at"], Value::Null);
+}
+
+/// An `https://` receiver whose certificate a private authority signed:
+/// trusted through HUIT_EXTRA_CA_FILE, it gets every item; trusted by
+/// nobody, it gets nothing (the handshake fails before a byte of the item
+/// is sent), and the delivery says why.
+#[tokio::test]
+async fn an_https_receiver_is_sent_webhooks_only_when_its_certificate_is_trusted() {
+    let scratch = Scratch::new("https-hooks");
+    let ca = TestCa::new("huit webhooks test CA");
+    let ca_file = scratch.path("extra-ca.pem");
+    ca.write_pem(&ca_file);
+
+    let receiver = Receiver::start_tls(&ca).await;
+    assert!(receiver.url.starts_with("https://127.0.0.1:"));
+    let app = app_trusting(&receiver, "100ms", Some(ca_file)).await;
+    let (a, b) = players(&app).await;
+    let id = two_player_table(&app, &a, &b, None).await;
+    some_moves(&app, &a, &b, &id, 2).await;
+    all_received(&app, &receiver, &[&a, &b]).await;
+    let account = account_of(&app, &a).await;
+    assert_eq!(
+        delivered(&receiver.got())[&account].len(),
+        feed(&app, &a).await.len(),
+        "every item, signed, over TLS"
+    );
+
+    let untrusted = Receiver::start_tls(&TestCa::new("an authority nobody trusts")).await;
+    let app = app_trusting(&untrusted, "100ms", None).await;
+    let (a, b) = players(&app).await;
+    let admin = admin_token(&app).await;
+    two_player_table(&app, &a, &b, None).await;
+    let failed = eventually(Duration::from_secs(10), || async {
+        let page = json_of(
+            get(&app, &admin, "/v1/admin/webhooks?status=failed").await,
+            200,
+        )
+        .await;
+        (!page["deliveries"].as_array().unwrap().is_empty()).then_some(page)
+    })
+    .await
+    .expect("the deliveries to an untrusted receiver fail");
+    let error = failed["deliveries"][0]["last_error"].as_str().unwrap();
+    assert!(error.contains("certificate"), "says why: {error}");
+    assert!(untrusted.got().is_empty(), "nothing reached it");
 }
 
 #[tokio::test]

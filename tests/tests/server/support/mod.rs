@@ -3,6 +3,7 @@
 
 pub mod process;
 pub mod receiver;
+pub mod tls;
 
 use std::time::Duration;
 

@@ -1,4 +1,5 @@
-//! A webhook receiver on 127.0.0.1 for the tests: it keeps every request
+//! A webhook receiver on 127.0.0.1 for the tests (`http://`, or `https://`
+//! with a certificate a test's authority signed): it keeps every request
 //! (its Standard Webhooks headers and body) and answers each as its script
 //! says (a status, after a pause), then 200.
 
@@ -8,6 +9,8 @@ use std::time::Duration;
 
 use actix_web::{web, App, HttpRequest, HttpResponse, HttpServer};
 use serde_json::Value;
+
+use super::tls::TestCa;
 
 /// One request received.
 #[derive(Debug, Clone)]
@@ -50,7 +53,17 @@ pub struct Receiver {
 }
 
 impl Receiver {
+    /// On `http://`.
     pub async fn start() -> Self {
+        Self::listen(None).await
+    }
+
+    /// On `https://`, its certificate signed by `ca`.
+    pub async fn start_tls(ca: &TestCa) -> Self {
+        Self::listen(Some(ca.server_config())).await
+    }
+
+    async fn listen(tls: Option<rustls::ServerConfig>) -> Self {
         let state = Arc::new(State::default());
         let data = web::Data::from(state.clone());
         let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
@@ -60,13 +73,14 @@ impl Receiver {
                 .app_data(data.clone())
                 .route("/hook", web::post().to(receive))
         })
-        .workers(1)
-        .listen(listener)
-        .expect("listens")
-        .run();
-        tokio::spawn(server);
+        .workers(1);
+        let (server, scheme) = match tls {
+            None => (server.listen(listener), "http"),
+            Some(config) => (server.listen_rustls_0_23(listener, config), "https"),
+        };
+        tokio::spawn(server.expect("listens").run());
         Self {
-            url: format!("http://127.0.0.1:{port}/hook"),
+            url: format!("{scheme}://127.0.0.1:{port}/hook"),
             state,
         }
     }
