@@ -1,6 +1,9 @@
 # syntax=docker/dockerfile:1
 # Build: docker build -t huit .
-# Run:   docker run -e DATABASE_URL=postgres://... -e BIND=0.0.0.0:8080 -p 8080:8080 huit
+# Run:   docker run -e DATABASE_URL='postgres://...?sslmode=verify-full' -p 8080:8080 huit
+# Admin: docker run -i -e DATABASE_URL=... huit admin create NAME   (password on stdin)
+# With its database: docker compose up (compose.yaml). The README's
+# "Docker" section has the rest; scripts/deploy-check checks this file.
 
 FROM rust:1-slim-bookworm AS builder
 WORKDIR /src
@@ -29,11 +32,13 @@ RUN apt-get update \
     && groupadd --gid 10001 huit \
     && useradd --uid 10001 --gid 10001 --no-create-home --shell /usr/sbin/nologin huit
 COPY --from=builder /usr/local/bin/huit /usr/local/bin/huit
-USER huit:huit
+# Numeric, so that an orchestrator's runAsNonRoot can check it.
+USER 10001:10001
 ENV BIND=0.0.0.0:8080 RUST_LOG=info,sqlx=warn
 EXPOSE 8080
 # Healthy once /healthz answers 200 (the database answers too).
 HEALTHCHECK --interval=10s --timeout=6s --start-period=60s --retries=3 \
     CMD ["/usr/local/bin/huit", "health"]
-# Admin commands: docker run -i --entrypoint huit -e DATABASE_URL=... huit admin create NAME
-ENTRYPOINT ["/usr/local/bin/huit", "serve"]
+# `huit serve` unless another command is given (admin, ratings, health).
+ENTRYPOINT ["/usr/local/bin/huit"]
+CMD ["serve"]
