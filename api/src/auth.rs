@@ -89,17 +89,31 @@ impl AuthUser {
     }
 }
 
-/// The client's address: the peer, or the proxy's forwarded one when
-/// `HUIT_TRUST_PROXY` is on.
+/// The client's address: the peer, or, when `HUIT_TRUST_PROXY` is on, the
+/// address the proxy in front appended last to `X-Forwarded-For` (the peer
+/// it saw); what comes before it is whatever the client wrote, and is
+/// ignored, as is `Forwarded`, which proxies pass through untouched. The
+/// peer when there is no such header (a request that did not come through
+/// the proxy).
 pub fn client_address(req: &HttpRequest, trust_proxy: bool) -> Option<IpAddr> {
-    if trust_proxy {
-        let info = req.connection_info();
-        let raw = info.realip_remote_addr()?;
-        raw.parse::<IpAddr>()
-            .ok()
-            .or_else(|| raw.parse::<SocketAddr>().ok().map(|s| s.ip()))
-    } else {
-        req.peer_addr().map(|a| a.ip())
+    let peer = || req.peer_addr().map(|a| a.ip());
+    if !trust_proxy {
+        return peer();
+    }
+    let appended_last = req
+        .headers()
+        .get_all("x-forwarded-for")
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(','))
+        .last();
+    match appended_last {
+        Some(raw) => {
+            let raw = raw.trim();
+            raw.parse::<IpAddr>()
+                .ok()
+                .or_else(|| raw.parse::<SocketAddr>().ok().map(|s| s.ip()))
+        }
+        None => peer(),
     }
 }
 

@@ -108,8 +108,9 @@ pub struct Settings {
     #[arg(long, env = "HUIT_CORS_ORIGINS", value_delimiter = ',', num_args = 0..)]
     pub cors_origins: Vec<String>,
 
-    /// Take the client address from `Forwarded`/`X-Forwarded-For` (only
-    /// behind a reverse proxy that sets them).
+    /// Take the client address from the last `X-Forwarded-For` entry, the
+    /// one the proxy appended (only behind exactly one reverse proxy, which
+    /// appends it).
     #[arg(long, env = "HUIT_TRUST_PROXY", default_value_t = false, action = ArgAction::Set)]
     pub trust_proxy: bool,
 

@@ -50,7 +50,7 @@ pub fn connect_lazy(settings: &Settings) -> Result<PgPool, sqlx::Error> {
 /// logged with its cause; the last one when it never does. A server started
 /// with its database (an orchestrator starting both at once) then serves
 /// once it is up, instead of exiting and being restarted in a loop. A
-/// refusal no wait can change ([`waiting_cannot_fix`]) ends it at once.
+/// refusal no wait can change (`waiting_cannot_fix`) ends it at once.
 /// Answers the TLS version the connection speaks (`None`: unencrypted).
 pub async fn wait_for_database(
     pool: &PgPool,
@@ -89,7 +89,10 @@ pub enum DatabaseWait {
     #[error("the database refused the connection, which waiting cannot change: {0}")]
     Refused(sqlx::Error),
     #[error("the database did not answer within {} s (HUIT_DB_WAIT_SECS): {error}", within.as_secs())]
-    Silent { within: Duration, error: sqlx::Error },
+    Silent {
+        within: Duration,
+        error: sqlx::Error,
+    },
 }
 
 /// A database that refused us for what we are, not for not being up yet:
@@ -101,9 +104,7 @@ fn waiting_cannot_fix(error: &sqlx::Error) -> bool {
     match error {
         sqlx::Error::Tls(_) | sqlx::Error::Configuration(_) => true,
         // A certificate refused in the handshake comes as an I/O error.
-        sqlx::Error::Io(e) => e
-            .get_ref()
-            .is_some_and(|inner| inner.is::<rustls::Error>()),
+        sqlx::Error::Io(e) => e.get_ref().is_some_and(|inner| inner.is::<rustls::Error>()),
         sqlx::Error::Database(e) => e.code().is_some_and(|code| code.starts_with("28")),
         _ => false,
     }

@@ -26,10 +26,10 @@ use tokio::sync::Notify;
 
 use crate::config::{RetrySchedule, WebhookSecret};
 use crate::feed::FeedItem;
-use crate::outbound::{self, ExtraRoots};
 use crate::metric_names::{
     WEBHOOK_ATTEMPTS, WEBHOOK_DELIVERIES, WEBHOOK_LAG, WEBHOOK_OLDEST_PENDING, WEBHOOK_PENDING,
 };
+use crate::outbound::{self, ExtraRoots};
 use store::feed::Item;
 use store::outbox::{Delivery, Outcome};
 

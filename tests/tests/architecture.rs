@@ -345,7 +345,13 @@ fn no_openssl_nor_a_second_crypto_provider_is_linked() {
         .map(|rest| rest.trim_end_matches('"'))
         .collect();
     assert!(packages.contains("rustls") && packages.contains("ring"));
-    for banned in ["openssl", "openssl-sys", "native-tls", "aws-lc-rs", "aws-lc-sys"] {
+    for banned in [
+        "openssl",
+        "openssl-sys",
+        "native-tls",
+        "aws-lc-rs",
+        "aws-lc-sys",
+    ] {
         assert!(!packages.contains(banned), "{banned} is in Cargo.lock");
     }
 }

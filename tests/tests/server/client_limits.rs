@@ -200,7 +200,8 @@ async fn a_nul_in_the_username_is_a_401_not_a_500() {
 }
 
 #[tokio::test]
-async fn five_wrong_passwords_from_anywhere_do_not_lock_the_owner_out() {
+async fn five_wrong_passwords_from_anywhere_do_not_lock_the_owner_out_nor_can_a_forwarded_claim_escape(
+) {
     let app = spawn_app_with(|s| s.trust_proxy = true).await;
     app.register("victim", "correct horse battery").await;
     let from = |ip: &'static str, password: &'static str| {
@@ -218,6 +219,18 @@ async fn five_wrong_passwords_from_anywhere_do_not_lock_the_owner_out() {
     }
     let locked = from("10.9.9.9", "correct horse battery").await.unwrap();
     assert_problem(locked, 429, "too_many_requests").await;
+    // What the guesser writes itself comes before what the proxy appends
+    // (the peer it saw), and is not believed; nor is `Forwarded`.
+    let claimed = app
+        .client
+        .post(app.url("/v1/sessions"))
+        .header("forwarded", "for=10.1.1.1")
+        .header("x-forwarded-for", "10.1.1.1, 10.9.9.9")
+        .json(&json!({"username": "victim", "password": "correct horse battery"}))
+        .send()
+        .await
+        .unwrap();
+    assert_problem(claimed, 429, "too_many_requests").await;
     let owner = from("10.1.1.1", "correct horse battery").await.unwrap();
     assert_eq!(owner.status(), 201, "the owner elsewhere logs in");
 }

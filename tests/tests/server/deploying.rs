@@ -96,7 +96,10 @@ fn with_tls(url: &str, mode: &str, root: Option<&Path>) -> String {
         .collect();
     {
         let mut query = url.query_pairs_mut();
-        query.clear().extend_pairs(kept).append_pair("sslmode", mode);
+        query
+            .clear()
+            .extend_pairs(kept)
+            .append_pair("sslmode", mode);
         if let Some(root) = root {
             query.append_pair("sslrootcert", root.to_str().expect("UTF-8"));
         }
@@ -114,11 +117,12 @@ async fn tls_of(url: &str) -> Result<Option<String>, sqlx::Error> {
 
 /// The tests' clusters take TLS only, as a managed PostgreSQL does; their
 /// URLs say `sslmode=verify-full` with the cluster's own authority
-/// (`scripts/lib/pg.sh`), and so does every end-to-end test's. Verified:
-/// encrypted, and a server whose certificate another authority signed is
-/// refused, by the driver and by `huit serve` at once.
+/// (`scripts/lib/pg.sh`), and so does every end-to-end test's. Verified
+/// (`verify-full`, `verify-ca`) or not (`prefer`), it is encrypted; a
+/// server whose certificate another authority signed is refused, by the
+/// driver and by `huit serve` at once.
 #[tokio::test]
-async fn verify_full_encrypts_and_refuses_a_certificate_it_cannot_trust() {
+async fn verify_full_and_verify_ca_encrypt_and_refuse_a_certificate_they_cannot_trust() {
     let scratch = Scratch::new("tls-verify");
     let cluster = Cluster::start(&scratch).await;
     let url = cluster.url("postgres");
@@ -127,8 +131,27 @@ async fn verify_full_encrypts_and_refuses_a_certificate_it_cannot_trust() {
 
     let server = Server::start(&scratch, "huit", &url, &[]).await;
     let log = std::fs::read_to_string(&server.log).unwrap();
-    assert!(log.contains("tls=\"TLSv1.3\"") || log.contains("tls=TLSv1.3"), "{log}");
+    assert!(
+        log.contains("tls=\"TLSv1.3\"") || log.contains("tls=TLSv1.3"),
+        "{log}"
+    );
     drop(server);
+
+    let root = reqwest::Url::parse(&url).unwrap();
+    let root = root
+        .query_pairs()
+        .find(|(k, _)| k == "sslrootcert")
+        .map(|(_, v)| v.into_owned())
+        .unwrap();
+    let root = Path::new(&root);
+    for mode in ["verify-ca", "prefer"] {
+        let url = with_tls(&url, mode, Some(root));
+        assert_eq!(
+            tls_of(&url).await.unwrap().as_deref(),
+            Some("TLSv1.3"),
+            "{mode}"
+        );
+    }
 
     let other = scratch.path("other-ca.pem");
     TestCa::new("an authority the cluster never used").write_pem(&other);
@@ -137,9 +160,17 @@ async fn verify_full_encrypts_and_refuses_a_certificate_it_cannot_trust() {
         Err(sqlx::Error::Io(e)) => assert!(e.to_string().contains("UnknownIssuer"), "{e}"),
         other => panic!("refused for its certificate, not {other:?}"),
     }
+    let also_untrusted = with_tls(&url, "verify-ca", Some(&other));
+    assert!(matches!(
+        tls_of(&also_untrusted).await,
+        Err(sqlx::Error::Io(_))
+    ));
     let said = serve_until_it_exits(&untrusted).await;
     assert!(said.contains("waiting cannot change"), "{said}");
-    assert!(!said.contains("waiting for the database"), "no wait: {said}");
+    assert!(
+        !said.contains("waiting for the database"),
+        "no wait: {said}"
+    );
 }
 
 /// `sslmode=require`: encrypted, the certificate not checked (what a
@@ -172,9 +203,15 @@ async fn disable_is_refused_by_a_server_that_takes_tls_only() {
         other => panic!("refused by pg_hba.conf, not {other:?}"),
     }
     let said = serve_until_it_exits(&url).await;
-    assert!(said.contains("refused the connection, which waiting cannot change"), "{said}");
+    assert!(
+        said.contains("refused the connection, which waiting cannot change"),
+        "{said}"
+    );
     assert!(said.contains("no encryption"), "{said}");
-    assert!(!said.contains("waiting for the database"), "no wait: {said}");
+    assert!(
+        !said.contains("waiting for the database"),
+        "no wait: {said}"
+    );
 }
 
 /// `huit serve` on `url` with a minute to wait for its database: what it
