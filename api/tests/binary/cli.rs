@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::process::{Command, Stdio};
 
-use sqlx::{ConnectOptions, Connection};
+use sqlx::Connection;
 
 fn admin_create(url: &str, username: &str, stdin: &str) -> std::process::Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_huit"))
@@ -26,8 +26,7 @@ fn admin_create(url: &str, username: &str, stdin: &str) -> std::process::Output 
 
 #[tokio::test]
 async fn admin_create_makes_an_admin_once() {
-    let db_options = crate::support::scratch_database().await;
-    let url = db_options.to_url_lossy().to_string();
+    let (url, db_options) = crate::support::scratch_database().await;
 
     let out = admin_create(&url, "boss", "correct horse battery\n");
     assert!(

@@ -4,19 +4,19 @@
 use std::process::{Command, Output};
 
 use sqlx::postgres::PgPoolOptions;
-use sqlx::{ConnectOptions, PgPool};
+use sqlx::PgPool;
 use uuid::Uuid;
 
 /// A fresh migrated database: its URL and a pool on it.
 async fn database() -> (String, PgPool) {
-    let db = crate::support::scratch_database().await;
+    let (url, db) = crate::support::scratch_database().await;
     let pool = PgPoolOptions::new()
         .max_connections(2)
-        .connect_with(db.clone())
+        .connect_with(db)
         .await
         .unwrap();
     api::startup::migrate(&pool).await.unwrap();
-    (db.to_url_lossy().to_string(), pool)
+    (url, pool)
 }
 
 /// A finished two-round game between three accounts, stored.

@@ -63,21 +63,7 @@ async fn a_server_whose_database_never_answers_gives_up_saying_why() {
     let cluster = Cluster::start(&scratch).await;
     let url = cluster.url("postgres");
     cluster.stop("fast").await;
-    let out = tokio::task::spawn_blocking(move || {
-        Command::new(huit_bin())
-            .arg("serve")
-            .env("DATABASE_URL", url)
-            .env("BIND", "127.0.0.1:0")
-            .env("HUIT_DB_WAIT_SECS", "2")
-            .env("RUST_LOG", "warn")
-            .output()
-            .expect("huit serve runs")
-    })
-    .await
-    .unwrap();
-    let said =
-        String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout);
-    assert!(!out.status.success(), "{said}");
+    let said = serve_until_it_exits(&url, 2).await;
     assert!(
         said.contains("did not answer within 2 s (HUIT_DB_WAIT_SECS)"),
         "{said}"
@@ -165,7 +151,7 @@ async fn verify_full_and_verify_ca_encrypt_and_refuse_a_certificate_they_cannot_
         tls_of(&also_untrusted).await,
         Err(sqlx::Error::Io(_))
     ));
-    let said = serve_until_it_exits(&untrusted).await;
+    let said = serve_until_it_exits(&untrusted, 60).await;
     assert!(said.contains("waiting cannot change"), "{said}");
     assert!(
         !said.contains("waiting for the database"),
@@ -202,7 +188,7 @@ async fn disable_is_refused_by_a_server_that_takes_tls_only() {
         }
         other => panic!("refused by pg_hba.conf, not {other:?}"),
     }
-    let said = serve_until_it_exits(&url).await;
+    let said = serve_until_it_exits(&url, 60).await;
     assert!(
         said.contains("refused the connection, which waiting cannot change"),
         "{said}"
@@ -214,16 +200,16 @@ async fn disable_is_refused_by_a_server_that_takes_tls_only() {
     );
 }
 
-/// `huit serve` on `url` with a minute to wait for its database: what it
+/// `huit serve` on `url` with `wait_secs` to wait for its database: what it
 /// printed once it exited (it must fail).
-async fn serve_until_it_exits(url: &str) -> String {
-    let url = url.to_owned();
+async fn serve_until_it_exits(url: &str, wait_secs: u64) -> String {
+    let (url, wait_secs) = (url.to_owned(), wait_secs.to_string());
     let out = tokio::task::spawn_blocking(move || {
         Command::new(huit_bin())
             .arg("serve")
             .env("DATABASE_URL", url)
             .env("BIND", "127.0.0.1:0")
-            .env("HUIT_DB_WAIT_SECS", "60")
+            .env("HUIT_DB_WAIT_SECS", wait_secs)
             .env("RUST_LOG", "warn")
             .output()
             .expect("huit serve runs")

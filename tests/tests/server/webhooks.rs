@@ -151,6 +151,22 @@ async fn every_item_arrives_signed_in_order_per_account_though_first_attempts_fa
     assert_eq!(page["paused_at"], Value::Null);
 }
 
+/// The first delivery that failed (after its retries), once one has, as an
+/// admin (`admin`'s token) sees it.
+async fn first_failed(app: &TestApp, admin: &str) -> Value {
+    eventually(Duration::from_secs(10), || async {
+        let page = json_of(
+            get(app, admin, "/v1/admin/webhooks?status=failed").await,
+            200,
+        )
+        .await;
+        let first = page["deliveries"][0].clone();
+        first.is_object().then_some(first)
+    })
+    .await
+    .expect("a delivery fails after its retries")
+}
+
 /// An `https://` receiver whose certificate a private authority signed:
 /// trusted through HUIT_EXTRA_CA_FILE, it gets every item; trusted by
 /// nobody, it gets nothing (the handshake fails before a byte of the item
@@ -181,17 +197,8 @@ async fn an_https_receiver_is_sent_webhooks_only_when_its_certificate_is_trusted
     let (a, b) = players(&app).await;
     let admin = admin_token(&app).await;
     two_player_table(&app, &a, &b, None).await;
-    let failed = eventually(Duration::from_secs(10), || async {
-        let page = json_of(
-            get(&app, &admin, "/v1/admin/webhooks?status=failed").await,
-            200,
-        )
-        .await;
-        (!page["deliveries"].as_array().unwrap().is_empty()).then_some(page)
-    })
-    .await
-    .expect("the deliveries to an untrusted receiver fail");
-    let error = failed["deliveries"][0]["last_error"].as_str().unwrap();
+    let failed = first_failed(&app, &admin).await;
+    let error = failed["last_error"].as_str().unwrap();
     assert!(error.contains("UnknownIssuer"), "says why: {error}");
     assert!(untrusted.got().is_empty(), "nothing reached it");
 }
@@ -250,17 +257,7 @@ async fn a_failed_delivery_sent_again_by_an_admin_arrives() {
     let (a, b) = players(&app).await;
     let admin = admin_token(&app).await;
     two_player_table(&app, &a, &b, None).await;
-    let failed = eventually(Duration::from_secs(10), || async {
-        let page = json_of(
-            get(&app, &admin, "/v1/admin/webhooks?status=failed").await,
-            200,
-        )
-        .await;
-        let first = page["deliveries"][0].clone();
-        first.is_object().then_some(first)
-    })
-    .await
-    .expect("a delivery fails after its one retry");
+    let failed = first_failed(&app, &admin).await;
     assert_eq!(failed["attempts"], 2, "{failed}");
     assert_eq!(failed["last_error"], "answered 500 Internal Server Error");
     receiver.otherwise(200);

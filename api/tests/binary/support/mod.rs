@@ -6,8 +6,9 @@ use std::str::FromStr;
 use sqlx::postgres::PgConnectOptions;
 use sqlx::Connection;
 
-/// A new, empty database on the cluster: its connection options.
-pub async fn scratch_database() -> PgConnectOptions {
+/// A new, empty database on the cluster: its URL (the cluster's, its
+/// parameters kept: `sslmode`, `sslrootcert`) and connection options.
+pub async fn scratch_database() -> (String, PgConnectOptions) {
     let cluster = std::env::var("DATABASE_URL").expect("DATABASE_URL (run scripts/test)");
     let options = PgConnectOptions::from_str(&cluster).unwrap();
     let name = format!("huit_cli_{}", uuid::Uuid::new_v4().simple());
@@ -16,5 +17,10 @@ pub async fn scratch_database() -> PgConnectOptions {
         .execute(&mut admin)
         .await
         .unwrap();
-    options.database(&name)
+    let (base, query) = match cluster.split_once('?') {
+        Some((base, query)) => (base, format!("?{query}")),
+        None => (cluster.as_str(), String::new()),
+    };
+    let (server, _) = base.rsplit_once('/').expect("a URL with a database");
+    (format!("{server}/{name}{query}"), options.database(&name))
 }
