@@ -32,18 +32,22 @@ pub fn format_at(at: DateTime<Utc>) -> String {
     at.format("%Y-%m-%dT%H:%M:%S%.6fZ").to_string()
 }
 
-/// Canonical JSON of a value:
+/// Canonical JSON of a value: the JSON Canonicalization Scheme, RFC 8785,
+/// which a stock library in any language reproduces:
 ///
 /// - no whitespace at all;
-/// - object members sorted by key, comparing the keys' UTF-8 bytes (which is
-///   Unicode code point order), at every depth; array order is kept;
+/// - object members sorted by key, comparing the keys as arrays of UTF-16
+///   code units (RFC 8785 §3.2.3; this differs from UTF-8 byte order only
+///   for a key holding a character beyond U+FFFF against one of U+E000 to
+///   U+FFFF), at every depth; array order is kept;
 /// - strings: UTF-8, with only `"` `\` and the control characters
 ///   U+0000–U+001F escaped: `\"` `\\` `\b` `\f` `\n` `\r` `\t`, others as
-///   `\u00XX` with lowercase hex; everything else (including `/` and
-///   non-ASCII) is written as is;
-/// - numbers: integers in plain decimal (`-12`, `0`); other numbers as
-///   `serde_json` prints an `f64` (shortest round-trip form). Event data should
-///   hold integers only;
+///   `\u00XX` with lowercase hex; everything else (including `/`, U+007F
+///   and non-ASCII) is written as is;
+/// - numbers: as ECMAScript prints the IEEE 754 double they denote
+///   (RFC 8785 §3.2.2.3): an integer of at most 2^53 in magnitude in plain
+///   decimal (`-12`, `0`), others in ECMAScript's shortest form (`4.5`,
+///   `1e+30`, `0.002`). Event data holds small integers only;
 /// - `true`, `false`, `null` as such.
 pub fn canonical_json(value: &Value) -> String {
     let mut out = String::new();
@@ -55,9 +59,7 @@ fn write_canonical(out: &mut String, value: &Value) {
     match value {
         Value::Null => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Value::Number(n) => {
-            let _ = write!(out, "{n}");
-        }
+        Value::Number(n) => write_number(out, n),
         Value::String(s) => write_string(out, s),
         Value::Array(items) => {
             out.push('[');
@@ -71,7 +73,7 @@ fn write_canonical(out: &mut String, value: &Value) {
         }
         Value::Object(map) => {
             let mut entries: Vec<(&String, &Value)> = map.iter().collect();
-            entries.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+            entries.sort_unstable_by(|a, b| a.0.encode_utf16().cmp(b.0.encode_utf16()));
             out.push('{');
             for (i, (key, item)) in entries.into_iter().enumerate() {
                 if i > 0 {
@@ -84,6 +86,28 @@ fn write_canonical(out: &mut String, value: &Value) {
             out.push('}');
         }
     }
+}
+
+/// The largest integer every smaller one of which a double holds exactly.
+const EXACT_INTEGERS: u64 = 1 << 53;
+
+/// A number as ECMAScript's `Number.prototype.toString` prints its double.
+fn write_number(out: &mut String, n: &serde_json::Number) {
+    match (n.as_i64(), n.as_f64()) {
+        (Some(i), _) if i.unsigned_abs() <= EXACT_INTEGERS => {
+            let _ = write!(out, "{i}");
+        }
+        (_, Some(f)) if f.is_finite() => out.push_str(ryu_js::Buffer::new().format_finite(f)),
+        // Not a double (serde_json parses none such): as serde_json prints it.
+        _ => {
+            let _ = write!(out, "{n}");
+        }
+    }
+}
+
+/// An integer of the hashed document (`seq`, `v`), as [`write_number`].
+fn write_integer(out: &mut String, i: i64) {
+    write_number(out, &serde_json::Number::from(i));
 }
 
 fn write_string(out: &mut String, s: &str) {
@@ -115,9 +139,13 @@ pub fn hashed_document(seq: i64, kind: &str, v: i32, at: &str, data: &Value) -> 
     write_string(&mut out, at);
     out.push_str(r#","data":"#);
     write_canonical(&mut out, data);
-    let _ = write!(out, r#","seq":{seq},"type":"#);
+    out.push_str(r#","seq":"#);
+    write_integer(&mut out, seq);
+    out.push_str(r#","type":"#);
     write_string(&mut out, kind);
-    let _ = write!(out, r#","v":{v}}}"#);
+    out.push_str(r#","v":"#);
+    write_integer(&mut out, i64::from(v));
+    out.push('}');
     out
 }
 
@@ -197,9 +225,100 @@ mod tests {
     }
 
     #[test]
-    fn canonical_json_orders_keys_by_code_point() {
+    fn canonical_json_orders_keys_by_utf16_code_units() {
         let v = json!({"é": 1, "z": 2, "Z": 3, "10": 4, "9": 5});
         assert_eq!(canonical_json(&v), r#"{"10":4,"9":5,"Z":3,"z":2,"é":1}"#);
+        // Where UTF-16 and UTF-8 (code point) orders part: U+1F600 is the
+        // surrogates D83D DE00 in UTF-16, before U+FB33; in UTF-8 (F0…)
+        // after it (EF…).
+        let v = json!({"\u{fb33}": 1, "\u{1f600}": 2, "\u{e000}": 3});
+        assert_eq!(
+            canonical_json(&v),
+            "{\"\u{1f600}\":2,\"\u{e000}\":3,\"\u{fb33}\":1}"
+        );
+    }
+
+    fn rfc8785_dir() -> std::path::PathBuf {
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/rfc8785")
+    }
+
+    /// RFC 8785's reference test data (`store/testdata/rfc8785`, from its
+    /// author's implementations): each input, parsed, canonicalises to its
+    /// output byte for byte; non-ASCII keys and strings, escapes and numbers
+    /// included.
+    #[test]
+    fn canonical_json_is_rfc_8785_on_its_reference_documents() {
+        let dir = rfc8785_dir();
+        let mut names: Vec<_> = std::fs::read_dir(dir.join("input"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        names.sort();
+        assert_eq!(names.len(), 6, "{names:?}");
+        for name in names {
+            let input = std::fs::read_to_string(dir.join("input").join(&name)).unwrap();
+            let expected = std::fs::read_to_string(dir.join("output").join(&name)).unwrap();
+            let value: Value = serde_json::from_str(&input).unwrap();
+            assert_eq!(canonical_json(&value), expected, "{name:?}");
+        }
+    }
+
+    /// RFC 8785 §3.2.2.3 and Appendix B: numbers as ECMAScript prints the
+    /// doubles they denote, each given by its IEEE 754 bits.
+    #[test]
+    fn numbers_are_written_as_rfc_8785_appendix_b_says() {
+        let appendix_b = [
+            ("0000000000000000", "0"),
+            ("8000000000000000", "0"),
+            ("0000000000000001", "5e-324"),
+            ("8000000000000001", "-5e-324"),
+            ("7fefffffffffffff", "1.7976931348623157e+308"),
+            ("ffefffffffffffff", "-1.7976931348623157e+308"),
+            ("4340000000000000", "9007199254740992"),
+            ("c340000000000000", "-9007199254740992"),
+            ("4430000000000000", "295147905179352830000"),
+            ("44b52d02c7e14af5", "9.999999999999997e+22"),
+            ("44b52d02c7e14af6", "1e+23"),
+            ("44b52d02c7e14af7", "1.0000000000000001e+23"),
+            ("444b1ae4d6e2ef4e", "999999999999999700000"),
+            ("444b1ae4d6e2ef4f", "999999999999999900000"),
+            ("444b1ae4d6e2ef50", "1e+21"),
+            ("3eb0c6f7a0b5ed8c", "9.999999999999997e-7"),
+            ("3eb0c6f7a0b5ed8d", "0.000001"),
+            ("41b3de4355555553", "333333333.3333332"),
+            ("41b3de4355555554", "333333333.33333325"),
+            ("41b3de4355555555", "333333333.3333333"),
+            ("41b3de4355555556", "333333333.3333334"),
+            ("41b3de4355555557", "333333333.33333343"),
+            ("becbf647612f3696", "-0.0000033333333333333333"),
+            ("43143ff3c1cb0959", "1424953923781206.2"),
+        ];
+        for (bits, expected) in appendix_b {
+            assert_eq!(written_double(bits), expected, "{bits}");
+        }
+        // An integer beyond 2^53 is the double it denotes.
+        let big: Value = serde_json::from_str("[9007199254740993, -9007199254740993]").unwrap();
+        assert_eq!(canonical_json(&big), "[9007199254740992,-9007199254740992]");
+    }
+
+    /// The first 10,000 lines of RFC 8785's number test file (edge cases,
+    /// subnormals, pseudo-random doubles), as Node printed them.
+    #[test]
+    fn numbers_are_written_as_ecmascript_prints_them() {
+        let lines = std::fs::read_to_string(rfc8785_dir().join("numbers.txt")).unwrap();
+        let mut checked = 0;
+        for line in lines.lines() {
+            let (bits, expected) = line.split_once(',').unwrap();
+            assert_eq!(written_double(bits), expected, "{line}");
+            checked += 1;
+        }
+        assert_eq!(checked, 10_000);
+    }
+
+    /// The canonical JSON of the double of these IEEE 754 bits (hex).
+    fn written_double(bits: &str) -> String {
+        let f = f64::from_bits(u64::from_str_radix(bits, 16).unwrap());
+        canonical_json(&Value::from(serde_json::Number::from_f64(f).unwrap()))
     }
 
     #[test]
