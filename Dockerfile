@@ -13,6 +13,7 @@ COPY Cargo.toml Cargo.lock ./
 COPY .sqlx ./.sqlx
 COPY migrations ./migrations
 COPY domain ./domain
+COPY ledger ./ledger
 COPY store ./store
 COPY api ./api
 COPY tests ./tests

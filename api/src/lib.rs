@@ -2,8 +2,8 @@
 //!
 //! # Layers
 //!
-//! The server is three crates, `domain` under `store` under `api` (Cargo
-//! holds that order: a dependency cannot depend back), and `api`'s modules
+//! The server is four crates, `domain` and `ledger` under `store` under
+//! `api` (Cargo holds that order: a dependency cannot depend back), and `api`'s modules
 //! form four layers, top to bottom. A module imports modules of its own
 //! layer or of the layers below it, never one above; no two modules import
 //! each other, directly or around a loop; below HTTP nothing names
@@ -18,12 +18,13 @@
 //! | **log** | [`log`] | a table's log as the server writes and hears it: the one append (batched, or in the caller's transaction), the one call once it committed ([`log::Log::committed`]), the announcement to every process and each process's hub that hears it, batched version reads | the services, HTTP |
 //! | **leaves** | [`config`], [`metric_names`], [`pruned`], [`outbound`] | settings; the name of every metric; the maps of shared state that drop unneeded entries once they doubled; the one builder of the clients the server calls others with (rustls, the platform's roots and `HUIT_EXTRA_CA_FILE`) | anything of the server |
 //!
-//! Beneath them, the crate `store`: every SQL statement, the log's records
-//! and hash chain, the migrations, and its own error
-//! ([`store::StoreError`]); it imports nothing of the server and keeps no
-//! cache. Beneath everything, the crate `domain`: the rules, the events,
-//! the views and their redaction, the bots, the ratings' arithmetic; no
-//! I/O, no clock.
+//! Beneath them, the crate `store`: every SQL statement, the log's records,
+//! the migrations, and its own error ([`store::StoreError`]); it imports
+//! nothing of the server and keeps no cache. Beneath everything, the crate
+//! `domain`: the rules, the events, the views and their redaction, the
+//! bots, the ratings' arithmetic; no I/O, no clock; and beside it the crate
+//! `ledger`: the log's canonical JSON (RFC 8785) and hash chain, with no
+//! database, for replay tools too.
 //!
 //! # The path of a move
 //!

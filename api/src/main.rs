@@ -55,6 +55,11 @@ enum Command {
         #[arg(long, env = "DATABASE_URL", hide_env_values = true)]
         database_url: String,
     },
+    /// An exported log (`GET …/log`, NDJSON), read with no database.
+    Log {
+        #[command(subcommand)]
+        command: LogCommand,
+    },
     /// Ratings and statistics.
     Ratings {
         #[command(subcommand)]
@@ -66,6 +71,31 @@ enum Command {
         table_id: uuid::Uuid,
         #[arg(long, env = "DATABASE_URL", hide_env_values = true)]
         database_url: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum LogCommand {
+    /// Check an exported log: consecutive seqs, every prev_hash and hash
+    /// (RFC 8785), every round's scores re-folded with the engine, and the
+    /// game's end reached. Exits 0 when it holds, 2 when not (naming the
+    /// first bad line), 1 when it cannot be read.
+    Verify {
+        /// The file, or `-` for standard input.
+        file: String,
+        /// Accept a log that stops before the game's end (exported while
+        /// the game ran).
+        #[arg(long)]
+        partial: bool,
+    },
+    /// Print a round of an exported log step by step, every hand visible,
+    /// as `huit replay` does from the database.
+    Replay {
+        /// The file, or `-` for standard input.
+        file: String,
+        /// The round (default: the last one dealt).
+        #[arg(long)]
+        round: Option<u32>,
     },
 }
 
@@ -125,6 +155,12 @@ async fn main() -> ExitCode {
             table_id,
             database_url,
         } => return audit(table_id, database_url).await,
+        Command::Log {
+            command: LogCommand::Verify { file, partial },
+        } => return verify_log(&file, partial),
+        Command::Log {
+            command: LogCommand::Replay { file, round },
+        } => replay_log(&file, round),
         Command::Ratings {
             command:
                 RatingsCommand::Rebuild {
@@ -215,7 +251,48 @@ async fn replay(
     let log = api::history::load(&pool, table_id).await?;
     let parsed = api::history::Parsed::new(log)?;
     let names = api::table_service::Names::read(&pool, parsed.persons(), None).await?;
-    print!("{}", api::history::replay_text(&parsed, round, &names)?);
+    print!(
+        "{}",
+        api::history::replay_text(&parsed, round, Some(&names))?
+    );
+    Ok(())
+}
+
+/// The exported log in `file` (`-`: standard input).
+fn read_export(file: &str) -> Result<api::history::Log, BoxError> {
+    let text = if file == "-" {
+        std::io::read_to_string(std::io::stdin())?
+    } else {
+        std::fs::read_to_string(file).map_err(|e| format!("{file}: {e}"))?
+    };
+    Ok(api::history::from_ndjson(file, &text)?)
+}
+
+/// 0: the log holds; 2: it does not (or a line is no event); 1: it could
+/// not be read.
+fn verify_log(file: &str, partial: bool) -> ExitCode {
+    let log = match read_export(file) {
+        Ok(log) => log,
+        Err(e) => {
+            eprintln!("huit log verify: {}", cause_chain(e.as_ref()));
+            return match e.downcast_ref::<api::history::BadLine>() {
+                Some(_) => ExitCode::from(2),
+                None => ExitCode::FAILURE,
+            };
+        }
+    };
+    let verdict = api::history::verify_export(&log, partial);
+    print!("{}", api::history::verdict_text(&log, &verdict));
+    if verdict.holds {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(2)
+    }
+}
+
+fn replay_log(file: &str, round: Option<u32>) -> Result<(), BoxError> {
+    let parsed = api::history::Parsed::new(read_export(file)?)?;
+    print!("{}", api::history::replay_text(&parsed, round, None)?);
     Ok(())
 }
 
@@ -228,7 +305,8 @@ async fn audit(table_id: uuid::Uuid, database_url: String) -> ExitCode {
     };
     match run.await {
         Ok(report) => {
-            print!("{}", api::history::audit_text(table_id, &report));
+            let source = api::history::Source::Table(table_id);
+            print!("{}", api::history::audit_text(&source, &report));
             if report.ok {
                 ExitCode::SUCCESS
             } else {

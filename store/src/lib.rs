@@ -20,7 +20,8 @@
 
 pub mod accounts;
 pub mod audits;
-pub mod chain;
+/// The canonical JSON and hash chain of the log (the crate `ledger`).
+pub use ledger::chain;
 pub mod connection;
 pub mod copy;
 pub mod disputes;

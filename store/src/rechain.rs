@@ -15,7 +15,7 @@ use serde_json::Value;
 use sqlx::PgPool;
 use uuid::Uuid;
 
-use crate::chain::{event_hash, format_at, GENESIS_PREV_HASH};
+use ledger::chain::{event_hash, format_at, GENESIS_PREV_HASH};
 
 /// The rewrite's name in `log_rewrites`.
 const UNNAMED: &str = "persons_by_account_id";

@@ -5,7 +5,7 @@
 
 use chrono::{DateTime, Utc};
 use domain::{Due, Notice, NoticeKind, ReadError, Salt, TableEvent, EVENT_VERSION};
-use serde::{Serialize, Serializer};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 use std::borrow::Cow;
 use utoipa::openapi::schema::{OneOf, Schema};
@@ -13,7 +13,7 @@ use utoipa::openapi::RefOr;
 use utoipa::{PartialSchema, ToSchema};
 use uuid::Uuid;
 
-use super::chain::{self, ChainedEvent};
+use ledger::chain::{self, ChainedEvent};
 
 /// An event to append: its `type`, schema version `v` and `data`.
 #[derive(Debug, Clone, PartialEq)]
@@ -42,15 +42,16 @@ impl NewEvent {
 }
 
 /// An event as logged; serializes to the public format
-/// `{seq, type, v, at, data, prev_hash, hash}`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// `{seq, type, v, at, data, prev_hash, hash}`, and reads back from it (a
+/// line of an exported log).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StoredEvent {
     pub seq: i64,
     #[serde(rename = "type")]
     pub kind: String,
     pub v: i32,
     /// RFC 3339 UTC with exactly six fractional digits.
-    #[serde(serialize_with = "serialize_at")]
+    #[serde(serialize_with = "serialize_at", deserialize_with = "deserialize_at")]
     pub at: DateTime<Utc>,
     pub data: Value,
     pub prev_hash: String,
@@ -178,6 +179,15 @@ fn format_version(v: i32) -> u32 {
 
 fn serialize_at<S: Serializer>(at: &DateTime<Utc>, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_str(&chain::format_at(*at))
+}
+
+/// Any RFC 3339 instant; one not written as [`chain::format_at`] writes it
+/// then fails its hash.
+fn deserialize_at<'de, D: Deserializer<'de>>(d: D) -> Result<DateTime<Utc>, D::Error> {
+    let text = String::deserialize(d)?;
+    DateTime::parse_from_rfc3339(&text)
+        .map(|at| at.with_timezone(&Utc))
+        .map_err(serde::de::Error::custom)
 }
 
 impl ChainedEvent for StoredEvent {

@@ -10,9 +10,8 @@ use domain::score;
 use domain::table::{self, Table, TableEvent};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
-use uuid::Uuid;
 
-use super::{evolve_guarded, parse, Log};
+use super::{evolve_guarded, parse, Log, Source};
 use store::chain::{self, ChainError};
 use store::StoredEvent;
 
@@ -394,14 +393,10 @@ fn recompute_round(t: &Table, running: &mut BTreeMap<Seat, i32>) -> Option<Score
     })
 }
 
-/// The audit as text (`huit audit`).
-pub fn audit_text(table_id: Uuid, r: &AuditReport) -> String {
+/// The audit as text (`huit audit`, `huit log verify`).
+pub fn audit_text(source: &Source, r: &AuditReport) -> String {
     let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "table {table_id}: {} events, version {}",
-        r.events, r.version
-    );
+    let _ = writeln!(out, "{source}: {} events, version {}", r.events, r.version);
     let _ = writeln!(
         out,
         "hash chain: {}",

@@ -23,16 +23,67 @@ use store::chain;
 use store::StoredEvent;
 
 mod audit;
+mod offline;
 
 pub use audit::{audit, audit_text, AuditProblem, AuditReport, RoundAudit, Scores};
+pub use offline::{verdict_text, verify_export, Verdict};
 
 /// A table's whole log, as stored, and the table's version (the seq of its
-/// last event according to `game_tables`).
+/// last event according to `game_tables`; an exported log's last seq).
 #[derive(Debug, Clone)]
 pub struct Log {
-    pub table_id: Uuid,
+    pub source: Source,
     pub version: i64,
     pub events: Vec<StoredEvent>,
+}
+
+/// Where a log was read from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    /// A table of the database.
+    Table(Uuid),
+    /// An exported log (`GET …/log`): the file's name, `-` for stdin.
+    Export(String),
+}
+
+impl std::fmt::Display for Source {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Source::Table(id) => write!(f, "table {id}"),
+            Source::Export(name) => write!(f, "log {name}"),
+        }
+    }
+}
+
+/// A line of an exported log that is not an event.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("line {line}: {why}")]
+pub struct BadLine {
+    /// 1, 2, …
+    pub line: usize,
+    pub why: String,
+}
+
+/// An exported log (NDJSON, one `{seq, type, v, at, data, prev_hash, hash}`
+/// per line, as `GET …/log` sends it), read with no database; its version
+/// is its last event's seq. A trailing newline is allowed, nothing else
+/// that is not an event.
+pub fn from_ndjson(name: &str, text: &str) -> Result<Log, BadLine> {
+    let events = text
+        .lines()
+        .enumerate()
+        .map(|(i, line)| {
+            serde_json::from_str::<StoredEvent>(line).map_err(|e| BadLine {
+                line: i + 1,
+                why: format!("not an event of the log: {e}"),
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Log {
+        source: Source::Export(name.to_owned()),
+        version: events.last().map_or(0, |e| e.seq),
+        events,
+    })
 }
 
 /// Loads the whole log of a table, page by page; 404 when there is no such
@@ -52,7 +103,7 @@ pub async fn load(pool: &PgPool, table_id: Uuid) -> Result<Log, ServiceError> {
         }
     }
     Ok(Log {
-        table_id,
+        source: Source::Table(table_id),
         version,
         events,
     })
@@ -407,9 +458,14 @@ fn full_view(table: &Table) -> Option<FullView> {
 }
 
 /// A readable account of round `round` (default: the last dealt), step by
-/// step, every hand shown (`huit replay`).
-/// `names`: its persons' names now ([`Parsed::persons`]).
-pub fn replay_text(p: &Parsed, round: Option<u32>, names: &Names) -> Result<String, ServiceError> {
+/// step, every hand shown (`huit replay`, `huit log replay`).
+/// `names`: its persons' names now ([`Parsed::persons`]); none (an
+/// exported log, read with no database): persons shown by account id.
+pub fn replay_text(
+    p: &Parsed,
+    round: Option<u32>,
+    names: Option<&Names>,
+) -> Result<String, ServiceError> {
     let n = round
         .or_else(|| p.last_round())
         .ok_or_else(|| ServiceError::NotFound("no round has been dealt at this table".into()))?;
@@ -419,17 +475,21 @@ pub fn replay_text(p: &Parsed, round: Option<u32>, names: &Names) -> Result<Stri
     let mut table = p.table_after(span.start)?;
     let names: Vec<String> = table
         .seated()
-        .map(|s| match names.of(s) {
-            Shown::Person { username, .. } => format!("seat {} {username}", s.seat),
-            Shown::Bot(level) => format!("seat {} {level} bot", s.seat),
-            Shown::Erased => format!("seat {} (erased)", s.seat),
+        .map(|s| match names.map(|names| names.of(s)) {
+            Some(Shown::Person { username, .. }) => format!("seat {} {username}", s.seat),
+            Some(Shown::Bot(level)) => format!("seat {} {level} bot", s.seat),
+            Some(Shown::Erased) => format!("seat {} (erased)", s.seat),
+            None => match s.bot {
+                Some(level) => format!("seat {} {level} bot", s.seat),
+                None => format!("seat {} account {}", s.seat, s.account_id),
+            },
         })
         .collect();
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "table {} ({}), round {n}{}: {}",
-        p.log.table_id,
+        "{} ({}), round {n}{}: {}",
+        p.log.source,
         table.ruleset,
         if span.finished { "" } else { " (running)" },
         names.join(", ")

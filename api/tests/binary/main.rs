@@ -11,4 +11,5 @@ mod support;
 
 mod cli;
 mod history_cli;
+mod log_cli;
 mod openapi;

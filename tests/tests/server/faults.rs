@@ -329,7 +329,7 @@ async fn assert_log_whole(pool: &PgPool, table: &str, acks: &[Ack]) -> i64 {
     assert!(
         report.ok && report.chain_valid,
         "{}",
-        api::history::audit_text(id, &report)
+        api::history::audit_text(&api::history::Source::Table(id), &report)
     );
     assert_eq!(log.events.len() as i64, log.version, "the table's version");
     let mut acknowledged = HashSet::new();

@@ -280,7 +280,8 @@ fn verify_lines(body: &str) -> usize {
 }
 
 #[tokio::test]
-async fn log_is_ndjson_of_the_whole_log_in_pages_whose_hashes_recompute_from_the_lines() {
+async fn log_is_ndjson_of_the_whole_log_in_pages_whose_hashes_recompute_and_that_huit_log_verify_passes(
+) {
     let app = spawn_app().await;
     let cast = cast(&app).await;
     // Long enough to need several pages of the export.
@@ -306,6 +307,24 @@ async fn log_is_ndjson_of_the_whole_log_in_pages_whose_hashes_recompute_from_the
         deal["data"]["hands"].as_object().unwrap().len(),
         3,
         "full data"
+    );
+
+    // The file a player saves, checked by `huit log verify` with no
+    // database: every hash, every round re-scored, the game's end reached.
+    let scratch = crate::support::process::Scratch::new("log-verify");
+    let file = scratch.path("table.ndjson");
+    std::fs::write(&file, &body).unwrap();
+    let out = std::process::Command::new(crate::support::process::huit_bin())
+        .args(["log", "verify"])
+        .arg(&file)
+        .env_remove("DATABASE_URL")
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    assert!(
+        said.contains(&format!("log verify: OK ({count} events")),
+        "{said}"
     );
 }
 

@@ -242,7 +242,7 @@ mod tests {
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/rfc8785")
     }
 
-    /// RFC 8785's reference test data (`store/testdata/rfc8785`, from its
+    /// RFC 8785's reference test data (`ledger/testdata/rfc8785`, from its
     /// author's implementations): each input, parsed, canonicalises to its
     /// output byte for byte; non-ASCII keys and strings, escapes and numbers
     /// included.

@@ -21,7 +21,7 @@
 //
 // Modified for Huit (2026-11-27): it writes the first 10,000 lines of that
 // file (the edge cases, 2,000 subnormals, then pseudo-random doubles from a
-// SHA-256 chain) to numbers.txt, which is committed; store/src/chain.rs's
+// SHA-256 chain) to numbers.txt, which is committed; ledger/src/chain.rs's
 // tests read it. Node's Number.prototype.toString is ECMAScript's own.
 
 const crypto = require("crypto")
