@@ -157,6 +157,21 @@ pub fn event_hash(prev_hash: &str, seq: i64, kind: &str, v: i32, at: &str, data:
     hex::encode(hasher.finalize())
 }
 
+/// The `hash` of an event given as an exported line's JSON object
+/// (`{seq, type, v, at, data, …}`) after `prev_hash`, its `at` taken as
+/// written; `None` when one of those fields is missing or of another type.
+pub fn line_hash(prev_hash: &str, line: &Value) -> Option<String> {
+    let v = i32::try_from(line["v"].as_i64()?).ok()?;
+    Some(event_hash(
+        prev_hash,
+        line["seq"].as_i64()?,
+        line["type"].as_str()?,
+        v,
+        line["at"].as_str()?,
+        line.get("data")?,
+    ))
+}
+
 /// What [`verify_chain`] found wrong, at which `seq`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ChainError {
@@ -359,6 +374,21 @@ mod tests {
                 "{object}"
             );
         }
+    }
+
+    #[test]
+    fn a_lines_hash_is_its_events() {
+        let data = json!({"seats": 4, "ruleset": "classic"});
+        let at = "2025-01-31T18:04:05.000000Z";
+        let line = json!({"seq": 1, "type": "table_created", "v": 1, "at": at, "data": data,
+                          "prev_hash": GENESIS_PREV_HASH, "hash": "ignored"});
+        assert_eq!(
+            line_hash(GENESIS_PREV_HASH, &line).as_deref(),
+            Some(event_hash(GENESIS_PREV_HASH, 1, "table_created", 1, at, &data).as_str())
+        );
+        let mut no_data = line.clone();
+        no_data.as_object_mut().unwrap().remove("data");
+        assert_eq!(line_hash(GENESIS_PREV_HASH, &no_data), None);
     }
 
     #[test]

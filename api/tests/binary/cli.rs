@@ -1,27 +1,10 @@
 //! `huit admin create` against a real database (from DATABASE_URL, as
 //! scripts/test provides).
 
-use std::io::Write;
-use std::process::{Command, Stdio};
-
 use sqlx::Connection;
 
 fn admin_create(url: &str, username: &str, stdin: &str) -> std::process::Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_huit"))
-        .args(["admin", "create", username])
-        .env("DATABASE_URL", url)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    child.wait_with_output().unwrap()
+    crate::support::huit_with_stdin(&["admin", "create", username], Some(url), stdin)
 }
 
 #[tokio::test]

@@ -3,20 +3,11 @@
 
 use std::process::{Command, Output};
 
-use sqlx::postgres::PgPoolOptions;
 use sqlx::PgPool;
 use uuid::Uuid;
 
-/// A fresh migrated database: its URL and a pool on it.
 async fn database() -> (String, PgPool) {
-    let (url, db) = crate::support::scratch_database().await;
-    let pool = PgPoolOptions::new()
-        .max_connections(2)
-        .connect_with(db)
-        .await
-        .unwrap();
-    api::startup::migrate(&pool).await.unwrap();
-    (url, pool)
+    crate::support::migrated_database().await
 }
 
 /// A finished two-round game between three accounts, stored.

@@ -2,10 +2,8 @@
 //! database: a game of every preset, stored, then exported line by line as
 //! `GET …/log` sends it, and damaged each way a file can be.
 
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
-use sqlx::postgres::PgPoolOptions;
 use sqlx::PgPool;
 
 /// Every preset, with a target that ends its game in a few rounds.
@@ -18,14 +16,7 @@ const PRESETS: [(&str, u32); 5] = [
 ];
 
 async fn pool() -> PgPool {
-    let (_, options) = crate::support::scratch_database().await;
-    let pool = PgPoolOptions::new()
-        .max_connections(2)
-        .connect_with(options)
-        .await
-        .unwrap();
-    api::startup::migrate(&pool).await.unwrap();
-    pool
+    crate::support::migrated_database().await.1
 }
 
 /// A finished game of `ruleset` between three new accounts, stored, then
@@ -56,22 +47,9 @@ async fn exported(pool: &PgPool, ruleset: &str, target: u32, seed: u64) -> Vec<S
 
 /// `huit log <args>` with `stdin`, and no database to reach.
 fn huit_log(args: &[&str], stdin: &str) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_huit"))
-        .arg("log")
-        .args(args)
-        .env_remove("DATABASE_URL")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    child.wait_with_output().unwrap()
+    let mut all = vec!["log"];
+    all.extend_from_slice(args);
+    crate::support::huit_with_stdin(&all, None, stdin)
 }
 
 fn text(out: &Output) -> String {
@@ -149,14 +127,7 @@ async fn a_damaged_log_fails_naming_its_first_bad_line() {
     let mut prev = forged[ended - 2]["hash"].as_str().unwrap().to_owned();
     for e in &mut forged[ended - 1..] {
         e["prev_hash"] = serde_json::json!(prev);
-        let hash = store::chain::event_hash(
-            &prev,
-            e["seq"].as_i64().unwrap(),
-            e["type"].as_str().unwrap(),
-            e["v"].as_i64().unwrap() as i32,
-            e["at"].as_str().unwrap(),
-            &e["data"],
-        );
+        let hash = store::chain::line_hash(&prev, e).expect("a whole event");
         e["hash"] = serde_json::json!(hash);
         prev = hash;
     }

@@ -13,7 +13,7 @@ use e2e::{
     assert_problem, eventually, frames, read_until, seqs, spawn_app, spawn_app_with, Cast, TestApp,
 };
 use serde_json::{json, Value};
-use store::chain::{event_hash, GENESIS_PREV_HASH};
+use store::chain::{line_hash, GENESIS_PREV_HASH};
 use uuid::Uuid;
 
 async fn cast(app: &TestApp) -> Cast {
@@ -264,14 +264,7 @@ fn verify_lines(body: &str) -> usize {
         let e: Value = serde_json::from_str(line).unwrap();
         assert_eq!(e["seq"], i + 1);
         assert_eq!(e["prev_hash"], prev.as_str());
-        let hash = event_hash(
-            &prev,
-            e["seq"].as_i64().unwrap(),
-            e["type"].as_str().unwrap(),
-            e["v"].as_i64().unwrap() as i32,
-            e["at"].as_str().unwrap(),
-            &e["data"],
-        );
+        let hash = line_hash(&prev, &e).expect("a whole event");
         assert_eq!(e["hash"], hash.as_str(), "line {}", i + 1);
         prev = hash;
         count += 1;
