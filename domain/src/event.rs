@@ -50,8 +50,13 @@ pub enum Move {
         #[serde(default)]
         announce: bool,
     },
-    Draw,
-    Pass,
+    // Objects with no field but `type`, not unit variants, which serde
+    // would let carry unknown fields: every move refuses them alike.
+    /// Draw from the stock: `{"type": "draw"}`, no other field.
+    Draw {},
+    /// End the turn where the rules allow it: `{"type": "pass"}`, no
+    /// other field.
+    Pass {},
     Challenge {
         #[cfg_attr(feature = "openapi", schema(value_type = usize))]
         seat: Seat,

@@ -34,8 +34,8 @@ pub(super) fn decide<'v>(view: &'v SeatView, book: &Book) -> &'v Move {
     }
     moves
         .iter()
-        .find(|m| matches!(m, Move::Pass))
-        .or_else(|| moves.iter().find(|m| matches!(m, Move::Draw)))
+        .find(|m| matches!(m, Move::Pass {}))
+        .or_else(|| moves.iter().find(|m| matches!(m, Move::Draw {})))
         .unwrap_or(&moves[0])
 }
 

@@ -96,7 +96,7 @@ fn d42_the_basic_bot_announces_challenges_and_keeps_its_wild_cards() {
                     }
                 }
                 // Plays rather than draws.
-                if matches!(mv, Move::Draw) {
+                if matches!(mv, Move::Draw {}) {
                     assert!(
                         !view
                             .legal_moves

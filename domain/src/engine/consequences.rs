@@ -72,11 +72,11 @@ impl Game {
                 }
                 self.play(seat, card, choice, announce, rng, out);
             }
-            Move::Draw => {
+            Move::Draw {} => {
                 self.check_draw(r, seat)?;
                 self.draw_move(seat, rng, out);
             }
-            Move::Pass => {
+            Move::Pass {} => {
                 self.check_pass(r)?;
                 self.emit(Event::TurnPassed { seat }, out);
                 self.start_turn(self.step(seat, 1), Pending::None, self.r().frozen, out);
@@ -290,7 +290,7 @@ impl Game {
             return Err(RuleError::NotYourTurn { seat, current });
         }
         if self.check_pass(r).is_ok() {
-            return self.act(seat, &Move::Pass, rng, out);
+            return self.act(seat, &Move::Pass {}, rng, out);
         }
         self.draw_move(seat, rng, out);
         let drawn_pending = self
@@ -298,7 +298,7 @@ impl Game {
             .as_ref()
             .is_some_and(|r| r.current == Some(seat) && matches!(r.pending, Pending::Drawn { .. }));
         if drawn_pending && self.result.is_none() {
-            self.act(seat, &Move::Pass, rng, out)?;
+            self.act(seat, &Move::Pass {}, rng, out)?;
         }
         Ok(())
     }

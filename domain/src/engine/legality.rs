@@ -65,10 +65,10 @@ impl Game {
         }
         let has_play = listed.any;
         if self.check_draw_given(r, || has_play).is_ok() {
-            moves.push(Move::Draw);
+            moves.push(Move::Draw {});
         }
         if self.check_pass(r).is_ok() {
-            moves.push(Move::Pass);
+            moves.push(Move::Pass {});
         }
     }
 

@@ -294,7 +294,7 @@ fn moves_come_from_seated_players_only() {
     .unwrap();
     let mv = TableCommand::Move {
         account_id: "z".into(),
-        mv: Move::Draw,
+        mv: Move::Draw {},
     };
     assert_eq!(t.decide(&mv, &mut rng()), Err(TableError::NotSeated));
 }

@@ -18,8 +18,8 @@ fn any_card() -> impl Strategy<Value = Card> {
 
 fn any_move() -> impl Strategy<Value = Move> {
     prop_oneof![
-        Just(Move::Draw),
-        Just(Move::Pass),
+        Just(Move::Draw {}),
+        Just(Move::Pass {}),
         (0usize..24).prop_map(|seat| Move::Challenge { seat }),
         (
             any_card(),
@@ -55,7 +55,7 @@ proptest! {
         // Moves before the start are refused.
         let before = g.clone();
         let mut out = Vec::new();
-        let early = Command::Move { seat: 0, mv: Move::Draw };
+        let early = Command::Move { seat: 0, mv: Move::Draw {} };
         prop_assert!(g.execute(&early, &mut rng, &mut out).is_err());
         prop_assert_eq!(&g, &before);
         g.execute(&Command::Start, &mut rng, &mut out).unwrap();

@@ -129,7 +129,7 @@ fn perft_counts_challenges_by_any_seat() {
             .collect::<Vec<_>>(),
         vec![
             Move::Challenge { seat: 0 },
-            Move::Draw,
+            Move::Draw {},
             Move::Challenge { seat: 0 }
         ]
     );

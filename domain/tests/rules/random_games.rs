@@ -27,8 +27,8 @@ fn arbitrary_move(g: &Game, rng: &mut impl Rng) -> Move {
     let deck = g.rules().deck.cards();
     let any_card = |rng: &mut dyn rand::RngCore| deck[rng.gen_range(0..deck.len())];
     match rng.gen_range(0..10) {
-        0 => Move::Draw,
-        1 => Move::Pass,
+        0 => Move::Draw {},
+        1 => Move::Pass {},
         2 => Move::Challenge {
             seat: rng.gen_range(0..g.seats() + 2),
         },

@@ -92,7 +92,7 @@ fn s0_an_unannounced_last_card_challenged_draws_two() {
 fn d8_the_window_closes_on_the_next_move() {
     let mut g = table("classique", "5H 6C");
     ok(&mut g, 0, play("5H"));
-    ok(&mut g, 1, Move::Draw);
+    ok(&mut g, 1, Move::Draw {});
     assert_eq!(legal(&g, 2), ["draw"]);
     cannot_challenge(refused(&mut g, 2, challenge(0)));
 }
@@ -233,7 +233,7 @@ fn d8_a_drawn_card_played_may_carry_the_announcement() {
             stock: "5H 3D",
         },
     );
-    ok(&mut g, 0, Move::Draw);
+    ok(&mut g, 0, Move::Draw {});
     assert_eq!(legal(&g, 0), ["5H!", "5H", "pass"]);
     ok(&mut g, 0, announced(play("5H")));
     assert_eq!(legal(&g, 1), ["draw"]);

@@ -271,7 +271,7 @@ fn d3_ace_chain_draws_two_per_ace() {
     );
     assert_eq!(legal(&g, 2), ["draw"]);
     assert_eq!(
-        ok(&mut g, 2, domain::Move::Draw),
+        ok(&mut g, 2, domain::Move::Draw {}),
         vec![drew(2, "3S 3D 7C 7D", DrawReason::Penalty), turn_to(0)]
     );
 }
@@ -290,7 +290,7 @@ fn d3_after_the_chain_the_next_player_plays_on_the_ace_normally() {
     );
     ok(&mut g, 0, play("5S"));
     ok(&mut g, 1, play("AS"));
-    ok(&mut g, 2, domain::Move::Draw);
+    ok(&mut g, 2, domain::Move::Draw {});
     assert_eq!(g.round().unwrap().pending, Pending::None);
     // On the AS: a spade or an ace; 6C is neither.
     assert_eq!(legal(&g, 0), ["7S"]);
@@ -333,7 +333,7 @@ fn d28_an_attack_waits_and_the_victim_may_take_it_holding_an_ace() {
     ok(&mut g, 0, play("AH"));
     assert_eq!(legal(&g, 1), ["AS", "draw"]);
     assert_eq!(
-        ok(&mut g, 1, domain::Move::Draw),
+        ok(&mut g, 1, domain::Move::Draw {}),
         vec![drew(1, "3S 3D", DrawReason::Penalty), turn_to(2)]
     );
 }
@@ -429,7 +429,7 @@ fn d12_a_player_without_one_draws_and_may_play_a_drawn_ace() {
     ok(&mut g, 0, play("AH"));
     assert_eq!(legal(&g, 1), ["draw"]);
     assert_eq!(
-        ok(&mut g, 1, domain::Move::Draw),
+        ok(&mut g, 1, domain::Move::Draw {}),
         vec![
             drew(1, "AC", DrawReason::Draw),
             turn(1, Pending::Drawn { card: card("AC") }, true),
@@ -455,7 +455,7 @@ fn d12_a_drawn_card_that_does_not_unfreeze_ends_the_turn() {
     );
     ok(&mut g, 0, play("AH"));
     assert_eq!(
-        ok(&mut g, 1, domain::Move::Draw),
+        ok(&mut g, 1, domain::Move::Draw {}),
         vec![
             drew(1, "KC", DrawReason::Draw),
             turn(2, Pending::None, true)
@@ -762,7 +762,7 @@ fn d5_a_ten_must_be_followed_by_a_card_legal_on_it() {
     );
     assert_eq!(legal(&g, 0), ["5H"]);
     assert!(matches!(
-        refused(&mut g, 0, domain::Move::Draw),
+        refused(&mut g, 0, domain::Move::Draw {}),
         RuleError::CannotDraw(_)
     ));
     illegal(refused(&mut g, 0, play("KD")));
@@ -811,7 +811,7 @@ fn d33_no_card_legal_on_the_ten_draws_two_and_ends_the_turn() {
     ok(&mut g, 0, play("10H"));
     assert_eq!(legal(&g, 0), ["draw"]);
     assert_eq!(
-        ok(&mut g, 0, domain::Move::Draw),
+        ok(&mut g, 0, domain::Move::Draw {}),
         vec![drew(0, "3S 3D", DrawReason::Penalty), turn_to(1)]
     );
 }
@@ -888,11 +888,11 @@ fn d11_a_queen_allows_one_more_card_or_a_pass() {
     );
     assert_eq!(legal(&g, 0), ["5H", "pass"]);
     assert!(matches!(
-        refused(&mut g, 0, domain::Move::Draw),
+        refused(&mut g, 0, domain::Move::Draw {}),
         RuleError::CannotDraw(_)
     ));
     assert_eq!(
-        ok(&mut g, 0, domain::Move::Pass),
+        ok(&mut g, 0, domain::Move::Pass {}),
         vec![Event::TurnPassed { seat: 0 }, turn_to(1)]
     );
 }
@@ -1138,7 +1138,7 @@ fn d25_a_2_answers_a_pending_2_and_passes_the_sum_on() {
         vec![played(1, &mv), turn(2, Pending::Draw { total: 4 }, false)]
     );
     assert_eq!(
-        ok(&mut g, 2, domain::Move::Draw),
+        ok(&mut g, 2, domain::Move::Draw {}),
         vec![drew(2, "3S 3D 7C 7D", DrawReason::Penalty), turn_to(0)]
     );
 }
@@ -1235,7 +1235,7 @@ fn d34_a_single_effect_card_cannot_be_played_so_the_player_draws() {
     assert_eq!(legal(&g, 0), ["draw"]);
     illegal(refused(&mut g, 0, play_suit("8H", "H")));
     assert_eq!(
-        ok(&mut g, 0, domain::Move::Draw),
+        ok(&mut g, 0, domain::Move::Draw {}),
         vec![
             drew(0, "5H", DrawReason::Draw),
             turn(0, Pending::Drawn { card: card("5H") }, false),
@@ -1256,7 +1256,7 @@ fn d34_a_drawn_effect_card_may_be_played_because_it_is_not_the_last() {
             stock: "2H 3S 3D",
         },
     );
-    ok(&mut g, 0, domain::Move::Draw);
+    ok(&mut g, 0, domain::Move::Draw {});
     let mv = announced(play("2H"));
     assert_eq!(
         ok(&mut g, 0, mv.clone()),
@@ -1322,7 +1322,7 @@ fn d3_a_new_ace_after_a_paid_chain_starts_a_chain_of_one() {
         },
     );
     ok(&mut g, 0, play("AH"));
-    ok(&mut g, 1, domain::Move::Draw);
+    ok(&mut g, 1, domain::Move::Draw {});
     let mv = play("AD");
     assert_eq!(
         ok(&mut g, 2, mv.clone()),

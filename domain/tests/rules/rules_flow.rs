@@ -349,7 +349,7 @@ fn d2_a_drawn_2_has_no_effect() {
         },
     );
     assert_eq!(
-        ok(&mut g, 0, Move::Draw),
+        ok(&mut g, 0, Move::Draw {}),
         vec![drew(0, "2D", DrawReason::Draw), turn_to(1)]
     );
     assert_eq!(hand(&g, 1).len(), 3);
@@ -405,7 +405,7 @@ fn s0_an_empty_stock_is_rebuilt_from_the_discard_pile_but_the_top() {
     );
     ok(&mut g, 1, play("5H"));
     ok(&mut g, 0, play("6H"));
-    let events = ok(&mut g, 1, Move::Draw);
+    let events = ok(&mut g, 1, Move::Draw {});
     let Event::StockReshuffled { stock } = &events[0] else {
         panic!("{events:?}")
     };
@@ -444,7 +444,7 @@ fn d24_a_draw_with_nothing_left_takes_nothing_and_play_goes_on() {
         },
     );
     assert_eq!(
-        ok(&mut g, 1, Move::Draw),
+        ok(&mut g, 1, Move::Draw {}),
         vec![drew(1, "", DrawReason::Draw), turn_to(0)]
     );
 }
@@ -495,7 +495,7 @@ fn d27_a_drawn_legal_card_may_be_played_and_only_it() {
     );
     assert_eq!(legal(&g, 0), ["draw"]);
     assert_eq!(
-        ok(&mut g, 0, Move::Draw),
+        ok(&mut g, 0, Move::Draw {}),
         vec![
             drew(0, "5H", DrawReason::Draw),
             turn(0, Pending::Drawn { card: card("5H") }, false),
@@ -503,11 +503,11 @@ fn d27_a_drawn_legal_card_may_be_played_and_only_it() {
     );
     assert_eq!(legal(&g, 0), ["5H", "pass"]);
     assert!(matches!(
-        refused(&mut g, 0, Move::Draw),
+        refused(&mut g, 0, Move::Draw {}),
         RuleError::CannotDraw(_)
     ));
     assert_eq!(
-        ok(&mut g, 0, Move::Pass),
+        ok(&mut g, 0, Move::Pass {}),
         vec![Event::TurnPassed { seat: 0 }, turn_to(1)]
     );
     assert_eq!(hand(&g, 0), ["KS", "9C", "3D", "5H"]);
@@ -526,7 +526,7 @@ fn d27_a_drawn_card_that_is_not_legal_ends_the_turn() {
         },
     );
     assert_eq!(
-        ok(&mut g, 0, Move::Draw),
+        ok(&mut g, 0, Move::Draw {}),
         vec![drew(0, "6D", DrawReason::Draw), turn_to(1)]
     );
 }
@@ -545,11 +545,11 @@ fn d27_no_draw_while_holding_a_legal_card() {
         },
     );
     assert!(matches!(
-        refused(&mut g, 0, Move::Draw),
+        refused(&mut g, 0, Move::Draw {}),
         RuleError::CannotDraw(_)
     ));
     assert!(matches!(
-        refused(&mut g, 0, Move::Pass),
+        refused(&mut g, 0, Move::Pass {}),
         RuleError::CannotPass(_)
     ));
 }
@@ -568,7 +568,7 @@ fn s2_drawing_ends_the_turn() {
         },
     );
     assert_eq!(
-        ok(&mut g, 0, Move::Draw),
+        ok(&mut g, 0, Move::Draw {}),
         vec![drew(0, "5H", DrawReason::Draw), turn_to(1)]
     );
 }
@@ -588,7 +588,7 @@ fn d15_s4_a_player_may_draw_instead_of_playing_and_play_the_drawn_card() {
         },
     );
     assert_eq!(legal(&g, 0), ["4C", "draw"]);
-    ok(&mut g, 0, Move::Draw);
+    ok(&mut g, 0, Move::Draw {});
     assert_eq!(legal(&g, 0), ["5H", "pass"]);
     let mv = play("5H");
     assert_eq!(ok(&mut g, 0, mv.clone()), vec![played(0, &mv), turn_to(1)]);

@@ -581,10 +581,10 @@ fn d31_a_blocked_round_ends_and_everyone_scores_the_hand() {
         },
     );
     assert_eq!(
-        ok(&mut g, 0, Move::Draw),
+        ok(&mut g, 0, Move::Draw {}),
         vec![drew(0, "", DrawReason::Draw), turn_to(1)]
     );
-    let events = ok(&mut g, 1, Move::Draw);
+    let events = ok(&mut g, 1, Move::Draw {});
     assert_eq!(events[0], drew(1, "", DrawReason::Draw));
     let re = round_ended(&events);
     assert_eq!(re.out_order, Vec::<usize>::new());
@@ -609,16 +609,16 @@ fn d31_a_blocked_placement_round_gives_0_to_those_holding_cards() {
     );
     ok(&mut g, 1, play_suit("8C", "D"));
     assert_eq!(
-        ok(&mut g, 2, Move::Draw),
+        ok(&mut g, 2, Move::Draw {}),
         vec![
             Event::StockReshuffled { stock: cards("4C") },
             drew(2, "4C", DrawReason::Draw),
             turn_to(3),
         ]
     );
-    ok(&mut g, 3, Move::Draw);
-    ok(&mut g, 0, Move::Draw);
-    let events = ok(&mut g, 2, Move::Draw);
+    ok(&mut g, 3, Move::Draw {});
+    ok(&mut g, 0, Move::Draw {});
+    let events = ok(&mut g, 2, Move::Draw {});
     assert_eq!(events[0], drew(2, "", DrawReason::Draw));
     let re = round_ended(&events);
     assert_eq!(re.out_order, vec![1]);

@@ -424,11 +424,40 @@ async fn refused_moves_say_why_and_append_nothing() {
             "invalid_move",
         ),
         ("not a move", json!("draw"), 422, "invalid_move"),
+        // Every move type refuses a field it does not have, alike.
+        (
+            "play, unknown field",
+            json!({"type": "play", "card": "8H", "seat": 1}),
+            422,
+            "invalid_move",
+        ),
+        (
+            "draw, unknown field",
+            json!({"type": "draw", "seat": 1}),
+            422,
+            "invalid_move",
+        ),
+        (
+            "pass, unknown field",
+            json!({"type": "pass", "card": "8H"}),
+            422,
+            "invalid_move",
+        ),
+        (
+            "challenge, unknown field",
+            json!({"type": "challenge", "seat": 0, "card": "8H"}),
+            422,
+            "invalid_move",
+        ),
     ];
     for (what, mv, status, code) in refusals {
         let res = play(&app, &tokens[on_turn], &id, &mv, None).await;
         let p = assert_problem(res, status, code).await;
-        assert!(!p["detail"].as_str().unwrap().is_empty(), "{what}");
+        let detail = p["detail"].as_str().unwrap();
+        assert!(!detail.is_empty(), "{what}");
+        if what.ends_with("unknown field") {
+            assert!(detail.contains("unknown field"), "{what}: {detail}");
+        }
     }
     // Out of turn.
     let mv = json!({"type": "draw"});

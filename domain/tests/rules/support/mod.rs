@@ -216,8 +216,8 @@ pub fn show(m: &Move) -> String {
             }
             s
         }
-        Move::Draw => "draw".into(),
-        Move::Pass => "pass".into(),
+        Move::Draw {} => "draw".into(),
+        Move::Pass {} => "pass".into(),
         Move::Challenge { seat } => format!("challenge {seat}"),
     }
 }
