@@ -11,11 +11,20 @@ use serde_json::json;
 
 fn main() {
     let events = [
-        ("card_played", json!({"seat": 2, "card": "8H", "suit": "S", "announce": false,
-                               "salt": "4f0c2a1e9b7d3c5a8e6f1d2b0a9c8e7f"})),
-        ("turn_started", json!({"seat": 3, "salt": "9b7d3c5a8e6f1d2b0a9c8e7f4f0c2a1e"})),
-        ("cards_drawn", json!({"seat": 1, "count": 2, "cards": ["QC", "7D"],
-                               "salt": "0a9c8e7f4f0c2a1e9b7d3c5a8e6f1d2b"})),
+        (
+            "card_played",
+            json!({"seat": 2, "card": "8H", "suit": "S", "announce": false,
+                               "salt": "4f0c2a1e9b7d3c5a8e6f1d2b0a9c8e7f"}),
+        ),
+        (
+            "turn_started",
+            json!({"seat": 3, "salt": "9b7d3c5a8e6f1d2b0a9c8e7f4f0c2a1e"}),
+        ),
+        (
+            "cards_drawn",
+            json!({"seat": 1, "count": 2, "cards": ["QC", "7D"],
+                               "salt": "0a9c8e7f4f0c2a1e9b7d3c5a8e6f1d2b"}),
+        ),
     ];
     let at = "2025-01-31T18:04:05.123456Z";
     let mut runs = Vec::new();
@@ -30,5 +39,8 @@ fn main() {
         runs.push(started.elapsed().as_nanos() as f64 / 20_000.0);
     }
     runs.sort_by(f64::total_cmp);
-    println!("hash_cost: median {:.0} ns per event (15 runs of 20,000)", runs[7]);
+    println!(
+        "hash_cost: median {:.0} ns per event (15 runs of 20,000)",
+        runs[7]
+    );
 }
