@@ -134,6 +134,7 @@ pub fn event_components() -> Vec<(String, RefOr<Schema>)> {
     <TableEvent as ToSchema>::schemas(&mut components);
     <Event as ToSchema>::schemas(&mut components);
     let mut union = OneOfBuilder::new();
+    let mut mapping = Vec::new();
     for (kind, mut object) in members(TableEvent::schema())
         .into_iter()
         .chain(members(Event::schema()))
@@ -159,16 +160,20 @@ pub fn event_components() -> Vec<(String, RefOr<Schema>)> {
             .properties
             .insert("data".into(), RefOr::T(Schema::AllOf(data)));
         let name = format!("{}Event", camel(&kind));
+        mapping.push((kind, format!("#/components/schemas/{name}")));
         union = union.item(Ref::from_schema_name(&name));
         components.push((name, RefOr::T(Schema::Object(object))));
     }
-    // Each member's `type` is a one-value enum, which is what discriminates
-    // them. No `discriminator` keyword: with it, generators (openapi-typescript)
-    // read `StoredEvent`, an `allOf` that includes this union, as one more
-    // member of it and overwrite its `type`.
-    let union = union.description(Some(
-        "An event's `type` and its `data`: one member per type, told apart by `type`.",
-    ));
+    // Each member's `type` is a one-value enum, and the `discriminator`
+    // maps it to its member, so that generators choose the member by the
+    // tag instead of trying each. (The store makes each member a complete
+    // stored event; nothing includes this union by `allOf`, which made
+    // openapi-typescript overwrite `type` when it did.)
+    let union = union
+        .discriminator(Some(Discriminator::with_mapping("type", mapping)))
+        .description(Some(
+            "An event's `type` and its `data`: one member per type, told apart by `type`.",
+        ));
     components.push((EVENT_BODY.into(), RefOr::T(Schema::OneOf(union.build()))));
     components
 }

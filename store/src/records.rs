@@ -8,7 +8,7 @@ use domain::{Due, Notice, NoticeKind, ReadError, Salt, TableEvent, EVENT_VERSION
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 use std::borrow::Cow;
-use utoipa::openapi::schema::{Discriminator, OneOf, Schema};
+use utoipa::openapi::schema::{OneOf, Schema};
 use utoipa::openapi::RefOr;
 use utoipa::{PartialSchema, ToSchema};
 use uuid::Uuid;
@@ -83,15 +83,14 @@ struct EventHead {
 
 /// The stored event's schema: one complete object per event type (its
 /// head, its `type` as a one-value enum and its typed `data`), each a
-/// component of its own, their union told apart by `type` (a
-/// `discriminator` with its mapping, so that generators choose the member
-/// by the tag instead of trying each). Complete
+/// component of its own, their union told apart by `type` (the domain's
+/// `discriminator` and its mapping). Complete
 /// objects rather than an `allOf` of the head and a union: a generator
 /// (openapi-python-client) cannot take an `allOf` of a non-object, and
 /// dropped the events with everything that held them.
 fn event_schemas() -> (OneOf, Vec<(String, RefOr<Schema>)>) {
     let mut components = domain::schema::event_components();
-    let mut union = match components
+    let union = match components
         .iter()
         .position(|(name, _)| name == domain::schema::EVENT_BODY)
     {
@@ -129,28 +128,7 @@ fn event_schemas() -> (OneOf, Vec<(String, RefOr<Schema>)>) {
             event.required.extend(head.required.iter().cloned());
         }
     }
-    union.discriminator = Some(Discriminator::with_mapping(
-        "type",
-        components.iter().filter_map(|(name, schema)| {
-            let kind = members.contains(name).then(|| type_of(schema))??;
-            Some((kind, format!("#/components/schemas/{name}")))
-        }),
-    ));
     (union, components)
-}
-
-/// The one value of an event component's `type`.
-fn type_of(schema: &RefOr<Schema>) -> Option<String> {
-    let RefOr::T(Schema::Object(event)) = schema else {
-        return None;
-    };
-    let RefOr::T(Schema::Object(kind)) = event.properties.get("type")? else {
-        return None;
-    };
-    match kind.enum_values.as_deref()? {
-        [serde_json::Value::String(kind)] => Some(kind.clone()),
-        _ => None,
-    }
 }
 
 impl PartialSchema for StoredEvent {
