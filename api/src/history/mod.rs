@@ -37,6 +37,16 @@ pub struct Log {
     pub events: Vec<StoredEvent>,
 }
 
+impl Log {
+    /// Whether it ends with the game's end (`game_ended`, `game_aborted`):
+    /// nothing can be appended to it any more.
+    pub fn is_over(&self) -> bool {
+        self.events
+            .last()
+            .is_some_and(|e| matches!(e.kind.as_str(), "game_ended" | "game_aborted"))
+    }
+}
+
 /// Where a log was read from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Source {
@@ -127,10 +137,7 @@ pub async fn kept_audit(
         }
     }
     let log = load(pool, table_id).await?;
-    let over = log
-        .events
-        .last()
-        .is_some_and(|e| matches!(e.kind.as_str(), "game_ended" | "game_aborted"));
+    let over = log.is_over();
     let report = tokio::task::spawn_blocking(move || audit(&log))
         .await
         .map_err(ServiceError::internal)?;

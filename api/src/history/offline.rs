@@ -25,10 +25,7 @@ pub struct Verdict {
 /// game).
 pub fn verify_export(log: &Log, partial: bool) -> Verdict {
     let report = audit(log);
-    let complete = log
-        .events
-        .last()
-        .is_some_and(|e| matches!(e.kind.as_str(), "game_ended" | "game_aborted"));
+    let complete = log.is_over();
     let first_bad_line = match report.first_bad_seq {
         Some(seq) => Some(
             log.events
