@@ -281,13 +281,11 @@ impl Application {
         let (throttle, guesses, rates) = request_limits(&settings);
         let descriptors = descriptor_limit();
         let watchers = web::Data::new(Watchers::new(watch_limits(&settings, descriptors)));
-        let roots = extra_roots(&settings)?;
-        let webhooks = webhooks(&settings, &roots)?;
-        let tables = web::Data::new(table_service(&settings, &pool, &hub, &webhooks));
-        let accounts = web::Data::new(accounts_service(&settings, &pool, &tables));
-        let tasks = spawn_tasks(
-            &settings, &pool, &hub, &watchers, &tables, &accounts, webhooks,
-        );
+        let Services {
+            tables,
+            accounts,
+            tasks,
+        } = services(&settings, &pool, &hub, &watchers)?;
         let pool = web::Data::new(pool);
         let metrics = metrics_listener(&settings, &pool, &tables, &watchers)?;
         let cors_origins = cors_origins(&settings.cors_origins)?;
@@ -555,6 +553,34 @@ fn table_service(
             strong_tables: settings.max_strong_bot_tables,
             bots: settings.max_bots,
         })
+}
+
+/// The process's services of tables and accounts, and the tasks that act
+/// by themselves (with the webhooks `settings` ask for, their client
+/// trusting `HUIT_EXTRA_CA_FILE`).
+fn services(
+    settings: &Settings,
+    pool: &PgPool,
+    hub: &CommitHub,
+    watchers: &Watchers,
+) -> std::io::Result<Services> {
+    let roots = extra_roots(settings)?;
+    let webhooks = webhooks(settings, &roots)?;
+    let tables = web::Data::new(table_service(settings, pool, hub, &webhooks));
+    let accounts = web::Data::new(accounts_service(settings, pool, &tables));
+    let tasks = spawn_tasks(settings, pool, hub, watchers, &tables, &accounts, webhooks);
+    Ok(Services {
+        tables,
+        accounts,
+        tasks,
+    })
+}
+
+/// What [`services`] starts.
+struct Services {
+    tables: web::Data<TableService>,
+    accounts: web::Data<Accounts>,
+    tasks: Vec<tokio::task::JoinHandle<()>>,
 }
 
 /// The accounts' service of the process: deletions, erasures, the eraser.
