@@ -222,16 +222,21 @@ pub async fn delete_current_session(
     Ok(HttpResponse::NoContent().finish())
 }
 
+/// The example of a session, in [`SessionInfo`]'s schema and the list's.
+fn session_example() -> serde_json::Value {
+    serde_json::json!({
+        "id": "3c1a5d2f-4e8b-4a6c-9f2e-3d4c5b6a7e8f",
+        "created_at": "2025-01-31T18:04:05.123456Z",
+        "last_used_at": "2025-02-01T09:00:00.000000Z",
+        "expires_at": "2025-03-02T18:04:05.123456Z",
+        "user_agent": "Huit/1.4 (iPhone; iOS 18.1)",
+        "current": true
+    })
+}
+
 /// One of the caller's sessions (a device they are logged in on).
 #[derive(Debug, Serialize, ToSchema)]
-#[schema(example = json!({
-    "id": "3c1a5d2f-4e8b-4a6c-9f2e-3d4c5b6a7e8f",
-    "created_at": "2025-01-31T18:04:05.123456Z",
-    "last_used_at": "2025-02-01T09:00:00.000000Z",
-    "expires_at": "2025-03-02T18:04:05.123456Z",
-    "user_agent": "Huit/1.4 (iPhone; iOS 18.1)",
-    "current": true
-}))]
+#[schema(example = session_example)]
 pub struct SessionInfo {
     pub id: Uuid,
     pub created_at: DateTime<Utc>,
@@ -262,14 +267,7 @@ impl SessionInfo {
 
 /// The caller's sessions.
 #[derive(Debug, Serialize, ToSchema)]
-#[schema(example = json!({"sessions": [{
-    "id": "3c1a5d2f-4e8b-4a6c-9f2e-3d4c5b6a7e8f",
-    "created_at": "2025-01-31T18:04:05.123456Z",
-    "last_used_at": "2025-02-01T09:00:00.000000Z",
-    "expires_at": "2025-03-02T18:04:05.123456Z",
-    "user_agent": "Huit/1.4 (iPhone; iOS 18.1)",
-    "current": true
-}]}))]
+#[schema(example = json!({"sessions": [session_example()]}))]
 pub struct Sessions {
     /// The active ones (neither revoked nor expired), the last used first;
     /// at most 100.
