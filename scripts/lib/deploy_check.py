@@ -31,9 +31,7 @@ def instructions(dockerfile):
     lines, current = [], ""
     for raw in dockerfile.splitlines():
         line = raw.strip()
-        if not current and (not line or line.startswith("#")):
-            continue
-        if line.startswith("#"):
+        if line.startswith("#") or not (line or current):
             continue
         if line.endswith("\\"):
             current += line[:-1] + " "
