@@ -26,7 +26,7 @@ use uuid::Uuid;
 
 use crate::history_cost::{log_in, next_move, player, started_table, Player};
 use crate::load::measure::percentile;
-use crate::ratings::{copy_csv, event_rows};
+use crate::ratings::{copy_csv, copy_events, event_rows};
 use crate::Error;
 
 /// Games written per `COPY`.
@@ -117,12 +117,7 @@ async fn fill(
             &tables,
         )
         .await?;
-        copy_csv(
-            &mut conn,
-            "events (table_id, seq, type, v, at, data, prev_hash, hash)",
-            &events,
-        )
-        .await?;
+        copy_events(&mut conn, &events).await?;
         copy_csv(
             &mut conn,
             "table_players (table_id, account_id, seat)",

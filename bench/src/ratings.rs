@@ -200,6 +200,16 @@ pub(crate) fn event_rows(out: &mut String, chained: &ChainedAppend) -> Result<us
     Ok(chained.events.len())
 }
 
+/// Copies the rows [`event_rows`] wrote into `events`.
+pub(crate) async fn copy_events(conn: &mut sqlx::PgConnection, rows: &str) -> Result<(), Error> {
+    copy_csv(
+        conn,
+        "events (table_id, seq, type, v, at, data, prev_hash, hash)",
+        rows,
+    )
+    .await
+}
+
 /// Copies `rows` (CSV) into `table (columns)`.
 pub(crate) async fn copy_csv(
     conn: &mut sqlx::PgConnection,
@@ -254,12 +264,7 @@ pub async fn fill(
             &tables,
         )
         .await?;
-        copy_csv(
-            &mut conn,
-            "events (table_id, seq, type, v, at, data, prev_hash, hash)",
-            &events,
-        )
-        .await?;
+        copy_events(&mut conn, &events).await?;
         written += batch;
     }
     sqlx::query("ANALYZE").execute(&pool).await?;
