@@ -4,11 +4,14 @@
 
 use actix_web::App;
 use utoipa::openapi::path::{Operation, PathItem};
+use utoipa::openapi::schema::{ArrayItems, Schema};
 use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityRequirement, SecurityScheme};
-use utoipa::{Modify, OpenApi};
+use utoipa::openapi::{Components, Ref, RefOr};
+use utoipa::{Modify, OpenApi, PartialSchema, ToSchema};
 use utoipa_actix_web::AppExt;
 
 use crate::error::Problem;
+use crate::routes::tables::dto::ViewPlayer;
 use store::StoredEvent;
 
 #[derive(OpenApi)]
@@ -48,13 +51,35 @@ impl Modify for BearerAuth {
 }
 
 /// What the collected document needs besides the routes' own: bearer
-/// security by default (`secure_by_default`) and the move union with its
-/// discriminator (`domain::schema::move_components`, in place of the derived
-/// `Move`).
+/// security by default (`secure_by_default`) and the unions as generators
+/// read them (`domain::schema::union_components`, in place of the derived
+/// ones).
 pub fn finish(openapi: &mut utoipa::openapi::OpenApi) {
     secure_by_default(openapi);
     let components = openapi.components.get_or_insert_with(Default::default);
-    components.schemas.extend(domain::schema::move_components());
+    components
+        .schemas
+        .extend(domain::schema::union_components());
+    view_players_by_reference(components);
+}
+
+/// The view's players as references to `ViewPlayer`: utoipa inlines a
+/// generic's argument (`SeatView<ViewPlayer>`), here an `allOf` of three
+/// components, which generators can neither name nor build ("allOf
+/// schema `null` containing multiple types").
+fn view_players_by_reference(components: &mut Components) {
+    let name = ViewPlayer::name();
+    let Some(RefOr::T(Schema::Object(view))) = components.schemas.get_mut("SeatView_ViewPlayer")
+    else {
+        unreachable!("the view is a component")
+    };
+    let Some(RefOr::T(Schema::Array(players))) = view.properties.get_mut("players") else {
+        unreachable!("the view's players are an array")
+    };
+    players.items = ArrayItems::RefOrSchema(Box::new(Ref::from_schema_name(name.clone()).into()));
+    components
+        .schemas
+        .insert(name.into_owned(), ViewPlayer::schema());
 }
 
 /// Every route takes a bearer token unless its `#[utoipa::path]` says

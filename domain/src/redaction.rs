@@ -25,7 +25,7 @@ use crate::deck::DeckId;
 #[cfg(feature = "openapi")]
 use crate::event::SeatKey;
 use crate::event::{
-    CardPlayed, DrawReason, Event, GameEnded, Pending, PendingKind, RoundEnded, RoundStarted, Seat,
+    CardPlayed, DrawReason, Event, GameEnded, Pending, RoundEnded, RoundStarted, Seat,
 };
 use crate::table::{BotReason, Seated, TableCreated, TableEvent};
 
@@ -65,13 +65,22 @@ impl Salt {
 pub enum Seen {
     /// All of it: the stored data as is, salt included.
     Whole,
-    /// Only this data: hidden fields and the salt left out.
+    /// Only this data: hidden fields and the salt left out, and
+    /// [`PART_KEY`] `true` in their place.
     Part(Value),
 }
 
+/// The key a part of an event's data carries, always `true`, which no whole
+/// data has: what tells the two shapes apart (docs/API.md "Redaction").
+pub const PART_KEY: &str = "part";
+
 impl Seen {
     fn part(data: impl Serialize) -> Seen {
-        Seen::Part(serde_json::to_value(data).expect("redacted data serialises"))
+        let mut data = serde_json::to_value(data).expect("redacted data serialises");
+        if let Value::Object(map) = &mut data {
+            map.insert(PART_KEY.into(), Value::Bool(true));
+        }
+        Seen::Part(data)
     }
 }
 
@@ -138,8 +147,15 @@ pub struct BotMovedSeen {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct DrawnUnseen {
-    /// Always `drawn`.
-    pub kind: PendingKind,
+    pub kind: DrawnKind,
+}
+
+/// The kind of a [`DrawnUnseen`]: `drawn`, the one a part hides a card of.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum DrawnKind {
+    Drawn,
 }
 
 impl TableEvent {
@@ -335,7 +351,7 @@ fn turn_started_seen(seat: Seat, pending: &Pending, frozen: bool, reader: Option
         Pending::Drawn { card: _ } => Seen::part(TurnStartedSeen {
             seat,
             pending: DrawnUnseen {
-                kind: PendingKind::Drawn,
+                kind: DrawnKind::Drawn,
             },
             frozen,
         }),
@@ -363,6 +379,7 @@ mod table_tests {
                 panic!("the seed shown to {reader:?}");
             };
             assert!(part.get("seed").is_none(), "{part}");
+            assert_eq!(part[PART_KEY], true, "a part says it is one");
             assert_eq!(part["seat"], 1);
             assert_eq!(part["bot"], "random@1");
         }
@@ -374,6 +391,28 @@ mod table_tests {
 mod tests {
     use super::*;
     use rand::SeedableRng;
+
+    #[test]
+    fn d27_a_drawn_card_is_its_drawers_and_the_others_part_says_it_is_one() {
+        let card = "9C".parse().expect("a card");
+        let pending = Pending::Drawn { card };
+        assert_eq!(turn_started_seen(1, &pending, false, Some(1)), Seen::Whole);
+        for reader in [Some(0), None] {
+            let Seen::Part(part) = turn_started_seen(1, &pending, false, reader) else {
+                panic!("the drawn card shown to {reader:?}");
+            };
+            let expected = serde_json::json!({
+                "seat": 1, "pending": {"kind": "drawn"}, "frozen": false, PART_KEY: true
+            });
+            assert_eq!(part, expected);
+        }
+        // Nothing else is hidden, so nothing else is a part.
+        let attack = Pending::Attack {
+            count: 1,
+            per_card: 2,
+        };
+        assert_eq!(turn_started_seen(1, &attack, false, Some(0)), Seen::Whole);
+    }
 
     #[test]
     fn a_salt_is_32_lowercase_hex_digits_and_differs_each_time() {

@@ -25,7 +25,7 @@ import rfc8785
 
 from huit_client import AuthenticatedClient, Client
 from huit_client.api.accounts import create_account
-from huit_client.api.history import list_rounds
+from huit_client.api.history import export_log, list_rounds
 from huit_client.api.sessions import create_session
 from huit_client.api.tables import create_table, get_events, get_view, join_table, post_move, start_table
 from huit_client.models import (
@@ -69,13 +69,13 @@ def player(base: str, name: str) -> AuthenticatedClient:
     return AuthenticatedClient(base_url=base, token=session.token)
 
 
-def verified_log(base: str, token: str, table: str) -> list[dict[str, Any]]:
-    """The table's log (NDJSON), every hash recomputed with rfc8785: the
-    SHA-256 of the previous hash and the canonical JSON of {seq, type, v,
-    at, data} (docs/API.md "The event log")."""
-    res = httpx.get(f"{base}/v1/tables/{table}/log", headers={"Authorization": f"Bearer {token}"})
-    res.raise_for_status()
-    log = [json.loads(line) for line in res.text.splitlines()]
+def verified_log(client: AuthenticatedClient, table: uuid.UUID) -> list[dict[str, Any]]:
+    """The table's log (NDJSON, which the generated client reads as text),
+    every hash recomputed with rfc8785: the SHA-256 of the previous hash and
+    the canonical JSON of {seq, type, v, at, data} (docs/API.md "The event
+    log")."""
+    text = expect(export_log.sync(table, client=client), str, "export the log")
+    log = [json.loads(line) for line in text.splitlines()]
     prev = "0" * 64
     for e in log:
         hashed = {k: e[k] for k in ("seq", "type", "v", "at", "data")}
@@ -125,7 +125,7 @@ def main() -> None:
         sys.exit(f"client-py: the game ended as {final.status}")
     rounds = expect(list_rounds.sync(table.id, client=alice), RoundsDto, "rounds")
     events = expect(get_events.sync(table.id, client=bob, after=0, limit=500), EventPage, "bob's events")
-    before = verified_log(base, alice.token, str(table.id))
+    before = verified_log(alice, table.id)
 
     # Bob deletes his account: erased at once, his log verifies still.
     gone = httpx.request(
@@ -133,7 +133,7 @@ def main() -> None:
     )
     if gone.status_code != 202:
         sys.exit(f"client-py: bob's deletion: {gone.status_code} {gone.text}")
-    after = verified_log(base, alice.token, str(table.id))
+    after = verified_log(alice, table.id)
     if [e["hash"] for e in after] != [e["hash"] for e in before]:
         sys.exit("client-py: a hash changed with the erasure")
     summary = httpx.get(f"{base}/v1/tables/{table.id}", headers={"Authorization": f"Bearer {alice.token}"}).text

@@ -109,15 +109,14 @@ impl RequestBuilder {
             .and_then(|v| v.split(';').next())
             .map(|v| v.trim().to_ascii_lowercase())
             .unwrap_or_default();
-        if !matches!(
-            media_type.as_str(),
-            "application/json" | "application/problem+json"
-        ) {
-            return Ok(res);
-        }
+        let shape = match media_type.as_str() {
+            "application/json" | "application/problem+json" => Body::Whole,
+            other if lines_of(&self.method, &self.url, other) => Body::Lines,
+            _ => return Ok(res),
+        };
         let (status, version, headers) = (res.status(), res.version(), res.headers().clone());
         let body = res.bytes().await?;
-        check(&self.method, &self.url, status, &media_type, &body);
+        check(&self.method, &self.url, (status, &media_type, shape), &body);
         let mut rebuilt = http::Response::builder().status(status).version(version);
         *rebuilt.headers_mut().expect("a builder") = headers;
         Ok(reqwest::Response::from(
@@ -165,9 +164,34 @@ fn escape(token: &str) -> String {
         .replace('}', "%7D")
 }
 
+/// Whether the document says that `method url` answers `media_type` as
+/// lines of JSON (an `x-itemSchema`, as `GET …/log` does).
+fn lines_of(method: &Method, url: &str, media_type: &str) -> bool {
+    let Some(template) = template_of(path_of(url)) else {
+        return false;
+    };
+    let operation = &DOCUMENT["paths"][template][method.as_str().to_ascii_lowercase()];
+    operation["responses"]
+        .as_object()
+        .into_iter()
+        .flat_map(|responses| responses.values())
+        .any(|answer| !answer["content"][media_type]["x-itemSchema"].is_null())
+}
+
+/// How an answer's body holds its JSON.
+#[derive(Clone, Copy, Debug)]
+enum Body {
+    /// One document, checked against the media type's `schema`.
+    Whole,
+    /// One document per line (NDJSON), each checked against the media
+    /// type's `x-itemSchema`.
+    Lines,
+}
+
 /// Panics, naming the request, when `body` does not match what the document
 /// says of `method url` answering `status` with `media_type`.
-fn check(method: &Method, url: &str, status: StatusCode, media_type: &str, body: &[u8]) {
+fn check(method: &Method, url: &str, answer: (StatusCode, &str, Body), body: &[u8]) {
+    let (status, media_type, shape) = answer;
     let path = path_of(url);
     let Some(template) = template_of(path) else {
         return;
@@ -186,25 +210,36 @@ fn check(method: &Method, url: &str, status: StatusCode, media_type: &str, body:
         "{request}: answered {media_type}, the document declares {:?}",
         content.keys().collect::<Vec<_>>()
     );
+    let (key, documents) = match shape {
+        Body::Whole => ("schema", vec![body]),
+        Body::Lines => (
+            "x-itemSchema",
+            body.split(|b| *b == b'\n')
+                .filter(|l| !l.is_empty())
+                .collect(),
+        ),
+    };
     let pointer = format!(
-        "#/paths/{}/{}/responses/{code}/content/{}/schema",
+        "#/paths/{}/{}/responses/{code}/content/{}/{key}",
         escape(template),
         method.as_str().to_ascii_lowercase(),
         escape(media_type)
     );
     let validator = validator(&pointer);
-    let instance: Value = serde_json::from_slice(body)
-        .unwrap_or_else(|e| panic!("{request}: the body is not JSON ({e})"));
-    let errors: Vec<String> = validator
-        .iter_errors(&instance)
-        .take(5)
-        .map(|e| format!("{e} (at {})", e.instance_path()))
-        .collect();
-    assert!(
-        errors.is_empty(),
-        "{request}: the answer does not match its schema {pointer}:\n- {}\n{instance:#}",
-        errors.join("\n- ")
-    );
+    for document in documents {
+        let instance: Value = serde_json::from_slice(document)
+            .unwrap_or_else(|e| panic!("{request}: the body is not JSON ({e})"));
+        let errors: Vec<String> = validator
+            .iter_errors(&instance)
+            .take(5)
+            .map(|e| format!("{e} (at {})", e.instance_path()))
+            .collect();
+        assert!(
+            errors.is_empty(),
+            "{request}: the answer does not match its schema {pointer}:\n- {}\n{instance:#}",
+            errors.join("\n- ")
+        );
+    }
 }
 
 /// The validator of the schema at `pointer`, compiled once: the whole
@@ -248,8 +283,7 @@ mod tests {
         check(
             &Method::GET,
             "http://127.0.0.1:8/v1/tables/6f1c2a5e-2b7d-4c1e-9a53-0d4f8b2e7c11/view",
-            StatusCode::OK,
-            "application/json",
+            (StatusCode::OK, "application/json", Body::Whole),
             body,
         );
     }
@@ -260,8 +294,7 @@ mod tests {
         check(
             &Method::GET,
             "http://127.0.0.1:8/v1/me",
-            StatusCode::IM_A_TEAPOT,
-            "application/json",
+            (StatusCode::IM_A_TEAPOT, "application/json", Body::Whole),
             b"{}",
         );
     }
@@ -272,9 +305,37 @@ mod tests {
         check(
             &Method::GET,
             "http://127.0.0.1:8/v1/me",
-            StatusCode::UNAUTHORIZED,
-            "application/problem+json",
+            (
+                StatusCode::UNAUTHORIZED,
+                "application/problem+json",
+                Body::Whole,
+            ),
             body,
         );
+    }
+
+    const LOG: &str = "http://127.0.0.1:8/v1/tables/6f1c2a5e-2b7d-4c1e-9a53-0d4f8b2e7c11/log";
+
+    #[test]
+    #[should_panic(expected = "does not match its schema")]
+    fn a_log_line_that_breaks_the_item_schema_fails() {
+        assert!(lines_of(&Method::GET, LOG, "application/x-ndjson"));
+        let body = b"{\"seq\": 1, \"type\": \"card_played\"}\n";
+        let answer = (StatusCode::OK, "application/x-ndjson", Body::Lines);
+        check(&Method::GET, LOG, answer, body);
+    }
+
+    #[test]
+    fn the_documented_log_lines_pass_as_ndjson_and_as_text() {
+        for media_type in ["application/x-ndjson", "text/plain"] {
+            assert!(lines_of(&Method::GET, LOG, media_type));
+            let content = &DOCUMENT["paths"]["/v1/tables/{id}/log"]["get"]["responses"]["200"]
+                ["content"][media_type];
+            let lines = content["schema"]["examples"][0]
+                .as_str()
+                .expect("an example");
+            let answer = (StatusCode::OK, media_type, Body::Lines);
+            check(&Method::GET, LOG, answer, lines.as_bytes());
+        }
     }
 }

@@ -15,12 +15,18 @@
 //! What an admin reads that a player could not yet (a running round's
 //! replay, a log, an audit) is recorded as an admin action.
 
+use actix_web::http::header::{Accept, Header};
 use actix_web::http::StatusCode;
 use actix_web::{get, web, HttpRequest, HttpResponse};
 use domain::table::TableEvent;
 use serde::Deserialize;
+use serde_json::json;
 use sqlx::PgPool;
-use utoipa::IntoParams;
+use std::collections::BTreeMap;
+use utoipa::openapi::extensions::Extensions;
+use utoipa::openapi::schema::{ObjectBuilder, Schema, SchemaType, Type};
+use utoipa::openapi::{ContentBuilder, RefOr, Response, ResponseBuilder};
+use utoipa::{IntoParams, IntoResponses, PartialSchema};
 use uuid::Uuid;
 
 use crate::codes::ProblemCode;
@@ -143,13 +149,16 @@ pub async fn replay_round(
     tag = "history",
     params(TablePath),
     responses(
-        (status = 200, description = "NDJSON: one `StoredEvent` (`{seq, type, v, at, data, prev_hash, hash}`, full data) per line, in seq order (the schema is that of each line). Read it as text and parse each line", content_type = "application/x-ndjson", body = StoredEvent),
+        LogLines,
         (status = 403, description = "`not_a_player`: not a player of this game; `game_running`: the game is not over (players only export finished games)", body = Problem, content_type = "application/problem+json"),
         OnTable,
     )
 )]
 #[get("/tables/{id}/log")]
-pub async fn export_log(reader: TableCall<PgPool>) -> Result<HttpResponse, ApiError> {
+pub async fn export_log(
+    reader: TableCall<PgPool>,
+    req: HttpRequest,
+) -> Result<HttpResponse, ApiError> {
     let (table_id, pool) = (reader.table_id, reader.state.get_ref());
     store::events::current_version(pool, table_id)
         .await?
@@ -173,8 +182,69 @@ pub async fn export_log(reader: TableCall<PgPool>) -> Result<HttpResponse, ApiEr
         }
     }
     Ok(HttpResponse::Ok()
-        .content_type("application/x-ndjson")
+        .content_type(LogLines::media_type(&req))
         .streaming(sse::ndjson_log(pool.clone(), table_id)))
+}
+
+/// `GET …/log`'s answer: one `StoredEvent` per line, the lines' schema
+/// named by the media type's `x-itemSchema` (OpenAPI 3.2's `itemSchema`,
+/// which 3.1 has not). NDJSON, or the same bytes as `text/plain` to a
+/// client that asks for that alone: openapi-python-client reads no other
+/// text, and every generator types the body as a string.
+#[derive(Debug)]
+struct LogLines;
+
+impl LogLines {
+    const NDJSON: &'static str = "application/x-ndjson";
+    const TEXT: &'static str = "text/plain";
+
+    /// NDJSON unless the client prefers `text/plain` to it.
+    fn media_type(req: &HttpRequest) -> &'static str {
+        let accepted = Accept::parse(req).map(|a| a.ranked()).unwrap_or_default();
+        let first = accepted
+            .iter()
+            .find(|m| m.essence_str() == Self::NDJSON || m.essence_str() == Self::TEXT);
+        match first {
+            Some(m) if m.essence_str() == Self::TEXT => "text/plain; charset=utf-8",
+            _ => Self::NDJSON,
+        }
+    }
+}
+
+impl IntoResponses for LogLines {
+    fn responses() -> BTreeMap<String, RefOr<Response>> {
+        let RefOr::T(Schema::OneOf(event)) = StoredEvent::schema() else {
+            unreachable!("a stored event is a union")
+        };
+        let line = event.examples.first().map(|e| format!("{e}\n"));
+        let lines = ObjectBuilder::new()
+            .schema_type(SchemaType::Type(Type::String))
+            .description(Some(
+                "One `StoredEvent` per line (its `x-itemSchema`), full data, in seq order: \
+                 read the text and parse each line.",
+            ))
+            .examples(line);
+        let content = ContentBuilder::new()
+            .schema(Some(lines))
+            .extensions(Some(
+                Extensions::builder()
+                    .add(
+                        "x-itemSchema",
+                        json!({"$ref": "#/components/schemas/StoredEvent"}),
+                    )
+                    .build(),
+            ))
+            .build();
+        let answer = ResponseBuilder::new()
+            .description(
+                "The whole log, one `StoredEvent` (`{seq, type, v, at, data, prev_hash, hash}`) \
+                 per line: NDJSON, or `text/plain` when asked for that alone.",
+            )
+            .content(Self::NDJSON, content.clone())
+            .content(Self::TEXT, content)
+            .build();
+        BTreeMap::from([("200".to_owned(), RefOr::T(answer))])
+    }
 }
 
 /// The seat of an account in a started game (from its `game_started`).

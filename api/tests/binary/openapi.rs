@@ -122,3 +122,116 @@ fn every_example_matches_its_schema() {
     }
     assert!(checked > 40, "examples checked: {checked}");
 }
+
+/// The schema `member` stands for (itself, or the component it refers to).
+fn resolved<'a>(doc: &'a Value, member: &'a Value) -> &'a Value {
+    match member["$ref"].as_str() {
+        Some(r) => &doc["components"]["schemas"][r.trim_start_matches("#/components/schemas/")],
+        None => member,
+    }
+}
+
+/// Every union a generator reads as one (README "Clients for Android,
+/// Flutter and iOS"): tagged inside with a `discriminator` that maps every
+/// tag, each member's tag a one-value enum of its own, not named `Type`;
+/// or told apart by the keys a member requires, every member requiring one
+/// no other member does (an event's part, which says `part`, may hold every
+/// required key of its whole), its words one string with a pattern.
+#[test]
+fn every_union_is_tagged_or_its_members_require_keys_of_their_own() {
+    let doc = document();
+    let schemas = doc["components"]["schemas"].as_object().unwrap();
+    let mut tagged = 0;
+    for (name, schema) in schemas
+        .iter()
+        .filter(|(_, s)| s.get("discriminator").is_some())
+    {
+        let tag = schema["discriminator"]["propertyName"].as_str().unwrap();
+        let mapping = schema["discriminator"]["mapping"].as_object().unwrap();
+        assert_eq!(
+            mapping.len(),
+            schema["oneOf"].as_array().unwrap().len(),
+            "{name}"
+        );
+        for (value, member) in mapping {
+            let member = &schemas[member
+                .as_str()
+                .unwrap()
+                .trim_start_matches("#/components/schemas/")];
+            let own = &member["properties"][tag]["$ref"];
+            assert!(own.is_string(), "{name}: {value}'s tag is a component");
+            let own = resolved(&doc, &member["properties"][tag]);
+            assert_eq!(own["enum"], serde_json::json!([value]), "{name}: {value}");
+        }
+        tagged += 1;
+    }
+    assert_eq!(tagged, 3, "Move, Pending and the events' union");
+    // The others: the components' and the events' data's, but a nullable
+    // value's (`null` or one schema).
+    let data = schemas.values().map(|s| &s["properties"]["data"]);
+    let untagged: Vec<&Vec<Value>> = schemas
+        .values()
+        .filter(|s| s.get("discriminator").is_none())
+        .chain(data)
+        .filter_map(|s| s["oneOf"].as_array())
+        .filter(|members| members.iter().all(|m| m["type"] != "null"))
+        .collect();
+    assert!(
+        untagged.len() >= 11,
+        "the knobs and the events' data: {}",
+        untagged.len()
+    );
+    let required = |m: &Value| -> Vec<String> {
+        let keys = m["required"].as_array().into_iter().flatten();
+        keys.filter_map(|k| k.as_str().map(str::to_owned)).collect()
+    };
+    for members in untagged {
+        let words: Vec<&Value> = members.iter().filter(|m| m["type"] == "string").collect();
+        assert!(words.len() <= 1, "{words:?}");
+        for word in words {
+            assert!(
+                word.get("enum").is_none() && word["pattern"].is_string(),
+                "{word}"
+            );
+        }
+        let objects: Vec<(&str, &Value)> = members
+            .iter()
+            .filter(|m| m["type"] != "string")
+            .map(|m| (m["$ref"].as_str().unwrap_or("inline"), resolved(&doc, m)))
+            .collect();
+        for (name, member) in &objects {
+            let own = required(member);
+            let is_part = name.ends_with("Seen");
+            assert_eq!(
+                is_part,
+                own.iter().any(|k| k == "part"),
+                "{name}: only a part says `part`"
+            );
+            for (other, theirs) in objects
+                .iter()
+                .filter(|(n, _)| n != name && !n.ends_with("Seen"))
+            {
+                let theirs = required(theirs);
+                assert!(
+                    own.iter().any(|k| !theirs.contains(k)),
+                    "{name} requires no key {other} does not"
+                );
+            }
+        }
+    }
+}
+
+/// `GET …/log` is text to every generator, its lines' schema named.
+#[test]
+fn log_lines_are_text_whose_item_schema_is_the_stored_event() {
+    let doc = document();
+    let content = &doc["paths"]["/v1/tables/{id}/log"]["get"]["responses"]["200"]["content"];
+    for media_type in ["application/x-ndjson", "text/plain"] {
+        assert_eq!(
+            content[media_type]["schema"]["type"], "string",
+            "{media_type}"
+        );
+        let item = &content[media_type]["x-itemSchema"]["$ref"];
+        assert_eq!(item, "#/components/schemas/StoredEvent", "{media_type}");
+    }
+}

@@ -112,7 +112,7 @@ async fn turn_started_keeps_the_card_just_drawn_from_other_seats_and_spectators_
         assert_eq!(e["seq"], seq, "{context}");
         assert_eq!(
             e["data"],
-            json!({"seat": drawer, "pending": {"kind": "drawn"}, "frozen": stored.data["frozen"]}),
+            json!({"seat": drawer, "pending": {"kind": "drawn"}, "frozen": stored.data["frozen"], "part": true}),
             "{context}: {e}"
         );
         assert!(!e.to_string().contains(&format!("\"{card}\"")), "{context}");

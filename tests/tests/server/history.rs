@@ -273,7 +273,7 @@ fn verify_lines(body: &str) -> usize {
 }
 
 #[tokio::test]
-async fn log_is_ndjson_of_the_whole_log_in_pages_whose_hashes_recompute_and_that_huit_log_verify_passes(
+async fn log_is_ndjson_or_text_of_the_whole_log_in_pages_whose_hashes_recompute_and_that_huit_log_verify_passes(
 ) {
     let app = spawn_app().await;
     let cast = cast(&app).await;
@@ -319,6 +319,34 @@ async fn log_is_ndjson_of_the_whole_log_in_pages_whose_hashes_recompute_and_that
         said.contains(&format!("log verify: OK ({count} events")),
         "{said}"
     );
+
+    // The same bytes as text to a client that asks for text alone (every
+    // generator types the answer as a string; openapi-python-client reads
+    // no other text), NDJSON to one that prefers it; the checked client
+    // holds each line to the document's `x-itemSchema`.
+    let url = app.url(&format!("/v1/tables/{table}/log"));
+    for (accept, media_type) in [
+        ("text/plain", "text/plain; charset=utf-8"),
+        (
+            "application/x-ndjson, text/plain;q=0.5",
+            "application/x-ndjson",
+        ),
+        (
+            "text/plain, application/x-ndjson",
+            "text/plain; charset=utf-8",
+        ),
+    ] {
+        let res = app
+            .client
+            .get(&url)
+            .bearer_auth(&cast.tokens[2])
+            .header("accept", accept)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.headers()["content-type"], media_type, "{accept}");
+        assert_eq!(res.text().await.unwrap(), body, "{accept}");
+    }
 }
 
 #[tokio::test]
