@@ -116,24 +116,21 @@ def read(path):
         return ""
 
 
+# Where each language's model sources and operations are, under OUT.
+SOURCES = {
+    "kotlin": ("kotlin/src/main/kotlin/org/openapitools/client/models", "kotlin/src/main/kotlin/org/openapitools/client/apis"),
+    "dart": ("dart-dio/lib/src/model", "dart-dio/lib/src/api"),
+    "swift": ("swift6/**/Models", "swift6/**/APIs"),
+    "typescript": ("typescript-fetch/models", "typescript-fetch/apis"),
+}
+
+
 def models(language):
-    """The folder of a language's model sources."""
-    return {
-        "kotlin": OUT / "kotlin/src/main/kotlin/org/openapitools/client/models",
-        "dart": OUT / "dart-dio/lib/src/model",
-        "swift": next(OUT.glob("swift6/**/Models"), OUT / "swift6"),
-        "typescript": OUT / "typescript-fetch/models",
-    }[language]
+    return next(OUT.glob(SOURCES[language][0]), OUT / "missing")
 
 
 def apis(language):
-    """The folder of a language's operations."""
-    return {
-        "kotlin": OUT / "kotlin/src/main/kotlin/org/openapitools/client/apis",
-        "dart": OUT / "dart-dio/lib/src/api",
-        "swift": next(OUT.glob("swift6/**/APIs"), OUT / "swift6"),
-        "typescript": OUT / "typescript-fetch/apis",
-    }[language]
+    return next(OUT.glob(SOURCES[language][1]), OUT / "missing")
 
 
 FILES = {
