@@ -196,8 +196,8 @@ fn external<T: ToSchema>() -> Vec<(String, RefOr<Schema>)> {
 
 /// Every union of the document but the events' ([`event_components`]), as
 /// generators read them, in place of the derived ones: the moves and the
-/// pending constraint tagged inside ([`tagged`]), the rules' knobs tagged
-/// outside ([`external`]).
+/// pending constraint tagged inside (`tagged`), the rules' knobs tagged
+/// outside (`external`).
 pub fn union_components() -> Vec<(String, RefOr<Schema>)> {
     let mut components = tagged_union::<Move>("type", |union| {
         union
