@@ -216,7 +216,7 @@ pub async fn rebuild(
             stored::lock(&mut tx, ruleset).await?;
         }
     } else {
-        stored::snapshot(&mut tx).await?;
+        store::connection::snapshot(&mut tx).await?;
     }
     let (mut games, tables) = read_games(&mut tx, &mut progress).await?;
     games.sort_by_key(|g| (g.at, g.table_id));

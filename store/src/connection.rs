@@ -14,3 +14,14 @@ pub async fn tls_version(conn: &mut PgConnection) -> Result<Option<String>, sqlx
     .await?;
     Ok(version.flatten())
 }
+
+/// Makes the transaction of `conn` a read-only snapshot (its first
+/// statement): every read in it sees the database as it was at one moment
+/// (a rebuild that only checks; a log and its version read together).
+#[tracing::instrument(skip(conn))]
+pub async fn snapshot(conn: &mut PgConnection) -> Result<(), sqlx::Error> {
+    sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+        .execute(conn)
+        .await?;
+    Ok(())
+}

@@ -69,17 +69,6 @@ pub async fn lock(conn: &mut PgConnection, ruleset: &str) -> Result<(), sqlx::Er
     Ok(())
 }
 
-/// Makes the transaction of `conn` a read-only snapshot (its first
-/// statement): every read in it sees the logs and the stored ratings as
-/// they were at once, for a rebuild that only checks.
-#[tracing::instrument(skip(conn))]
-pub async fn snapshot(conn: &mut PgConnection) -> Result<(), sqlx::Error> {
-    sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-        .execute(conn)
-        .await?;
-    Ok(())
-}
-
 /// The results of the games of `ruleset` that come after (`ended_at`,
 /// `table_id`) in its order, in that order (each game's by seat).
 #[tracing::instrument(skip(executor))]

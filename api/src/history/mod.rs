@@ -99,19 +99,26 @@ pub fn from_ndjson(name: &str, text: &str) -> Result<Log, BadLine> {
 /// Loads the whole log of a table, page by page; 404 when there is no such
 /// table.
 pub async fn load(pool: &PgPool, table_id: Uuid) -> Result<Log, ServiceError> {
-    let version = store::events::current_version(pool, table_id)
+    // One snapshot: the version and the events of the same moment, however
+    // the table moves meanwhile (else a move committed between the reads
+    // shows as events beyond the version, a chain the audit calls broken).
+    let mut tx = pool.begin().await?;
+    store::connection::snapshot(&mut tx).await?;
+    let version = store::events::current_version(&mut *tx, table_id)
         .await?
         .ok_or_else(|| ServiceError::NotFound("no such table".into()))?;
     let mut events: Vec<StoredEvent> = Vec::new();
     loop {
         let after = events.last().map_or(0, |e| e.seq);
-        let page = store::events::read_after(pool, table_id, after, store::events::PAGE).await?;
+        let page =
+            store::events::read_after(&mut *tx, table_id, after, store::events::PAGE).await?;
         let full = page.len() as i64 == store::events::PAGE;
         events.extend(page);
         if !full {
             break;
         }
     }
+    tx.commit().await?;
     Ok(Log {
         source: Source::Table(table_id),
         version,
