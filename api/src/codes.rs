@@ -80,6 +80,7 @@ pub enum ProblemCode {
     CannotChallenge,
     BadDeck,
     InvalidDispute,
+    InvalidCorrection,
     AlreadyResolved,
     NoPersonSeated,
     TooManyBots,

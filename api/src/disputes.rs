@@ -12,7 +12,9 @@ use uuid::Uuid;
 use crate::codes::ProblemCode;
 use crate::history::{self, AuditReport, Parsed};
 use crate::service_error::ServiceError;
-use crate::table_service::player_id;
+use crate::table_service::{player_id, TableService};
+use domain::table::Correction;
+use domain::TableCommand;
 use store::disputes::{ActionRow, AdminAction, DisputeRow, NewDispute};
 
 /// Open disputes a player may have at once (429 `too_many_requests` beyond).
@@ -135,19 +137,44 @@ pub async fn open(pool: &PgPool, admin: Uuid, id: Uuid) -> Result<Opened, Servic
     })
 }
 
-/// An admin resolves an open dispute with `verdict` and `note` (checked by
-/// the caller with [`text`]), recorded as an admin action in the same
-/// transaction; 409 `already_resolved` when it has a verdict already.
+/// An admin's resolution of a dispute: the verdict, the note (checked by
+/// the caller with [`text`]) and, upholding it, a correction of the game's
+/// result.
+#[derive(Debug)]
+pub struct Resolution<'a> {
+    pub verdict: &'a str,
+    pub note: &'a str,
+    pub correction: Option<Correction>,
+}
+
+/// An admin resolves an open dispute, recorded as an admin action in the
+/// same transaction; 409 `already_resolved` when it has a verdict already.
+/// A correction (upheld only, 422 `invalid_correction` otherwise) is
+/// appended to the table's log in that transaction too, which re-rates the
+/// game and the later ones (see [`crate::ratings::record`]) and tells its
+/// players: the whole, or nothing.
 pub async fn resolve(
-    pool: &PgPool,
+    (pool, tables): (&PgPool, &TableService),
     admin: Uuid,
     id: Uuid,
-    verdict: &str,
-    note: &str,
+    resolution: Resolution<'_>,
 ) -> Result<DisputeRow, ServiceError> {
     let d = dispute(pool, id).await?;
+    if resolution.correction.is_some() && resolution.verdict != "upheld" {
+        return Err(ServiceError::Invalid {
+            code: ProblemCode::InvalidCorrection,
+            detail: "a correction comes with the verdict `upheld`".into(),
+        });
+    }
+    let logged = resolution
+        .correction
+        .as_ref()
+        .map(serde_json::to_value)
+        .transpose()
+        .map_err(ServiceError::internal)?;
+    let Resolution { verdict, note, .. } = resolution;
     let mut tx = pool.begin().await?;
-    if !store::disputes::resolve(&mut tx, id, admin, verdict, note).await? {
+    if !store::disputes::resolve(&mut tx, id, admin, verdict, note, logged.as_ref()).await? {
         return Err(ServiceError::Conflict {
             code: ProblemCode::AlreadyResolved,
             detail: "this dispute has a verdict already".into(),
@@ -155,6 +182,18 @@ pub async fn resolve(
     }
     let action = AdminAction::ResolveDispute;
     store::disputes::record(&mut *tx, admin, action, Some(d.table_id), Some(id)).await?;
-    tx.commit().await?;
+    match resolution.correction {
+        None => tx.commit().await?,
+        Some(correction) => {
+            let action = AdminAction::CorrectResult;
+            store::disputes::record(&mut *tx, admin, action, Some(d.table_id), Some(id)).await?;
+            let command = TableCommand::CorrectResult {
+                by: player_id(admin),
+                dispute_id: id.to_string(),
+                correction,
+            };
+            tables.correct(tx, d.table_id, &command).await?;
+        }
+    }
     dispute(pool, id).await
 }

@@ -10,6 +10,7 @@ use std::fmt::Write as _;
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, ResponseError};
+use domain::table::CorrectionError;
 use domain::{RuleError, TableError};
 use serde::Serialize;
 use utoipa::ToSchema;
@@ -357,6 +358,13 @@ impl From<TableError> for ApiError {
             | TableError::InvitationNeeded
             | TableError::SeatReserved => S::FORBIDDEN,
             TableError::InvalidClock(_) | TableError::Rules(_) => S::UNPROCESSABLE_ENTITY,
+            TableError::Correction(c) => match c {
+                CorrectionError::NotOver | CorrectionError::Aborted => S::CONFLICT,
+                CorrectionError::NoSuchRound(_)
+                | CorrectionError::PointsBySeat { .. }
+                | CorrectionError::NoSuchSeat(_)
+                | CorrectionError::Overflow => S::UNPROCESSABLE_ENTITY,
+            },
             TableError::Rule(rule) => match rule {
                 RuleError::GameOver | RuleError::NotStarted | RuleError::AlreadyStarted => {
                     S::CONFLICT

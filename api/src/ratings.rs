@@ -7,7 +7,9 @@
 //!   time per ruleset. One that ended before a game rated already (two games
 //!   ending within moments, committed the other way round) re-rates that
 //!   later game too: what is stored is always the fold of the games in
-//!   order.
+//!   order. A correction of a game's result (`result_corrected`) rates it
+//!   again in its place, as corrected or not at all, and every later game
+//!   of its ruleset with it.
 //! - [`rebuild`]: `huit ratings rebuild` reads the finished games' logs
 //!   alone, folds them in that order (`domain::Standings`), compares with
 //!   what is stored, bit for bit, and writes them anew.
@@ -41,58 +43,122 @@ pub enum RatingError {
     Corrupt(String),
 }
 
-/// Rates `ended` in `conn`'s transaction (the one appending its end), and
-/// every game of its ruleset that comes after it in the order (usually
-/// none): their results with the ratings before and after, and the players'
-/// standings.
-#[tracing::instrument(skip(conn, ended), fields(table_id = %ended.table_id))]
-pub async fn record(conn: &mut PgConnection, ended: &Ended) -> Result<(), RatingError> {
-    let ruleset = &ended.game.ruleset;
-    stored::lock(&mut *conn, ruleset).await?;
-    let later = stored::results_after(&mut *conn, ruleset, ended.at, ended.table_id).await?;
-    let mut games = vec![ended.clone()];
-    games.extend(games_of(&later)?);
-    let mut everyone = BTreeSet::new();
-    for game in &games {
-        for f in &game.game.finishes {
-            everyone.insert(account(&f.player)?);
+/// What a committed append does to the ratings.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Rerate {
+    /// A rated game ended.
+    Ended(Ended),
+    /// The result of the game of `table_id` (of `ruleset`) was corrected:
+    /// it is rated as `game` now, or not at all (voided).
+    Corrected {
+        table_id: Uuid,
+        ruleset: String,
+        game: Option<RatedGame>,
+    },
+}
+
+/// Rates what `change` says in `conn`'s transaction (the one appending
+/// it), and every game of its ruleset that comes after it in the order:
+/// their results with the ratings before and after, and the players'
+/// standings. A correction re-rates the game as if it had ended so.
+#[tracing::instrument(skip(conn, change))]
+pub async fn record(conn: &mut PgConnection, change: &Rerate) -> Result<(), RatingError> {
+    match change {
+        Rerate::Ended(ended) => {
+            let (id, at) = (ended.table_id, ended.at);
+            rerate(conn, id, &ended.game.ruleset, at, Some(&ended.game)).await
         }
+        Rerate::Corrected {
+            table_id,
+            ruleset,
+            game,
+        } => {
+            let at = stored::game_ended_at(&mut *conn, *table_id)
+                .await?
+                .ok_or_else(|| RatingError::Corrupt(format!("table {table_id}: no game_ended")))?;
+            rerate(conn, *table_id, ruleset, at, game.as_ref()).await
+        }
+    }
+}
+
+/// Rates the game of `table_id`, which ended at `at`, as `game` (or not at
+/// all) in place of what was stored of it, then every game of `ruleset`
+/// that comes after it (usually none), from the ratings just before it.
+async fn rerate(
+    conn: &mut PgConnection,
+    table_id: Uuid,
+    ruleset: &str,
+    at: DateTime<Utc>,
+    game: Option<&RatedGame>,
+) -> Result<(), RatingError> {
+    stored::lock(&mut *conn, ruleset).await?;
+    let was = games_of(&stored::results_of(&mut *conn, table_id).await?)?.pop();
+    if was.is_none() && game.is_none() {
+        // Not rated before, nor now (a game with a bot, voided twice).
+        return Ok(());
+    }
+    let later = stored::results_after(&mut *conn, ruleset, at, table_id).await?;
+    let now = game.map(|game| Ended {
+        table_id,
+        at,
+        game: game.clone(),
+    });
+    let games: Vec<Ended> = now.into_iter().chain(games_of(&later)?).collect();
+    let mut everyone = BTreeSet::new();
+    for f in games.iter().chain(&was).flat_map(|g| &g.game.finishes) {
+        everyone.insert(account(&f.player)?);
     }
     let everyone: Vec<Uuid> = everyone.into_iter().collect();
-    let before =
-        stored::ratings_before(&mut *conn, &everyone, ruleset, ended.at, ended.table_id).await?;
+    let before = stored::ratings_before(&mut *conn, &everyone, ruleset, at, table_id).await?;
     let mut standings = Standings::default();
     for (id, mu, sigma) in before {
-        let rating = Rating { mu, sigma };
-        let key = (domain_id(id), ruleset.clone());
-        standings.by_player.insert(
-            key,
-            Standing {
-                rating,
-                ..Standing::default()
-            },
-        );
+        let standing = Standing {
+            rating: Rating { mu, sigma },
+            ..Standing::default()
+        };
+        let key = (domain_id(id), ruleset.to_owned());
+        standings.by_player.insert(key, standing);
     }
     let results = fold(&mut standings, &games)?;
-    stored::insert_games(&mut *conn, &[(ended.table_id, ruleset.clone(), ended.at)]).await?;
+    if was.is_some() {
+        stored::forget_game(&mut *conn, table_id).await?;
+    }
+    if game.is_some() {
+        stored::insert_games(&mut *conn, &[(table_id, ruleset.to_owned(), at)]).await?;
+    }
     stored::write_results(&mut *conn, &results).await?;
-    // Ratings as they end up; counts: this game's alone (the later games'
-    // were counted when they were rated).
-    let mut changes = Vec::with_capacity(everyone.len());
-    for id in everyone {
-        let player = domain_id(id);
-        let finish = ended.game.finishes.iter().find(|f| f.player == player);
+    // Ratings as they end up; counts: this game's as rated now, less as it
+    // was rated (the later games' were counted when they were rated).
+    let counted = |g: Option<&RatedGame>, player: &PlayerId| {
         let mut counted = domain::Stats::default();
-        if let Some(f) = finish {
+        if let Some(f) = g.and_then(|g| g.finishes.iter().find(|f| &f.player == player)) {
             counted.add(f);
         }
-        let standing = Standing {
-            rating: standings.of(&player, ruleset).rating,
-            stats: counted,
-        };
-        changes.push(standing_row(id, ruleset, &standing));
+        counted
+    };
+    let mut changes = Vec::with_capacity(everyone.len());
+    for &id in &everyone {
+        let player = domain_id(id);
+        let (now, was) = (
+            counted(game, &player),
+            counted(was.as_ref().map(|e| &e.game), &player),
+        );
+        let rating = standings.of(&player, ruleset).rating;
+        changes.push(StandingRow {
+            account_id: id,
+            ruleset: ruleset.to_owned(),
+            mu: rating.mu,
+            sigma: rating.sigma,
+            games: now.games as i64 - was.games as i64,
+            wins: now.wins as i64 - was.wins as i64,
+            places: now.places as i64 - was.places as i64,
+            points: now.points - was.points,
+        });
     }
-    stored::add_standings(conn, &changes).await?;
+    stored::add_standings(&mut *conn, &changes).await?;
+    if was.is_some() {
+        stored::forget_unrated(conn, ruleset, &everyone).await?;
+    }
     Ok(())
 }
 

@@ -122,7 +122,7 @@ impl RatedGame {
     /// acts of its game, as [`Actors`] reads them) and its end
     /// (`game_ended`), as [`RatedGame::of`] judges them.
     pub fn from_log<'a>(events: impl IntoIterator<Item = &'a TableEvent>) -> Option<RatedGame> {
-        let (mut ruleset, mut players, mut ended) = (None, None, None);
+        let (mut ruleset, mut players, mut ended, mut corrected) = (None, None, None, None);
         let (mut actors, mut played) = (Actors::default(), Vec::new());
         for event in events {
             if let Some(seat) = actors.note(event) {
@@ -137,11 +137,18 @@ impl RatedGame {
                     players = Some(p);
                 }
                 TableEvent::Game(Event::GameEnded(e)) => ended = Some(e),
+                TableEvent::ResultCorrected(c) => corrected = Some(c),
                 _ => {}
             }
         }
         let played = |seat: Seat| played.get(seat).copied().unwrap_or(false);
-        RatedGame::of(ruleset?, players?, played, ended?)
+        let ended: &GameEnded = ended?;
+        match corrected {
+            // The last correction stands: voided, or ranked as it says.
+            Some(c) if !c.rated => None,
+            Some(c) => RatedGame::of(ruleset?, players?, played, &c.result(ended.reason)),
+            None => RatedGame::of(ruleset?, players?, played, ended),
+        }
     }
 
     /// The players' ratings after this game, from theirs before it (in the

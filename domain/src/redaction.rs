@@ -27,7 +27,7 @@ use crate::event::SeatKey;
 use crate::event::{
     CardPlayed, DrawReason, Event, GameEnded, Pending, RoundEnded, RoundStarted, Seat,
 };
-use crate::table::{BotReason, Seated, TableCreated, TableEvent};
+use crate::table::{BotReason, ResultCorrected, Seated, TableCreated, TableEvent};
 
 /// The key of the salt in an event's `data` (from event version 2).
 pub const SALT_KEY: &str = "salt";
@@ -232,6 +232,18 @@ impl TableEvent {
                 table_id: _,
             } => Seen::Whole,
             TableEvent::RematchDeclined { seat: _ } => Seen::Whole,
+            // A correction comes after the game's end, when every card is
+            // shown; which dispute and which admin are the contract's.
+            TableEvent::ResultCorrected(ResultCorrected {
+                dispute_id: _,
+                by: _,
+                correction: _,
+                ranking: _,
+                winners: _,
+                losers: _,
+                totals: _,
+                rated: _,
+            }) => Seen::Whole,
             TableEvent::Game(e) => e.seen_by(reader),
         }
     }

@@ -23,6 +23,8 @@ pub struct DisputeRow {
     pub resolved_by: Option<String>,
     pub resolved_at: Option<DateTime<Utc>>,
     pub created_at: DateTime<Utc>,
+    /// An upheld dispute's correction of the game's result, as logged.
+    pub correction: Option<serde_json::Value>,
 }
 
 /// A new dispute.
@@ -107,7 +109,8 @@ async fn find(
     sqlx::query_as!(
         DisputeRow,
         r#"SELECT d.id, d.table_id, d.account_id, a.username, d.round, d.reason, d.status,
-                  d.verdict, d.note, r.username AS "resolved_by?", d.resolved_at, d.created_at
+                  d.verdict, d.note, r.username AS "resolved_by?", d.resolved_at, d.created_at,
+                  d.correction
            FROM disputes d
            JOIN accounts a ON a.id = d.account_id
            LEFT JOIN accounts r ON r.id = d.resolved_by
@@ -137,15 +140,18 @@ pub async fn resolve(
     admin_id: Uuid,
     verdict: &str,
     note: &str,
+    correction: Option<&serde_json::Value>,
 ) -> Result<bool, sqlx::Error> {
     let done = sqlx::query!(
         "UPDATE disputes
-         SET status = 'resolved', verdict = $3, note = $4, resolved_by = $2, resolved_at = now()
+         SET status = 'resolved', verdict = $3, note = $4, resolved_by = $2, resolved_at = now(),
+             correction = $5
          WHERE id = $1 AND status = 'open'",
         id,
         admin_id,
         verdict,
         note,
+        correction,
     )
     .execute(conn)
     .await?;
@@ -162,6 +168,7 @@ pub enum AdminAction {
     RetryWebhook,
     ResumeWebhooks,
     EraseAccount,
+    CorrectResult,
 }
 
 impl AdminAction {
@@ -174,6 +181,7 @@ impl AdminAction {
             Self::RetryWebhook => "retry_webhook",
             Self::ResumeWebhooks => "resume_webhooks",
             Self::EraseAccount => "erase_account",
+            Self::CorrectResult => "correct_result",
         }
     }
 }

@@ -160,9 +160,10 @@ pub async fn write_results(
 }
 
 /// Sets each account's rating in a ruleset to the row's, and adds the
-/// row's counts to its own (a new standing starts from none); an erased
-/// account's row is left out (its results stay, nameless, so that the
-/// games after them rate the same).
+/// row's counts to its own (a new standing starts from none; a correction's
+/// may be negative); an erased account's row is left out (its results
+/// stay, nameless, so that the games after them rate the same). Callers
+/// hold the ruleset's lock ([`lock`]): one writer per standing.
 #[tracing::instrument(skip(executor, rows), fields(rows = rows.len()))]
 pub async fn add_standings(
     executor: impl PgExecutor<'_>,
@@ -170,18 +171,25 @@ pub async fn add_standings(
 ) -> Result<(), sqlx::Error> {
     let count = |f: fn(&StandingRow) -> i64| rows.iter().map(f).collect::<Vec<i64>>();
     sqlx::query!(
-        r#"INSERT INTO ratings (account_id, ruleset, mu, sigma, games, wins, places, points)
-           SELECT u.* FROM unnest($1::uuid[], $2::text[], $3::float8[], $4::float8[],
-                                  $5::int8[], $6::int8[], $7::int8[], $8::int8[])
-                AS u(account_id, ruleset, mu, sigma, games, wins, places, points)
-           -- An erased account has no statistics.
-           WHERE NOT EXISTS (SELECT 1 FROM accounts a
-                             WHERE a.id = u.account_id AND a.erased_at IS NOT NULL)
-           ON CONFLICT (account_id, ruleset) DO UPDATE SET
-               mu = EXCLUDED.mu, sigma = EXCLUDED.sigma,
-               games = ratings.games + EXCLUDED.games, wins = ratings.wins + EXCLUDED.wins,
-               places = ratings.places + EXCLUDED.places,
-               points = ratings.points + EXCLUDED.points"#,
+        r#"WITH u AS (
+               SELECT u.* FROM unnest($1::uuid[], $2::text[], $3::float8[], $4::float8[],
+                                      $5::int8[], $6::int8[], $7::int8[], $8::int8[])
+                    AS u(account_id, ruleset, mu, sigma, games, wins, places, points)
+               -- An erased account has no statistics.
+               WHERE NOT EXISTS (SELECT 1 FROM accounts a
+                                 WHERE a.id = u.account_id AND a.erased_at IS NOT NULL)),
+           -- Counts added in place: an INSERT's ON CONFLICT would check a
+           -- correction's negative counts as a new row's first.
+           changed AS (
+               UPDATE ratings r SET mu = u.mu, sigma = u.sigma,
+                   games = r.games + u.games, wins = r.wins + u.wins,
+                   places = r.places + u.places, points = r.points + u.points
+               FROM u WHERE r.account_id = u.account_id AND r.ruleset = u.ruleset
+               RETURNING r.account_id, r.ruleset)
+           INSERT INTO ratings (account_id, ruleset, mu, sigma, games, wins, places, points)
+           SELECT u.* FROM u
+           WHERE NOT EXISTS (SELECT 1 FROM changed c
+                             WHERE c.account_id = u.account_id AND c.ruleset = u.ruleset)"#,
         &rows.iter().map(|r| r.account_id).collect::<Vec<_>>(),
         &rows.iter().map(|r| r.ruleset.clone()).collect::<Vec<_>>(),
         &rows.iter().map(|r| r.mu).collect::<Vec<_>>(),
@@ -377,6 +385,69 @@ pub async fn insert_games(
     .execute(executor)
     .await?;
     Ok(())
+}
+
+/// The stored results of one rated game (by seat; none when the game is
+/// not rated).
+#[tracing::instrument(skip(executor))]
+pub async fn results_of(
+    executor: impl PgExecutor<'_>,
+    table_id: Uuid,
+) -> Result<Vec<ResultRow>, sqlx::Error> {
+    sqlx::query_as!(
+        ResultRow,
+        r#"SELECT table_id, account_id, ruleset, ended_at, seat, place, total,
+                  won, mu_before, sigma_before, mu_after, sigma_after
+           FROM rated_results WHERE table_id = $1 ORDER BY seat"#,
+        table_id,
+    )
+    .fetch_all(executor)
+    .await
+}
+
+/// Takes a game out of its ruleset's order, with its results (a correction
+/// rates it again, or voids it).
+#[tracing::instrument(skip(conn))]
+pub async fn forget_game(conn: &mut PgConnection, table_id: Uuid) -> Result<(), sqlx::Error> {
+    sqlx::query!("DELETE FROM rated_results WHERE table_id = $1", table_id)
+        .execute(&mut *conn)
+        .await?;
+    sqlx::query!("DELETE FROM rated_games WHERE table_id = $1", table_id)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+/// Drops the standings in `ruleset` of those of `accounts` left with no
+/// rated game (a correction voided their only one): a rebuild has none.
+#[tracing::instrument(skip(executor, accounts))]
+pub async fn forget_unrated(
+    executor: impl PgExecutor<'_>,
+    ruleset: &str,
+    accounts: &[Uuid],
+) -> Result<(), sqlx::Error> {
+    sqlx::query!(
+        "DELETE FROM ratings WHERE ruleset = $1 AND account_id = ANY($2) AND games = 0",
+        ruleset,
+        accounts,
+    )
+    .execute(executor)
+    .await?;
+    Ok(())
+}
+
+/// When the game of `table_id` ended (its `game_ended`'s time), if it did.
+#[tracing::instrument(skip(executor))]
+pub async fn game_ended_at(
+    executor: impl PgExecutor<'_>,
+    table_id: Uuid,
+) -> Result<Option<DateTime<Utc>>, sqlx::Error> {
+    sqlx::query_scalar!(
+        "SELECT at FROM events WHERE table_id = $1 AND type = 'game_ended'",
+        table_id,
+    )
+    .fetch_optional(executor)
+    .await
 }
 
 #[cfg(test)]

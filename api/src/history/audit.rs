@@ -212,8 +212,13 @@ impl Folding {
         problems: &mut Problems,
     ) -> bool {
         let seq = stored.seq;
-        // A finished table's log takes one more event: its rematch's offer.
-        if self.game_over && !matches!(e, TableEvent::RematchOffered { .. }) {
+        // A finished table's log takes more events: its rematch's offer,
+        // and corrections of its result.
+        let after_the_end = matches!(
+            e,
+            TableEvent::RematchOffered { .. } | TableEvent::ResultCorrected(_)
+        );
+        if self.game_over && !after_the_end {
             problems.add(seq, "an event after game_ended");
         }
         let Some(t) = self.table.as_mut() else {
@@ -253,6 +258,13 @@ impl Folding {
             TableEvent::GameAborted { .. } => {
                 let cut = cut_short_audit(t, &self.running, None, seq, problems);
                 self.rounds.extend(cut);
+            }
+            // A correction is what the engine makes of the original result.
+            TableEvent::ResultCorrected(c) => {
+                let recomputed = t.correct(c.correction.clone(), &c.dispute_id, &c.by);
+                if recomputed.as_ref().ok() != Some(e) {
+                    problems.add(seq, "the result recorded in result_corrected differs from the correction recomputed on the original result");
+                }
             }
             TableEvent::Game(Event::TurnStarted { .. }) => self.turn_started_at = Some(stored.at),
             TableEvent::TurnTimedOut { .. } | TableEvent::BotMoved { .. } => {

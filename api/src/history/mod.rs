@@ -9,7 +9,7 @@
 use std::fmt::Write as _;
 
 use domain::event::{Event, GameEnded, Seat};
-use domain::table::{Table, TableEvent};
+use domain::table::{ResultCorrected, Table, TableEvent};
 use domain::FullView;
 use serde::Serialize;
 use sqlx::PgPool;
@@ -38,12 +38,14 @@ pub struct Log {
 }
 
 impl Log {
-    /// Whether it ends with the game's end (`game_ended`, `game_aborted`):
-    /// nothing can be appended to it any more.
+    /// Whether the game is over in it (`game_ended`, `game_aborted`), which
+    /// only its rematch's offer and corrections of its result may follow
+    /// (as the audit checks).
     pub fn is_over(&self) -> bool {
         self.events
-            .last()
-            .is_some_and(|e| matches!(e.kind.as_str(), "game_ended" | "game_aborted"))
+            .iter()
+            .rev()
+            .any(|e| matches!(e.kind.as_str(), "game_ended" | "game_aborted"))
     }
 }
 
@@ -329,14 +331,31 @@ pub struct RoundSummary {
         "started_at": "2025-01-31T18:04:05.123456Z", "ended_at": "2025-01-31T18:09:41.000017Z"
     }],
     "result": {"ranking": [{"seat": 1, "total": 0, "place": 1}, {"seat": 0, "total": 12, "place": 2}],
-               "winners": [1], "losers": [0]}
+               "winners": [1], "losers": [0], "reason": "end_condition", "corrected": null}
 }))]
 pub struct RoundsDto {
     pub rounds: Vec<RoundSummary>,
     /// The game's result once it is over: `{ranking: [{seat, total, place}],
-    /// winners, losers}` (the engine's `GameEnded`).
+    /// winners, losers, reason}` (the engine's `GameEnded`), and its
+    /// correction, if any.
     #[schema(required = true)]
-    pub result: Option<GameEnded>,
+    pub result: Option<GameResult>,
+}
+
+/// A game's result as it ended, and as an admin corrected it (docs/API.md
+/// "Corrections and sanctions").
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+#[schema(example = json!({
+    "ranking": [{"seat": 1, "total": 0, "place": 1}, {"seat": 0, "total": 12, "place": 2}],
+    "winners": [1], "losers": [0], "reason": "end_condition", "corrected": null
+}))]
+pub struct GameResult {
+    #[serde(flatten)]
+    pub ended: GameEnded,
+    /// The last correction, which stands (`result_corrected`'s data); null
+    /// when there is none.
+    #[schema(required = true)]
+    pub corrected: Option<ResultCorrected>,
 }
 
 /// Every round that is over and, once the game is over, the result.
@@ -366,10 +385,18 @@ pub fn rounds(p: &Parsed) -> Result<RoundsDto, ServiceError> {
             }
             TableEvent::Game(Event::GameEnded(_)) | TableEvent::GameAborted { .. } => {
                 if let TableEvent::Game(Event::GameEnded(ge)) = e {
-                    result = Some(GameEnded::clone(ge));
+                    result = Some(GameResult {
+                        ended: GameEnded::clone(ge),
+                        corrected: None,
+                    });
                 }
                 if let Some((round, dealer, started_at)) = running.take() {
                     rounds.push(cut_short(p, i, round, dealer, started_at, ended_at())?);
+                }
+            }
+            TableEvent::ResultCorrected(c) => {
+                if let Some(result) = result.as_mut() {
+                    result.corrected = Some(c.clone());
                 }
             }
             _ => {}

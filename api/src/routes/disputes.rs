@@ -15,6 +15,8 @@ use crate::error::{ApiError, Problem};
 use crate::history::AuditReport;
 use crate::routes::problems::{Authenticated, JsonBody, OnTable};
 use crate::routes::shared::{cursor_after, page_limit, ListQuery, TableCall, TablePath};
+use crate::table_service::TableService;
+use domain::table::Correction;
 use store::disputes::{DisputeRow, NewDispute};
 
 /// What a player says is wrong.
@@ -67,7 +69,8 @@ fn dispute_example() -> serde_json::Value {
         "round": 2, "reason": "My 8 was counted as 8 points, not 50", "status": "resolved",
         "filed_by": "alice", "created_at": "2025-01-31T18:04:05.123456Z",
         "verdict": "rejected", "note": "The audit recomputes the same points.",
-        "resolved_by": "admin", "resolved_at": "2025-02-01T09:00:00.000000Z"
+        "resolved_by": "admin", "resolved_at": "2025-02-01T09:00:00.000000Z",
+        "correction": null
     })
 }
 
@@ -104,6 +107,10 @@ pub struct DisputeDto {
     /// The admin who resolved it; null while open.
     pub resolved_by: Option<String>,
     pub resolved_at: Option<DateTime<Utc>>,
+    /// Upheld with a correction of the game's result: the correction, as
+    /// logged (`result_corrected`); null otherwise.
+    #[schema(required = true)]
+    pub correction: Option<Correction>,
 }
 
 impl TryFrom<DisputeRow> for DisputeDto {
@@ -124,7 +131,13 @@ impl TryFrom<DisputeRow> for DisputeDto {
                     .ok_or_else(|| stored("verdict"))?,
             ),
         };
+        let correction = d
+            .correction
+            .map(serde_json::from_value)
+            .transpose()
+            .map_err(|_| stored("correction"))?;
         Ok(Self {
+            correction,
             id: d.id,
             table_id: d.table_id,
             round: d.round.map(|r| r.unsigned_abs()),
@@ -215,7 +228,7 @@ pub struct AdminActionDto {
     "id": "0b7e3c1a-5d2f-4e8b-9a6c-1f2e3d4c5b6a", "table_id": "6f1c2a5e-2b7d-4c1e-9a53-0d4f8b2e7c11",
     "round": 2, "reason": "My 8 was counted as 8 points, not 50", "status": "open",
     "filed_by": "alice", "created_at": "2025-01-31T18:04:05.123456Z",
-    "verdict": null, "note": null, "resolved_by": null, "resolved_at": null,
+    "verdict": null, "note": null, "resolved_by": null, "resolved_at": null, "correction": null,
     "audit": {"ok": true, "chain_valid": true, "first_bad_seq": null, "problems": [], "rounds": [], "events": 212, "version": 212},
     "actions": [{"admin": "admin", "action": "audit", "dispute_id": "0b7e3c1a-5d2f-4e8b-9a6c-1f2e3d4c5b6a", "at": "2025-02-01T09:00:00.000000Z"}]
 }))]
@@ -229,11 +242,16 @@ pub struct DisputeDetail {
 /// A dispute's resolution.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-#[schema(example = json!({"verdict": "rejected", "note": "The audit recomputes the same points."}))]
+#[schema(example = json!({"verdict": "upheld", "note": "Your 8 counts 50 under these rules.", "correction": {"kind": "points", "round": 2, "points": [50, 0, 12]}}))]
 pub struct Resolution {
     pub verdict: Verdict,
     /// Why, in 1 to 2,000 characters; shown to the player.
     pub note: String,
+    /// With `upheld`: the game's result as corrected, appended to its log
+    /// (`result_corrected`); its ratings, and those of the later games, are
+    /// recomputed as if it had ended so.
+    #[serde(default)]
+    pub correction: Option<Correction>,
 }
 
 /// A player of the table disputes a finished round's score, or the
@@ -381,8 +399,13 @@ pub async fn admin_dispute(
     }))
 }
 
-/// Admin: resolve an open dispute with a verdict and a note. The game log is
-/// not touched; the resolution is recorded as an admin action.
+/// Admin: resolve an open dispute with a verdict and a note, and, upholding
+/// it, correct the game's result: `void`, `points` for one round,
+/// `disqualify` a seat, or `none` (the original result again). The
+/// correction is appended to the table's log (`result_corrected`), the
+/// game and every later one of its ruleset are rated again, and its
+/// players are told; all of it with the resolution, or nothing. Each
+/// correction applies to the original result; the last one stands.
 #[utoipa::path(
     tag = "admin",
     params(("id" = Uuid, Path, description = "The dispute")),
@@ -391,8 +414,8 @@ pub async fn admin_dispute(
         (status = 200, description = "Resolved", body = DisputeDto),
         (status = 403, description = "`forbidden`: administrators only", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "`not_found`: no such dispute", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "`already_resolved`: a verdict is never changed", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "`invalid_dispute` (an empty or too long note) or `invalid_body` (a verdict but `upheld` or `rejected`)", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "`already_resolved`: a verdict is never changed; `game_running` or `game_aborted`: a correction of a game that is not over, or has no result; `version_conflict`: the table moved on meanwhile, try again", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "`invalid_dispute` (an empty or too long note), `invalid_correction` (with a verdict but `upheld`, a round that did not end, points not given for every seat, no such seat) or `invalid_body` (a verdict but `upheld` or `rejected`, a correction of no known kind)", body = Problem, content_type = "application/problem+json"),
         JsonBody,
         Authenticated,
     )
@@ -401,13 +424,23 @@ pub async fn admin_dispute(
 pub async fn resolve_dispute(
     user: AuthUser,
     pool: web::Data<PgPool>,
+    tables: web::Data<TableService>,
     path: web::Path<String>,
     body: web::Json<Resolution>,
 ) -> Result<HttpResponse, ApiError> {
     user.require_admin()?;
     let id = dispute_id(&path)?;
-    let Resolution { verdict, note } = body.into_inner();
+    let Resolution {
+        verdict,
+        note,
+        correction,
+    } = body.into_inner();
     disputes::text("note", &note)?;
-    let resolved = disputes::resolve(&pool, user.account.id, id, verdict.as_str(), &note).await?;
+    let resolution = disputes::Resolution {
+        verdict: verdict.as_str(),
+        note: &note,
+        correction,
+    };
+    let resolved = disputes::resolve((&pool, &tables), user.account.id, id, resolution).await?;
     Ok(HttpResponse::Ok().json(DisputeDto::try_from(resolved)?))
 }

@@ -2,6 +2,7 @@
 //! module's "How a move travels" and "Acting").
 
 use domain::bots::Level;
+use domain::table::ResultCorrected;
 use domain::{Clock, Event, GameEnded, Lobby, Table, TableCommand, TableEvent};
 use serde_json::{Map, Value};
 use sqlx::PgConnection;
@@ -238,6 +239,22 @@ impl TableService {
             .await
     }
 
+    /// An admin's correction of the finished game of `table_id`
+    /// (`TableCommand::CorrectResult`, see `Table::correct`), appended in
+    /// `tx` (the dispute's resolution, whose writes commit with it) and
+    /// committed; 409 `version_conflict` when the table moved on meanwhile.
+    pub async fn correct(
+        &self,
+        tx: store::Tx<'static>,
+        table_id: Uuid,
+        command: &TableCommand,
+    ) -> Result<(), ServiceError> {
+        let version = self.read(table_id, 0, |l| l.version()).await?;
+        self.act_with(tx, table_id, command, version, |_, _, _| Ok(()))
+            .await?;
+        Ok(())
+    }
+
     /// The server's move for the seat it plays on `table` (a copy of a due
     /// table, read by the caller: a bot's seat, an away or resigned
     /// player's): decided on it, outside the table's lock and within the
@@ -301,7 +318,8 @@ impl TableService {
             let with_writes = writes.tx.is_some()
                 || writes.idempotency.is_some()
                 || decided.lobby()
-                || decided.ended().is_some();
+                || decided.ended().is_some()
+                || decided.corrected().is_some();
             let appended = self
                 .append(
                     table_id,
@@ -456,13 +474,13 @@ impl TableService {
         mut tx: store::Tx<'static>,
         table_id: Uuid,
         (table, events): (&Table, &[TableEvent]),
-        rated: Option<ratings::Ended>,
+        rated: Option<ratings::Rerate>,
         idempotency: Option<(Uuid, &Idempotency)>,
         answer: &R,
     ) -> Result<(), ServiceError> {
         self.project(&mut tx, table_id, table, events).await?;
-        if let Some(ended) = rated {
-            ratings::record(&mut tx, &ended).await?;
+        if let Some(change) = rated {
+            ratings::record(&mut tx, &change).await?;
         }
         if let Some((account_id, idem)) = idempotency {
             let body = serde_json::to_value(answer).map_err(ServiceError::internal)?;
@@ -537,18 +555,44 @@ impl Decided {
         })
     }
 
-    /// The rated game the events end (`table` after them), at its
-    /// `game_ended`'s time as `stored`.
+    /// The correction of the game's result among the events.
+    fn corrected(&self) -> Option<&ResultCorrected> {
+        self.events.iter().find_map(|e| match e {
+            TableEvent::ResultCorrected(c) => Some(c),
+            _ => None,
+        })
+    }
+
+    /// What the events do to the ratings (`table` after them): the rated
+    /// game they end, at its `game_ended`'s time as `stored`; or the game
+    /// whose result they correct, rated as corrected (a voided one not).
     fn rated(
         &self,
         table_id: Uuid,
         table: &Table,
         stored: &[StoredEvent],
-    ) -> Option<ratings::Ended> {
+    ) -> Option<ratings::Rerate> {
+        if let Some(c) = self.corrected() {
+            let reason = table.game.as_ref()?.result()?.reason;
+            let game = c
+                .rated
+                .then(|| table.rated_game(&c.result(reason)))
+                .flatten();
+            let ruleset = table.ruleset.clone();
+            return Some(ratings::Rerate::Corrected {
+                table_id,
+                ruleset,
+                game,
+            });
+        }
         let end = self.ended()?;
         let at = stored.iter().find(|s| s.kind == "game_ended")?.at;
         let game = table.rated_game(end)?;
-        Some(ratings::Ended { table_id, at, game })
+        Some(ratings::Rerate::Ended(ratings::Ended {
+            table_id,
+            at,
+            game,
+        }))
     }
 }
 

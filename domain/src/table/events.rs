@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::correction::ResultCorrected;
 use super::lobby::{RematchOf, Visibility};
 use super::{BotReason, Clock, PlayerId, Seated};
 use crate::bots::Level;
@@ -120,6 +121,9 @@ pub enum TableEvent {
         #[cfg_attr(feature = "openapi", schema(value_type = usize))]
         seat: Seat,
     },
+    /// An admin corrected the finished game's result (docs/API.md
+    /// "Corrections and sanctions"); the last correction stands.
+    ResultCorrected(ResultCorrected),
     /// The game's own events, in their own `{type, data}` form (not the
     /// table's: serialised and read apart, see [`TableEvent::to_json`]).
     #[serde(skip)]

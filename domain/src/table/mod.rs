@@ -4,18 +4,21 @@
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
+mod correction;
 pub(crate) mod events;
 mod lobby;
 mod log;
 pub mod notices;
 mod presence;
 
+pub use correction::{Correction, CorrectionError, ResultCorrected};
 pub use events::{TableCreated, TableEvent};
 pub use lobby::{Joining, Lobby, RematchOf, Reserved, Visibility};
 pub use log::{apply, apply_guarded, Fold, FoldError, ReadError};
 pub use notices::{Notice, NoticeKind, TURN_ENDING};
 pub use presence::{
-    ranking_after_resignations, Actors, BotReason, Clock, Due, Presence, Turn, STAND_IN,
+    ranking_after, ranking_after_resignations, Actors, BotReason, Clock, Due, Presence, Turn,
+    STAND_IN,
 };
 
 use crate::bots::{Level, Playouts};
@@ -190,6 +193,8 @@ pub enum TableError {
     Rules(#[from] RulesError),
     #[error("{0}")]
     Rule(#[from] RuleError),
+    #[error("{0}")]
+    Correction(#[from] CorrectionError),
 }
 
 impl TableError {
@@ -218,6 +223,7 @@ impl TableError {
             TableError::Closed => "table_closed",
             TableError::Rules(_) => "invalid_rules",
             TableError::Rule(e) => e.code(),
+            TableError::Correction(e) => e.code(),
         }
     }
 }
@@ -279,6 +285,13 @@ pub enum TableCommand {
     DeclineRematch {
         account_id: PlayerId,
     },
+    /// An admin upholding the dispute `dispute_id` corrects the finished
+    /// game's result (see [`Table::correct`]).
+    CorrectResult {
+        by: PlayerId,
+        dispute_id: String,
+        correction: Correction,
+    },
 }
 
 /// A table: its rules, who sits, and the game once started.
@@ -305,6 +318,8 @@ pub struct Table {
     pub lobby: Lobby,
     /// The first round's dealer, once dealt (a rematch's is the next one).
     pub first_dealer: Option<Seat>,
+    /// The last correction of the finished game's result, which stands.
+    pub correction: Option<ResultCorrected>,
     /// Whose acts are their players' own (see `presence`).
     actors: Actors,
 }
@@ -394,6 +409,7 @@ impl Table {
             aborted: false,
             lobby: Lobby::of(c),
             first_dealer: None,
+            correction: None,
             actors: Actors::default(),
         };
         for e in it {
@@ -468,6 +484,7 @@ impl Table {
             // A rematch one of its people declined never starts: closed,
             // like an emptied quick-play table.
             TableEvent::RematchDeclined { .. } => self.aborted = true,
+            TableEvent::ResultCorrected(c) => self.correction = Some(c.clone()),
             TableEvent::Game(e) => {
                 if let Some(g) = self.game.as_mut() {
                     g.evolve(e);
@@ -587,6 +604,11 @@ impl Table {
                 table_id,
             } => self.offer_rematch(account_id, table_id),
             TableCommand::DeclineRematch { account_id } => self.decline_rematch(account_id),
+            TableCommand::CorrectResult {
+                by,
+                dispute_id,
+                correction,
+            } => Ok(vec![self.correct(correction.clone(), dispute_id, by)?]),
         }
     }
 

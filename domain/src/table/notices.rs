@@ -27,6 +27,8 @@ pub enum NoticeKind {
     GameOver,
     /// Another player of this finished table opened its rematch.
     RematchOffered,
+    /// An admin corrected the finished game's result.
+    ResultCorrected,
 }
 
 impl NoticeKind {
@@ -38,6 +40,7 @@ impl NoticeKind {
             Self::GameStarted => "game_started",
             Self::GameOver => "game_over",
             Self::RematchOffered => "rematch_offered",
+            Self::ResultCorrected => "result_corrected",
         }
     }
 }
@@ -69,6 +72,7 @@ impl Table {
                 TableEvent::GameAborted { .. }
                 | TableEvent::RematchDeclined { .. }
                 | TableEvent::Game(Event::GameEnded(_)) => (NoticeKind::GameOver, None),
+                TableEvent::ResultCorrected(_) => (NoticeKind::ResultCorrected, None),
                 _ => continue,
             };
             notices.extend(

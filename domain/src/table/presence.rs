@@ -22,6 +22,7 @@ use crate::bots::{Level, Playouts};
 use crate::engine::{Command, RuleError};
 use crate::event::{DrawReason, EndReason, Event, GameEnded, Pending, Placing, Seat};
 use crate::game::{Game, Status};
+use crate::rules::End;
 use crate::score;
 
 /// A table's clock (D37): how long a seat has to act, and after how many
@@ -411,7 +412,8 @@ impl Actors {
             | TableEvent::GameAborted { .. }
             | TableEvent::BotSeated { .. }
             | TableEvent::RematchOffered { .. }
-            | TableEvent::RematchDeclined { .. } => None,
+            | TableEvent::RematchDeclined { .. }
+            | TableEvent::ResultCorrected(_) => None,
         }
     }
 
@@ -457,7 +459,13 @@ impl Actors {
 /// so far (equal totals share a place, D21); then the resigned seats, the
 /// latest resignation first. The resigned seats are the losers.
 pub fn ranking_after_resignations(game: &Game, resigned: &[Seat]) -> GameEnded {
-    let by_rule = score::ranking(game.rules().end, game.totals());
+    ranking_after(game.rules().end, game.totals(), resigned)
+}
+
+/// D40's ranking of `totals` under `end`, `resigned` in the order they
+/// resigned (a correction's too, which ranks the totals it makes so).
+pub fn ranking_after(end: End, totals: &[i32], resigned: &[Seat]) -> GameEnded {
+    let by_rule = score::ranking(end, totals);
     let mut ranking: Vec<Placing> = Vec::with_capacity(by_rule.ranking.len());
     for p in by_rule
         .ranking
@@ -473,7 +481,7 @@ pub fn ranking_after_resignations(game: &Game, resigned: &[Seat]) -> GameEnded {
     for &seat in resigned.iter().rev() {
         ranking.push(Placing {
             seat,
-            total: game.totals()[seat],
+            total: totals[seat],
             place: ranking.len() + 1,
         });
     }

@@ -11,6 +11,7 @@ mod accounts;
 mod challenge;
 mod client_limits;
 mod concurrency;
+mod corrections;
 mod deploying;
 mod descriptors;
 mod disputes;

@@ -19,7 +19,7 @@ use uuid::Uuid;
 
 /// Plays the started table `id` to its end (each seat on turn plays its
 /// first legal move; `tokens` by seat); its result.
-async fn play_out(app: &TestApp, tokens: &[String], id: &str) -> Value {
+pub(crate) async fn play_out(app: &TestApp, tokens: &[String], id: &str) -> Value {
     loop {
         let v = view(app, &tokens[0], id).await;
         if v["status"] == "finished" {
@@ -33,7 +33,7 @@ async fn play_out(app: &TestApp, tokens: &[String], id: &str) -> Value {
 }
 
 /// A player's profile, read without a token.
-async fn profile(app: &TestApp, username: &str) -> Value {
+pub(crate) async fn profile(app: &TestApp, username: &str) -> Value {
     let res = app
         .client
         .get(app.url(&format!("/v1/players/{username}")))
@@ -45,7 +45,7 @@ async fn profile(app: &TestApp, username: &str) -> Value {
 
 /// Nothing differs between the stored values and the logs' fold; how many
 /// rated games the logs hold.
-async fn rebuilt_the_same(app: &TestApp) -> usize {
+pub(crate) async fn rebuilt_the_same(app: &TestApp) -> usize {
     let rebuilt = api::ratings::rebuild(&app.pool, false, |_| {})
         .await
         .expect("the rebuild runs");
@@ -404,7 +404,8 @@ async fn rated_as_before_d43(app: &TestApp, id: &str) {
         game,
     };
     let mut tx = app.pool.begin().await.unwrap();
-    api::ratings::record(&mut tx, &ended).await.unwrap();
+    let change = api::ratings::Rerate::Ended(ended);
+    api::ratings::record(&mut tx, &change).await.unwrap();
     tx.commit().await.unwrap();
 }
 
@@ -454,12 +455,15 @@ async fn d43_ratings_stored_before_the_rule_are_brought_in_line_by_one_rebuild()
 
 mod property {
     //! Random games stored as their logs, rated in a random commit order
-    //! through [`api::ratings::record`] (the server's own step), and
-    //! folded again from the logs by [`api::ratings::rebuild`].
+    //! through [`api::ratings::record`] (the server's own step), their
+    //! results corrected at random (voided, given back, points changed, a
+    //! seat disqualified) and re-rated the same way, and folded again from
+    //! the logs by [`api::ratings::rebuild`].
 
-    use api::ratings::Ended;
+    use api::ratings::{Ended, Rerate};
     use api::table_service::player_id;
     use domain::bots::Level;
+    use domain::table::Correction;
     use domain::{Event, Joining, RatedGame, Table, TableCommand, TableEvent};
     use e2e::games::{play_game, store_table};
     use proptest::prelude::*;
@@ -657,7 +661,87 @@ mod property {
         Some(Ended { table_id, at, game })
     }
 
-    async fn case(specs: Vec<(Spec, usize)>, commit_order: Vec<usize>) {
+    /// A correction of the `n`th game stored (modulo their number).
+    #[derive(Debug, Clone)]
+    enum Fix {
+        Void,
+        Restore,
+        /// Round 1's points, one per seat (as many as it has).
+        Points(Vec<i32>),
+        /// The seat (modulo the game's seats).
+        Disqualify(usize),
+    }
+
+    fn fix() -> impl Strategy<Value = (usize, Fix)> {
+        let fix = prop_oneof![
+            2 => Just(Fix::Void),
+            1 => Just(Fix::Restore),
+            2 => prop::collection::vec(-20..60i32, 4).prop_map(Fix::Points),
+            2 => (0..4usize).prop_map(Fix::Disqualify),
+        ];
+        (0..64usize, fix)
+    }
+
+    /// A stored game: its table, its ruleset, its log and its version.
+    struct Stored {
+        id: Uuid,
+        ruleset: &'static str,
+        log: Vec<TableEvent>,
+    }
+
+    /// Corrects the game of `stored` as `fix` says, appended to its log as
+    /// the server does, and re-rated; nothing when the engine refuses it
+    /// (an aborted game, no round ended).
+    async fn correct(pool: &PgPool, stored: &mut Stored, fix: Fix, by: &domain::PlayerId) {
+        let table = Table::from_events(&stored.log).expect("a table");
+        let seats = table.players.len();
+        let correction = match fix {
+            Fix::Void => Correction::Void {},
+            Fix::Restore => Correction::None {},
+            Fix::Points(mut points) => {
+                points.resize(seats, 0);
+                Correction::Points { round: 1, points }
+            }
+            Fix::Disqualify(seat) => Correction::Disqualify { seat: seat % seats },
+        };
+        let command = TableCommand::CorrectResult {
+            by: by.clone(),
+            dispute_id: Uuid::new_v4().to_string(),
+            correction,
+        };
+        let mut after = table.clone();
+        let Ok(events) = after.execute(&command, &mut rand::thread_rng()) else {
+            return;
+        };
+        let version = stored.log.len() as i64;
+        e2e::games::append(pool, stored.id, version, std::slice::from_ref(&events)).await;
+        stored.log.extend(events.iter().cloned());
+        let Some(TableEvent::ResultCorrected(c)) = events.first() else {
+            unreachable!("a correction is one event")
+        };
+        let reason = table
+            .game
+            .as_ref()
+            .and_then(|g| g.result())
+            .expect("over")
+            .reason;
+        let game = c
+            .rated
+            .then(|| after.rated_game(&c.result(reason)))
+            .flatten();
+        let change = Rerate::Corrected {
+            table_id: stored.id,
+            ruleset: stored.ruleset.to_owned(),
+            game,
+        };
+        let mut tx = pool.begin().await.expect("a transaction");
+        api::ratings::record(&mut tx, &change)
+            .await
+            .expect("re-rated");
+        tx.commit().await.expect("committed");
+    }
+
+    async fn case(specs: Vec<(Spec, usize)>, commit_order: Vec<usize>, fixes: Vec<(usize, Fix)>) {
         let (_, _, pool) = e2e::fresh_database().await;
         let mut accounts = Vec::new();
         for i in 0..ACCOUNTS {
@@ -672,10 +756,15 @@ mod property {
             accounts.push((id, name));
         }
         // Stored in the order of the specs: their ends' times follow it.
-        let mut rated = Vec::new();
+        let (mut rated, mut stored) = (Vec::new(), Vec::new());
         for (spec, ruleset) in &specs {
             let batches = log_of(spec, RULESETS[*ruleset], &accounts);
             let id = store_table(&pool, accounts[spec.seats[0]].0, &batches).await;
+            stored.push(Stored {
+                id,
+                ruleset: RULESETS[*ruleset],
+                log: batches.iter().flatten().cloned().collect(),
+            });
             sqlx::query("UPDATE game_tables SET status = 'finished' WHERE id = $1")
                 .bind(id)
                 .execute(&pool)
@@ -683,21 +772,26 @@ mod property {
                 .expect("finished");
             rated.push(ended(&pool, id, &batches).await);
         }
-        let expected = rated.iter().flatten().count();
         // Rated in another order, each in its own transaction.
         let n = rated.len();
-        for i in commit_order.into_iter().map(|i| i % n) {
+        let order = commit_order.into_iter().map(|i| i % n).chain(0..n);
+        for i in order {
             if let Some(ended) = rated[i].take() {
                 let mut tx = pool.begin().await.expect("a transaction");
-                api::ratings::record(&mut tx, &ended).await.expect("rated");
+                let change = Rerate::Ended(ended);
+                api::ratings::record(&mut tx, &change).await.expect("rated");
                 tx.commit().await.expect("committed");
             }
         }
-        for ended in rated.into_iter().flatten() {
-            let mut tx = pool.begin().await.expect("a transaction");
-            api::ratings::record(&mut tx, &ended).await.expect("rated");
-            tx.commit().await.expect("committed");
+        // Then corrected, in any order, some games more than once.
+        let by = player_id(accounts[0].0);
+        for (i, fix) in fixes {
+            correct(&pool, &mut stored[i % n], fix, &by).await;
         }
+        let expected = stored
+            .iter()
+            .filter(|s| RatedGame::from_log(&s.log).is_some())
+            .count();
         let rebuilt = api::ratings::rebuild(&pool, false, |_| {})
             .await
             .expect("rebuilt");
@@ -709,15 +803,16 @@ mod property {
         #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
 
         #[test]
-        fn stored_ratings_are_the_fold_of_the_logs_whatever_order_games_commit_in(
+        fn stored_ratings_are_the_fold_of_the_logs_whatever_order_games_commit_in_and_are_corrected(
             specs in prop::collection::vec((spec(), 0..RULESETS.len()), 1..8),
             commit_order in prop::collection::vec(0..64usize, 0..8),
+            fixes in prop::collection::vec(fix(), 0..6),
         ) {
             let runtime = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()
                 .expect("a runtime");
-            runtime.block_on(case(specs, commit_order));
+            runtime.block_on(case(specs, commit_order, fixes));
         }
     }
 }
