@@ -74,3 +74,46 @@ fn d43_a_game_every_person_moved_in_is_rated_however_it_ended() {
     let game = rated(&table, &log, &ended).expect("rated");
     assert_eq!(game.finishes.len(), 3);
 }
+
+/// Corrections (docs/API.md "Corrections and sanctions"): the log's last
+/// one says how the game is rated.
+mod corrected {
+    use super::*;
+    use crate::table::correction::tests::{correct, corrected, finished};
+    use crate::table::Correction;
+
+    #[test]
+    fn a_voided_game_counts_for_no_one_until_a_correction_gives_it_back() {
+        let (mut table, mut log) = finished();
+        let rated = RatedGame::from_log(&log).expect("a game its people played is rated");
+        run(&mut table, &mut log, correct(Correction::Void {}));
+        assert_eq!(RatedGame::from_log(&log), None, "voided: not rated");
+        run(&mut table, &mut log, correct(Correction::None {}));
+        assert_eq!(RatedGame::from_log(&log), Some(rated));
+    }
+
+    #[test]
+    fn a_game_is_rated_as_its_last_correction_ranks_it() {
+        let (mut table, mut log) = finished();
+        let seat = table.game.as_ref().unwrap().result().unwrap().winners[0];
+        let events = run(
+            &mut table,
+            &mut log,
+            correct(Correction::Disqualify { seat }),
+        );
+        let c = corrected(&events).clone();
+        let rated = RatedGame::from_log(&log).unwrap();
+        let place = |seat: Seat| c.ranking.iter().find(|p| p.seat == seat).unwrap().place;
+        for (seat, f) in rated.finishes.iter().enumerate() {
+            let won = c.winners.contains(&seat);
+            assert_eq!(
+                (f.place, f.total, f.won),
+                (place(seat), c.totals[seat], won)
+            );
+        }
+        assert_eq!(
+            rated.finishes[seat].place, 3,
+            "the disqualified seat is last"
+        );
+    }
+}

@@ -4,7 +4,7 @@
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
-mod correction;
+pub(crate) mod correction;
 pub(crate) mod events;
 mod lobby;
 mod log;

@@ -31,6 +31,14 @@ async fn dispute(app: &TestApp, token: &str, id: &str) -> String {
     filed["id"].as_str().unwrap().to_owned()
 }
 
+/// A player of the table (`token`) disputes its game, and the admin upholds
+/// it with `correction`: the resolved dispute.
+async fn correct(app: &TestApp, cast: &Cast, token: &str, id: &str, correction: Value) -> Value {
+    let d = dispute(app, token, id).await;
+    let body = upheld(correction);
+    json_of(post(app, &cast.admin, &resolution(&d), &body).await, 200).await
+}
+
 fn resolution(dispute: &str) -> String {
     format!("/v1/admin/disputes/{dispute}/resolution")
 }
@@ -80,19 +88,9 @@ async fn an_upheld_dispute_corrects_the_result_in_the_log_re_rates_exactly_and_t
         .collect();
     points[winner] += 500;
     let correction = json!({"kind": "points", "round": 1, "points": points});
-    let d = dispute(&app, ines, &id).await;
-    let done = json_of(
-        post(
-            &app,
-            &cast.admin,
-            &resolution(&d),
-            &upheld(correction.clone()),
-        )
-        .await,
-        200,
-    )
-    .await;
+    let done = correct(&app, &cast, ines, &id, correction.clone()).await;
     assert_eq!(done["correction"], correction);
+    let d = done["id"].as_str().unwrap().to_owned();
 
     // Appended after the game's end, chained to it; nothing before changes.
     let after = log_of(&app, ines, &id).await;
@@ -141,18 +139,7 @@ async fn an_upheld_dispute_corrects_the_result_in_the_log_re_rates_exactly_and_t
 
     // Voided: it counts for no one; then the original result again. The
     // last correction stands, every one stays in the log.
-    let d = dispute(&app, ines, &id).await;
-    json_of(
-        post(
-            &app,
-            &cast.admin,
-            &resolution(&d),
-            &upheld(json!({"kind": "void"})),
-        )
-        .await,
-        200,
-    )
-    .await;
+    correct(&app, &cast, ines, &id, json!({"kind": "void"})).await;
     assert_eq!(rebuilt_the_same(&app).await, 0);
     let games = |p: &Value| {
         let stats = p["stats"].as_array().unwrap();
@@ -161,18 +148,7 @@ async fn an_upheld_dispute_corrects_the_result_in_the_log_re_rates_exactly_and_t
     };
     assert_eq!(games(&games_before), 1);
     assert_eq!(games(&profile(&app, "ines").await), 0, "no rated game left");
-    let d = dispute(&app, ines, &id).await;
-    json_of(
-        post(
-            &app,
-            &cast.admin,
-            &resolution(&d),
-            &upheld(json!({"kind": "none"})),
-        )
-        .await,
-        200,
-    )
-    .await;
+    correct(&app, &cast, ines, &id, json!({"kind": "none"})).await;
     assert_eq!(rebuilt_the_same(&app).await, 1);
     assert_eq!(profile(&app, "ines").await, games_before);
     let log = log_of(&app, ines, &id).await;
@@ -195,9 +171,8 @@ async fn a_disqualified_seat_is_ranked_last_and_the_others_move_up() {
     )
     .await;
     let first = rounds["result"]["ranking"][0]["seat"].clone();
-    let d = dispute(&app, &cast.tokens[1], &id).await;
-    let body = upheld(json!({"kind": "disqualify", "seat": first}));
-    json_of(post(&app, &cast.admin, &resolution(&d), &body).await, 200).await;
+    let disqualify = json!({"kind": "disqualify", "seat": first});
+    correct(&app, &cast, &cast.tokens[1], &id, disqualify).await;
     let rounds = json_of(
         get(&app, &cast.tokens[0], &format!("/v1/tables/{id}/rounds")).await,
         200,
@@ -209,6 +184,14 @@ async fn a_disqualified_seat_is_ranked_last_and_the_others_move_up() {
     assert_eq!(ranking.last().unwrap()["place"], 3);
     assert!(corrected["losers"].as_array().unwrap().contains(&first));
     assert!(!corrected["winners"].as_array().unwrap().contains(&first));
+    // The table's summary shows it beside the original too.
+    let summary = json_of(
+        get(&app, &cast.tokens[2], &format!("/v1/tables/{id}")).await,
+        200,
+    )
+    .await;
+    assert_eq!(summary["result"]["corrected"], *corrected);
+    assert_eq!(summary["result"]["ranking"][0]["seat"], first);
     assert_eq!(rebuilt_the_same(&app).await, 1);
     assert_eq!(audit(&app, &cast, &id).await["ok"], true);
 }

@@ -3,7 +3,7 @@
 
 use chrono::{DateTime, Utc};
 use domain::bots::Level;
-use domain::{GameEnded, PlayerId, Rules, Status, Visibility};
+use domain::{PlayerId, Rules, Status, Visibility};
 use serde::Serialize;
 use serde_json::Value;
 use utoipa::ToSchema;
@@ -11,6 +11,7 @@ use uuid::Uuid;
 
 use super::classique_rules;
 use crate::error::ApiError;
+use crate::history::GameResult;
 use crate::routes::shared::cursor_after;
 use crate::table_service::{CachedTable, Shown, TableService};
 use store::tables::{ListedTable, SeatRow};
@@ -172,9 +173,10 @@ pub struct TableSummary {
     /// The current (or last) round; null before the deal.
     #[schema(required = true)]
     pub round: Option<u32>,
-    /// The final ranking once `finished` (null before).
+    /// The final ranking once `finished` (null before), and its
+    /// correction, if an admin made one.
     #[schema(required = true)]
-    pub result: Option<GameEnded>,
+    pub result: Option<GameResult>,
     /// The turn clock (docs/RULES.md D37); null: no time limit.
     #[schema(required = true)]
     pub clock: Option<ClockDto>,
@@ -258,7 +260,10 @@ impl TableSummary {
             seats: t.seats,
             players,
             round: game.and_then(|g| g.round()).map(|r| r.number),
-            result: game.and_then(|g| g.result()).cloned(),
+            result: game.and_then(|g| g.result()).map(|ended| GameResult {
+                ended: ended.clone(),
+                corrected: t.correction.clone(),
+            }),
             clock: ClockDto::of(l),
             visibility: t.lobby.visibility,
             invite_code: None,
