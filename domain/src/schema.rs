@@ -19,6 +19,7 @@ use crate::redaction::{
 };
 use crate::rules::{Deal, Decks, Effect, End, Points, Scoring};
 use crate::table::events::TableEvent;
+use crate::table::Correction;
 
 /// The name of the union of every event's `{type, data}`.
 pub const EVENT_BODY: &str = "EventBody";
@@ -195,9 +196,9 @@ fn external<T: ToSchema>() -> Vec<(String, RefOr<Schema>)> {
 }
 
 /// Every union of the document but the events' ([`event_components`]), as
-/// generators read them, in place of the derived ones: the moves and the
-/// pending constraint tagged inside (`tagged`), the rules' knobs tagged
-/// outside (`external`).
+/// generators read them, in place of the derived ones: the moves, the
+/// pending constraint and an admin's correction of a result tagged inside
+/// (`tagged`), the rules' knobs tagged outside (`external`).
 pub fn union_components() -> Vec<(String, RefOr<Schema>)> {
     let mut components = tagged_union::<Move>("type", |union| {
         union
@@ -211,6 +212,10 @@ pub fn union_components() -> Vec<(String, RefOr<Schema>)> {
     let pending = one_of(Pending::schema()).description;
     components.extend(tagged_union::<Pending>("kind", |union| {
         union.description(pending)
+    }));
+    let correction = one_of(Correction::schema()).description;
+    components.extend(tagged_union::<Correction>("kind", |union| {
+        union.description(correction)
     }));
     components.extend(external::<Decks>());
     components.extend(external::<Deal>());

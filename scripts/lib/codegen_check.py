@@ -8,7 +8,7 @@ OUT holds one folder per generator (kotlin, dart-dio, swift6,
 typescript-fetch) and its log (<generator>.log). Every union of the
 document must come out as one in each language:
 - a union with a `discriminator` and its `mapping` (`Move`, `StoredEvent`,
-  `Pending`) chosen by its tag;
+  `Pending`, `Correction`) chosen by its tag;
 - a union without one (the rules' knobs, tagged outside by their one key or
   a word, and an event's data, whole or a part) a type whose decoder tries
   each member, which the document makes exact: every member requires a key
@@ -300,7 +300,7 @@ def check(document):
     tagged = tagged_unions(document)
     untagged = untagged_unions(document)
     problems = []
-    for needed in ["Move", "StoredEvent", "Pending"]:
+    for needed in ["Move", "StoredEvent", "Pending", "Correction"]:
         if needed not in tagged:
             problems.append(f"the document does not tag {needed} (discriminator and mapping)")
     for union, (property, members) in tagged.items():
