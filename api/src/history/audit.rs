@@ -243,17 +243,7 @@ impl Folding {
                 self.game_over = true;
                 let cut = cut_short_audit(t, &self.running, Some(ge), seq, problems);
                 self.rounds.extend(cut);
-                let totals: Vec<i32> = self.running.values().copied().collect();
-                let expected = match (ge.reason, t.game.as_ref()) {
-                    (EndReason::Resigned, Some(game)) => {
-                        table::ranking_after_resignations(game, &t.resigned_order)
-                    }
-                    _ => score::ranking(t.rules.end, &totals),
-                };
-                let recorded: &GameEnded = ge;
-                if *recorded != expected {
-                    problems.add(seq, "the result recorded in game_ended differs from the ranking of the recomputed totals");
-                }
+                result_audit(t, &self.running, ge, seq, problems);
             }
             TableEvent::GameAborted { .. } => {
                 let cut = cut_short_audit(t, &self.running, None, seq, problems);
@@ -268,21 +258,7 @@ impl Folding {
             }
             TableEvent::Game(Event::TurnStarted { .. }) => self.turn_started_at = Some(stored.at),
             TableEvent::TurnTimedOut { .. } | TableEvent::BotMoved { .. } => {
-                if let TableEvent::TurnTimedOut { .. } = e {
-                    let due = t.clock.zip(self.turn_started_at).map(|(clock, at)| {
-                        at + chrono::Duration::seconds(i64::from(clock.turn_seconds))
-                    });
-                    if due.is_none_or(|due| stored.at < due) {
-                        problems.add(seq, "turn_timed_out before the seat's deadline");
-                    }
-                }
-                let following: Vec<TableEvent> = following
-                    .iter()
-                    .map_while(|p| p.as_ref().ok().cloned())
-                    .collect();
-                if let Err(why) = t.check_automatic(e, &following) {
-                    problems.add(seq, why);
-                }
+                automatic_audit(t, (stored, e), self.turn_started_at, following, problems);
             }
             _ => {}
         }
@@ -293,6 +269,59 @@ impl Folding {
                 false
             }
         }
+    }
+}
+
+/// A `game_ended`'s result against the ranking of the recomputed totals
+/// (`running`), or D40's after resignations.
+fn result_audit(
+    t: &Table,
+    running: &BTreeMap<Seat, i32>,
+    ge: &GameEnded,
+    seq: i64,
+    problems: &mut Problems,
+) {
+    let totals: Vec<i32> = running.values().copied().collect();
+    let expected = match (ge.reason, t.game.as_ref()) {
+        (EndReason::Resigned, Some(game)) => {
+            table::ranking_after_resignations(game, &t.resigned_order)
+        }
+        _ => score::ranking(t.rules.end, &totals),
+    };
+    if *ge != expected {
+        problems.add(
+            seq,
+            "the result recorded in game_ended differs from the ranking of the recomputed totals",
+        );
+    }
+}
+
+/// A move the server made for a seat (`turn_timed_out`, `bot_moved`, as
+/// `stored`): not before the seat's deadline (the turn started at
+/// `turn_started_at`), and the move it had to make, as the `following`
+/// events show it (D38, D42).
+fn automatic_audit(
+    t: &Table,
+    (stored, e): (&StoredEvent, &TableEvent),
+    turn_started_at: Option<chrono::DateTime<chrono::Utc>>,
+    following: &[Result<TableEvent, String>],
+    problems: &mut Problems,
+) {
+    if let TableEvent::TurnTimedOut { .. } = e {
+        let due = t
+            .clock
+            .zip(turn_started_at)
+            .map(|(clock, at)| at + chrono::Duration::seconds(i64::from(clock.turn_seconds)));
+        if due.is_none_or(|due| stored.at < due) {
+            problems.add(stored.seq, "turn_timed_out before the seat's deadline");
+        }
+    }
+    let following: Vec<TableEvent> = following
+        .iter()
+        .map_while(|p| p.as_ref().ok().cloned())
+        .collect();
+    if let Err(why) = t.check_automatic(e, &following) {
+        problems.add(stored.seq, why);
     }
 }
 
