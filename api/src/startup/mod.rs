@@ -1,10 +1,8 @@
 //! Building and running the server.
 
 use std::net::TcpListener;
-use std::str::FromStr;
 use std::time::{Duration, Instant};
 
-use actix_cors::Cors;
 use actix_web::body::MessageBody;
 use actix_web::dev::Server;
 use actix_web::dev::{ServiceRequest, ServiceResponse};
@@ -12,15 +10,13 @@ use actix_web::http::header::{self, HeaderName, HeaderValue};
 use actix_web::http::{Method, StatusCode};
 use actix_web::middleware::{from_fn, Condition, DefaultHeaders, Next};
 use actix_web::{web, App, HttpMessage, HttpResponse, HttpServer, ResponseError};
-use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
-use sqlx::{Connection, PgPool};
+use sqlx::PgPool;
 use tracing_actix_web::{RequestId, TracingLogger};
 use utoipa::OpenApi;
 use utoipa_actix_web::AppExt;
 use utoipa_swagger_ui::{Config, SwaggerUi};
 
 use crate::accounts::Accounts;
-use crate::codes::ProblemCode;
 use crate::config::Settings;
 use crate::error::{self, ApiError};
 use crate::log::hub::CommitHub;
@@ -36,118 +32,17 @@ use crate::watchers::{WatchLimits, Watchers};
 use crate::webhooks::Webhooks;
 use crate::{console, deadlines, metrics, routes, webhooks};
 use store::events::Outbox;
-use store::MIGRATOR;
 
-/// A pool that connects on first use; a request waits at most
-/// `HUIT_DB_ACQUIRE_TIMEOUT_SECS` for a connection, then gets 503.
-pub fn connect_lazy(settings: &Settings) -> Result<PgPool, sqlx::Error> {
-    let options = PgConnectOptions::from_str(settings.database_url.as_str())?;
-    Ok(pool_options(settings).connect_lazy_with(options))
-}
+mod cors;
+mod database;
+mod sockets;
 
-/// Waits until the database of `pool` accepts a connection, at most
-/// `within`: retried with backoff (200 ms doubling to 5 s), each failure
-/// logged with its cause; the last one when it never does. A server started
-/// with its database (an orchestrator starting both at once) then serves
-/// once it is up, instead of exiting and being restarted in a loop. A
-/// refusal no wait can change (`waiting_cannot_fix`) ends it at once.
-/// Answers the TLS version the connection speaks (`None`: unencrypted).
-pub async fn wait_for_database(
-    pool: &PgPool,
-    within: Duration,
-) -> Result<Option<String>, DatabaseWait> {
-    use sqlx::Connection;
-    let deadline = tokio::time::Instant::now() + within;
-    let mut backoff = Duration::from_millis(200);
-    loop {
-        let options = pool.connect_options();
-        let attempt = tokio::time::timeout_at(deadline, sqlx::PgConnection::connect_with(&options));
-        let error = match attempt.await {
-            Ok(Ok(mut conn)) => {
-                let tls = store::connection::tls_version(&mut conn).await;
-                let _ = conn.close().await;
-                return Ok(tls.ok().flatten());
-            }
-            Ok(Err(e)) => e,
-            Err(_) => sqlx::Error::PoolTimedOut,
-        };
-        if waiting_cannot_fix(&error) {
-            return Err(DatabaseWait::Refused(error));
-        }
-        if tokio::time::Instant::now() + backoff >= deadline {
-            return Err(DatabaseWait::Silent { within, error });
-        }
-        tracing::warn!(error = %error, retry_in_ms = backoff.as_millis() as u64, "waiting for the database");
-        tokio::time::sleep(backoff).await;
-        backoff = (backoff * 2).min(Duration::from_secs(5));
-    }
-}
-
-/// Why [`wait_for_database`] gave up.
-#[derive(Debug, thiserror::Error)]
-pub enum DatabaseWait {
-    #[error("the database refused the connection, which waiting cannot change: {0}")]
-    Refused(sqlx::Error),
-    #[error("the database did not answer within {} s (HUIT_DB_WAIT_SECS): {error}", within.as_secs())]
-    Silent {
-        within: Duration,
-        error: sqlx::Error,
-    },
-}
-
-/// A database that refused us for what we are, not for not being up yet:
-/// TLS that failed (a certificate not trusted, a server without TLS for
-/// `sslmode=require`), a URL that does not configure, a role or password
-/// refused, or `pg_hba.conf` rejecting the connection (SQLSTATE class 28,
-/// e.g. `sslmode=disable` against a server that takes TLS only).
-fn waiting_cannot_fix(error: &sqlx::Error) -> bool {
-    match error {
-        sqlx::Error::Tls(_) | sqlx::Error::Configuration(_) => true,
-        // A certificate refused in the handshake comes as an I/O error.
-        sqlx::Error::Io(e) => e.get_ref().is_some_and(|inner| inner.is::<rustls::Error>()),
-        sqlx::Error::Database(e) => e.code().is_some_and(|code| code.starts_with("28")),
-        _ => false,
-    }
-}
-
-pub fn pool_options(settings: &Settings) -> PgPoolOptions {
-    ping_when_idle(
-        PgPoolOptions::new()
-            .max_connections(settings.db_max_connections)
-            .acquire_timeout(settings.db_acquire_timeout()),
-    )
-}
-
-/// A pooled connection idle for this long is pinged before it is handed
-/// out (and replaced when dead).
-const PING_AFTER_IDLE: Duration = Duration::from_secs(1);
-
-/// sqlx pings every connection it hands out, by default: a round trip to
-/// PostgreSQL more for every query. Only connections idle for
-/// `PING_AFTER_IDLE` (1 s) are pinged here; a busy connection that died fails
-/// its query (503), and sqlx closes it when it comes back to the pool.
-pub fn ping_when_idle(options: PgPoolOptions) -> PgPoolOptions {
-    options
-        .test_before_acquire(false)
-        .before_acquire(|conn, meta| {
-            Box::pin(async move {
-                if meta.idle_for >= PING_AFTER_IDLE {
-                    conn.ping().await?;
-                }
-                Ok(true)
-            })
-        })
-}
-
-/// Applies the pending migrations, then the one-time rewrite of logs
-/// written before event format 3 ([`store::rechain`]).
-pub async fn migrate(pool: &PgPool) -> Result<(), sqlx::migrate::MigrateError> {
-    MIGRATOR.run(pool).await?;
-    store::rechain::unname_logs_once(pool)
-        .await
-        .map_err(sqlx::migrate::MigrateError::Execute)?;
-    Ok(())
-}
+use cors::{cors, cors_origins, cors_refused};
+pub use database::{
+    connect_lazy, migrate, ping_when_idle, pool_options, wait_for_database, DatabaseWait,
+};
+pub use sockets::raise_descriptor_limit;
+use sockets::{connections_per_worker, descriptor_limit, SocketOptions};
 
 /// A bound, not yet running, server.
 pub struct Application {
@@ -386,80 +281,6 @@ impl Application {
     }
 }
 
-/// Raises this process's soft limit of open files to its hard limit (a
-/// server holds a descriptor per connection) and answers the limit now in
-/// force (1024, a common default, when it cannot be read).
-pub fn raise_descriptor_limit() -> u64 {
-    match rlimit::increase_nofile_limit(u64::MAX) {
-        Ok(limit) => limit,
-        Err(e) => {
-            tracing::warn!(error = %e, "the open-file limit could not be raised");
-            descriptor_limit() as u64
-        }
-    }
-}
-
-/// The soft limit of open files of this process.
-fn descriptor_limit() -> usize {
-    rlimit::getrlimit(rlimit::Resource::NOFILE)
-        .map(|(soft, _)| usize::try_from(soft).unwrap_or(usize::MAX))
-        .unwrap_or(1024)
-}
-
-/// What each accepted connection is set to.
-#[derive(Debug, Clone, Copy)]
-struct SocketOptions {
-    stalled_reader: Duration,
-    send_buffer: usize,
-}
-
-impl SocketOptions {
-    fn of(settings: &Settings) -> Self {
-        Self {
-            stalled_reader: settings.stalled_reader(),
-            send_buffer: settings.send_buffer_bytes,
-        }
-    }
-
-    /// A client that acknowledges nothing of what was sent to it for
-    /// `stalled_reader` loses its connection: the kernel aborts it
-    /// (`TCP_USER_TIMEOUT`, which covers a zero window too), the pending
-    /// write fails and the request ends. Until then a stalled reader holds
-    /// what actix-web buffers for a connection (32 KiB) and the socket's
-    /// send buffer, both bounded: a stream keeps no queue of frames (a view
-    /// stream has the latest view, an event stream reads the log as it
-    /// writes out), and its client resumes with `Last-Event-ID`. Other
-    /// connections are not held back: each has its buffers and its task.
-    fn apply(self, connection: &dyn std::any::Any) {
-        let Some(tcp) = connection.downcast_ref::<actix_web::rt::net::TcpStream>() else {
-            return;
-        };
-        let socket = socket2::SockRef::from(tcp);
-        let set = socket
-            .set_tcp_user_timeout(Some(self.stalled_reader))
-            .and_then(|()| match self.send_buffer {
-                0 => Ok(()),
-                bytes => socket.set_send_buffer_size(bytes),
-            });
-        if let Err(e) = set {
-            tracing::warn!(error = %e, "a connection's socket options not set");
-        }
-    }
-}
-
-/// Connections a worker accepts at once: the descriptors less a reserve
-/// (64 and a thirty-second of them: the pool, the listener, logs, the
-/// webhooks' connections), shared by the workers. At this machine's 20,000
-/// descriptors, 19,311 connections: room for 18,000 streams (seven eighths,
-/// as it was, stopped them at 17,444).
-fn connections_per_worker(descriptors: usize, workers: Option<usize>) -> usize {
-    let workers = workers.unwrap_or_else(|| {
-        std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
-    });
-    let reserve = 64 + descriptors / 32;
-    (descriptors.saturating_sub(reserve) / workers.max(1)).clamp(16, 25_000)
-}
-
 async fn openapi_json(doc: web::Data<utoipa::openapi::OpenApi>) -> Result<HttpResponse, ApiError> {
     Ok(HttpResponse::Ok().json(doc.get_ref()))
 }
@@ -637,102 +458,4 @@ async fn docs_redirect() -> HttpResponse {
     HttpResponse::PermanentRedirect()
         .insert_header((header::LOCATION, "/docs/"))
         .finish()
-}
-
-/// The CORS origins of the settings, checked: `scheme://host[:port]` each
-/// (empty entries ignored); anything else stops the start with a reason.
-fn cors_origins(raw: &[String]) -> std::io::Result<Vec<String>> {
-    raw.iter()
-        .map(|o| o.trim())
-        .filter(|o| !o.is_empty())
-        .map(|o| {
-            let uri: actix_web::http::Uri = o.parse().map_err(|e| bad_origin(o, &e))?;
-            let plain = matches!(uri.scheme_str(), Some("http" | "https"))
-                && uri.authority().is_some()
-                && matches!(uri.path(), "" | "/")
-                && uri.query().is_none();
-            if plain {
-                Ok(o.trim_end_matches('/').to_owned())
-            } else {
-                Err(bad_origin(o, &"expected scheme://host[:port]"))
-            }
-        })
-        .collect()
-}
-
-fn bad_origin(origin: &str, why: &dyn std::fmt::Display) -> std::io::Error {
-    std::io::Error::new(
-        std::io::ErrorKind::InvalidInput,
-        format!("HUIT_CORS_ORIGINS: {origin:?} is not an origin: {why}"),
-    )
-}
-
-/// Browser pages of `origins` may call the API: the methods and request
-/// headers it takes, and the response headers a client reads.
-fn cors(origins: &[String]) -> Cors {
-    let cors = Cors::default()
-        .allowed_methods(["GET", "POST", "DELETE"])
-        .allowed_headers([
-            header::AUTHORIZATION,
-            header::CONTENT_TYPE,
-            header::IF_MATCH,
-            header::IF_NONE_MATCH,
-            HeaderName::from_static("idempotency-key"),
-            HeaderName::from_static("last-event-id"),
-        ])
-        .expose_headers([
-            header::ETAG,
-            header::LOCATION,
-            header::RETRY_AFTER,
-            HeaderName::from_static("x-request-id"),
-            HeaderName::from_static("idempotent-replayed"),
-        ])
-        .max_age(3600);
-    origins
-        .iter()
-        .fold(cors, |cors, origin| cors.allowed_origin(origin))
-}
-
-/// A preflight refused: an origin, method or header not allowed.
-fn cors_refused() -> ApiError {
-    ApiError::Problem {
-        status: StatusCode::BAD_REQUEST,
-        code: ProblemCode::CorsRefused,
-        detail: "this origin, method or request header is not allowed here (CORS)".into(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn cors_origins_are_scheme_host_and_port_only() {
-        let ok = cors_origins(&[
-            "https://app.example".into(),
-            " http://localhost:5173/ ".into(),
-            "".into(),
-        ])
-        .unwrap();
-        assert_eq!(ok, ["https://app.example", "http://localhost:5173"]);
-        for bad in [
-            "*",
-            "app.example",
-            "https://app.example/path",
-            "ftp://x",
-            "https://",
-        ] {
-            assert!(cors_origins(&[bad.into()]).is_err(), "{bad}");
-        }
-    }
-
-    #[test]
-    fn connections_leave_a_reserve_of_descriptors_and_room_for_eighteen_thousand_streams() {
-        let at =
-            |descriptors, workers| connections_per_worker(descriptors, Some(workers)) * workers;
-        assert!(at(20_000, 2) >= 18_000 + 4 * 64, "{}", at(20_000, 2));
-        assert!(at(20_000, 2) <= 20_000 - 64 - 625);
-        assert!(at(256, 2) <= 256 - 64);
-        assert_eq!(connections_per_worker(64, Some(1)), 16);
-    }
 }
