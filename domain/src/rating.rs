@@ -13,7 +13,7 @@ use skillratings::weng_lin::{weng_lin_multi_team, WengLinConfig, WengLinRating};
 use skillratings::MultiTeamOutcome;
 
 use crate::event::{GameEnded, Seat};
-use crate::table::{Actors, PlayerId, Seated, Table, TableEvent};
+use crate::table::{Actors, PlayerId, ResultCorrected, Seated, Table, TableEvent};
 use crate::Event;
 
 /// A rating is provisional while its deviation is above this.
@@ -142,13 +142,8 @@ impl RatedGame {
             }
         }
         let played = |seat: Seat| played.get(seat).copied().unwrap_or(false);
-        let ended: &GameEnded = ended?;
-        match corrected {
-            // The last correction stands: voided, or ranked as it says.
-            Some(c) if !c.rated => None,
-            Some(c) => RatedGame::of(ruleset?, players?, played, &c.result(ended.reason)),
-            None => RatedGame::of(ruleset?, players?, played, ended),
-        }
+        let counted = counted_result(ended?, corrected)?;
+        RatedGame::of(ruleset?, players?, played, &counted)
     }
 
     /// The players' ratings after this game, from theirs before it (in the
@@ -179,11 +174,29 @@ impl RatedGame {
     }
 }
 
+/// The result a finished game counts by: as it `ended`, or as its last
+/// correction ranks it (docs/API.md "Corrections and sanctions"); none
+/// once that correction voided it.
+fn counted_result(ended: &GameEnded, corrected: Option<&ResultCorrected>) -> Option<GameEnded> {
+    match corrected {
+        Some(c) if !c.rated => None,
+        Some(c) => Some(c.result(ended.reason)),
+        None => Some(ended.clone()),
+    }
+}
+
 impl Table {
     /// The rated game this table's game ended as (see [`RatedGame::of`]).
     pub fn rated_game(&self, ended: &GameEnded) -> Option<RatedGame> {
         let played = |seat: Seat| self.presence.get(seat).is_some_and(|p| p.moved);
         RatedGame::of(&self.ruleset, self.players.iter().flatten(), played, ended)
+    }
+
+    /// The rated game this table's finished game counts as now, its last
+    /// correction's say included (the log's judgement, [`RatedGame::from_log`]).
+    pub fn rated_now(&self) -> Option<RatedGame> {
+        let ended = self.game.as_ref()?.result()?;
+        self.rated_game(&counted_result(ended, self.correction.as_ref())?)
     }
 }
 

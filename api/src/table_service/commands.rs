@@ -572,17 +572,11 @@ impl Decided {
         table: &Table,
         stored: &[StoredEvent],
     ) -> Option<ratings::Rerate> {
-        if let Some(c) = self.corrected() {
-            let reason = table.game.as_ref()?.result()?.reason;
-            let game = c
-                .rated
-                .then(|| table.rated_game(&c.result(reason)))
-                .flatten();
-            let ruleset = table.ruleset.clone();
+        if self.corrected().is_some() {
             return Some(ratings::Rerate::Corrected {
                 table_id,
-                ruleset,
-                game,
+                ruleset: table.ruleset.clone(),
+                game: table.rated_now(),
             });
         }
         let end = self.ended()?;
