@@ -13,7 +13,7 @@ use crate::codes::ProblemCode;
 use crate::history::{self, AuditReport, Parsed};
 use crate::service_error::ServiceError;
 use crate::table_service::{player_id, TableService};
-use domain::table::Correction;
+use domain::table::{Correction, Grounds};
 use domain::TableCommand;
 use store::disputes::{ActionRow, AdminAction, DisputeRow, NewDispute};
 
@@ -189,7 +189,7 @@ pub async fn resolve(
             store::disputes::record(&mut *tx, admin, action, Some(d.table_id), Some(id)).await?;
             let command = TableCommand::CorrectResult {
                 by: player_id(admin),
-                dispute_id: id.to_string(),
+                grounds: Grounds::DisputeId(id.to_string()),
                 correction,
             };
             tables.correct(tx, d.table_id, &command).await?;

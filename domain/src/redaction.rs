@@ -235,7 +235,7 @@ impl TableEvent {
             // A correction comes after the game's end, when every card is
             // shown; which dispute and which admin are the contract's.
             TableEvent::ResultCorrected(ResultCorrected {
-                dispute_id: _,
+                grounds: _,
                 by: _,
                 correction: _,
                 ranking: _,

@@ -13,13 +13,14 @@ use utoipa::openapi::schema::{
 use utoipa::openapi::{Ref, RefOr};
 use utoipa::{PartialSchema, ToSchema};
 
+use crate::event::Placing;
 use crate::event::{Event, Move, Pending};
 use crate::redaction::{
     BotMovedSeen, CardsDrawnSeen, RoundStartedSeen, StockReshuffledSeen, TurnStartedSeen, PART_KEY,
 };
 use crate::rules::{Deal, Decks, Effect, End, Points, Scoring};
 use crate::table::events::TableEvent;
-use crate::table::Correction;
+use crate::table::{Correction, PlayerId, ResultCorrected};
 
 /// The name of the union of every event's `{type, data}`.
 pub const EVENT_BODY: &str = "EventBody";
@@ -312,4 +313,47 @@ pub fn event_components() -> Vec<(String, RefOr<Schema>)> {
     ));
     components.push((EVENT_BODY.into(), RefOr::T(Schema::OneOf(union.build()))));
     components
+}
+
+// `ResultCorrected` as the wire has it: serde flattens its grounds, which
+// utoipa would show as an `allOf` no generator names.
+/// `result_corrected`: a correction and the result it makes, on the
+/// grounds of a dispute (`dispute_id`) or of a sanction (`sanction_id`),
+/// one of the two.
+#[derive(ToSchema)]
+#[schema(as = ResultCorrected)]
+#[allow(dead_code)]
+struct ResultCorrectedSchema {
+    /// The dispute upheld.
+    #[schema(format = Uuid, nullable = false)]
+    dispute_id: Option<String>,
+    /// The sanction that voided the sanctioned account's rated games.
+    #[schema(format = Uuid, nullable = false)]
+    sanction_id: Option<String>,
+    /// The admin's account id.
+    by: PlayerId,
+    correction: Correction,
+    ranking: Vec<Placing>,
+    winners: Vec<usize>,
+    losers: Vec<usize>,
+    /// The totals by seat (index = seat).
+    totals: Vec<i32>,
+    /// Whether the game is rated as corrected: as it was, unless voided.
+    rated: bool,
+}
+
+impl utoipa::PartialSchema for ResultCorrected {
+    fn schema() -> RefOr<Schema> {
+        ResultCorrectedSchema::schema()
+    }
+}
+
+impl ToSchema for ResultCorrected {
+    fn name() -> std::borrow::Cow<'static, str> {
+        ResultCorrectedSchema::name()
+    }
+
+    fn schemas(schemas: &mut Vec<(String, RefOr<Schema>)>) {
+        ResultCorrectedSchema::schemas(schemas)
+    }
 }

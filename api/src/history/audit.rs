@@ -251,7 +251,7 @@ impl Folding {
             }
             // A correction is what the engine makes of the original result.
             TableEvent::ResultCorrected(c) => {
-                let recomputed = t.correct(c.correction.clone(), &c.dispute_id, &c.by);
+                let recomputed = t.correct(c.correction.clone(), &c.grounds, &c.by);
                 if recomputed.as_ref().ok() != Some(e) {
                     problems.add(seq, "the result recorded in result_corrected differs from the correction recomputed on the original result");
                 }

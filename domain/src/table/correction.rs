@@ -32,20 +32,28 @@ pub enum Correction {
     },
 }
 
-/// `result_corrected`: a correction and the result it makes.
+/// Why a result was corrected: an upheld dispute, or a sanction voiding
+/// the sanctioned account's rated games. On the wire, one key of the
+/// event's data (`dispute_id` or `sanction_id`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum Grounds {
+    DisputeId(String),
+    SanctionId(String),
+}
+
+/// `result_corrected`: a correction and the result it makes (its schema:
+/// [`crate::schema`]'s, which shows the grounds as the keys they are).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ResultCorrected {
-    /// The dispute upheld.
-    #[cfg_attr(feature = "openapi", schema(value_type = String, format = Uuid))]
-    pub dispute_id: String,
+    /// The dispute upheld (`dispute_id`) or the sanction (`sanction_id`).
+    #[serde(flatten)]
+    pub grounds: Grounds,
     /// The admin's account id.
     pub by: PlayerId,
     pub correction: Correction,
     pub ranking: Vec<Placing>,
-    #[cfg_attr(feature = "openapi", schema(value_type = Vec<usize>))]
     pub winners: Vec<Seat>,
-    #[cfg_attr(feature = "openapi", schema(value_type = Vec<usize>))]
     pub losers: Vec<Seat>,
     /// The totals by seat (index = seat).
     pub totals: Vec<i32>,
@@ -98,11 +106,11 @@ impl CorrectionError {
 
 impl Table {
     /// The `result_corrected` that `correction` makes of this table's
-    /// finished game, for `dispute_id` by the admin `by`.
+    /// finished game, on `grounds`, by the admin `by`.
     pub fn correct(
         &self,
         correction: Correction,
-        dispute_id: &str,
+        grounds: &Grounds,
         by: &PlayerId,
     ) -> Result<TableEvent, CorrectionError> {
         if self.aborted {
@@ -155,7 +163,7 @@ impl Table {
             }
         };
         Ok(TableEvent::ResultCorrected(ResultCorrected {
-            dispute_id: dispute_id.to_owned(),
+            grounds: grounds.clone(),
             by: by.clone(),
             correction,
             ranking: result.ranking,
@@ -240,7 +248,7 @@ pub(crate) mod tests {
     pub(crate) fn correct(correction: Correction) -> TableCommand {
         TableCommand::CorrectResult {
             by: "admin".into(),
-            dispute_id: "6f1c2a5e-2b7d-4c1e-9a53-0d4f8b2e7c11".into(),
+            grounds: Grounds::DisputeId("6f1c2a5e-2b7d-4c1e-9a53-0d4f8b2e7c11".into()),
             correction,
         }
     }
@@ -273,6 +281,32 @@ pub(crate) mod tests {
         );
         let refused = table.decide(&correct(Correction::Void {}), &mut rand::thread_rng());
         assert_eq!(refused.map_err(|e| e.code()), Err("game_aborted"));
+    }
+
+    #[test]
+    fn the_grounds_are_one_key_of_the_events_data_a_dispute_or_a_sanction() {
+        let (table, _) = finished();
+        for (grounds, key) in [
+            (Grounds::DisputeId("d-1".into()), "dispute_id"),
+            (Grounds::SanctionId("s-1".into()), "sanction_id"),
+        ] {
+            let event = table
+                .correct(Correction::Void {}, &grounds, &"admin".into())
+                .unwrap();
+            let TableEvent::ResultCorrected(c) = &event else {
+                panic!("a correction is result_corrected")
+            };
+            let data = serde_json::to_value(c).unwrap();
+            let keys: Vec<&str> = data
+                .as_object()
+                .unwrap()
+                .keys()
+                .map(|k| k.as_str())
+                .collect();
+            assert!(keys.contains(&key), "{keys:?}");
+            assert_eq!(keys.len(), 8, "{keys:?}");
+            assert_eq!(&serde_json::from_value::<ResultCorrected>(data).unwrap(), c);
+        }
     }
 
     #[test]

@@ -11,7 +11,7 @@ mod log;
 pub mod notices;
 mod presence;
 
-pub use correction::{Correction, CorrectionError, ResultCorrected};
+pub use correction::{Correction, CorrectionError, Grounds, ResultCorrected};
 pub use events::{TableCreated, TableEvent};
 pub use lobby::{Joining, Lobby, RematchOf, Reserved, Visibility};
 pub use log::{apply, apply_guarded, Fold, FoldError, ReadError};
@@ -285,11 +285,11 @@ pub enum TableCommand {
     DeclineRematch {
         account_id: PlayerId,
     },
-    /// An admin upholding the dispute `dispute_id` corrects the finished
-    /// game's result (see [`Table::correct`]).
+    /// An admin corrects the finished game's result on `grounds` (a
+    /// dispute upheld, a sanction), see [`Table::correct`].
     CorrectResult {
         by: PlayerId,
-        dispute_id: String,
+        grounds: Grounds,
         correction: Correction,
     },
 }
@@ -606,9 +606,9 @@ impl Table {
             TableCommand::DeclineRematch { account_id } => self.decline_rematch(account_id),
             TableCommand::CorrectResult {
                 by,
-                dispute_id,
+                grounds,
                 correction,
-            } => Ok(vec![self.correct(correction.clone(), dispute_id, by)?]),
+            } => Ok(vec![self.correct(correction.clone(), grounds, by)?]),
         }
     }
 

@@ -706,7 +706,7 @@ mod property {
         };
         let command = TableCommand::CorrectResult {
             by: by.clone(),
-            dispute_id: Uuid::new_v4().to_string(),
+            grounds: domain::table::Grounds::DisputeId(Uuid::new_v4().to_string()),
             correction,
         };
         let mut after = table.clone();
