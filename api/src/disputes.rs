@@ -26,14 +26,15 @@ const ACTIONS_SHOWN: i64 = 200;
 
 /// A reason or a note: 1 to [`MAX_TEXT`] characters, not only spaces, and
 /// no control character but tabs and line breaks (PostgreSQL's text refuses
-/// NUL; the others have no place in a sentence shown to a person).
-pub fn text(what: &str, s: &str) -> Result<(), ServiceError> {
+/// NUL; the others have no place in a sentence shown to a person); `code`
+/// otherwise (`invalid_dispute`, `invalid_sanction`).
+pub fn text(code: ProblemCode, what: &str, s: &str) -> Result<(), ServiceError> {
     let control = s
         .chars()
         .any(|c| c.is_control() && !matches!(c, '\t' | '\n' | '\r'));
     if s.trim().is_empty() || s.chars().count() > MAX_TEXT || control {
         return Err(ServiceError::Invalid {
-            code: ProblemCode::InvalidDispute,
+            code,
             detail: format!(
                 "{what}: 1 to {MAX_TEXT} characters, not only spaces, no control character \
                  but tabs and line breaks"

@@ -10,6 +10,7 @@ use std::fmt::Write as _;
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, ResponseError};
+use chrono::{DateTime, Utc};
 use domain::table::CorrectionError;
 use domain::{RuleError, TableError};
 use serde::Serialize;
@@ -59,6 +60,10 @@ pub enum ApiError {
     /// 403 `forbidden`.
     #[error("{0}")]
     Forbidden(String),
+    /// 403 `account_suspended`: a log-in refused while a sanction stands;
+    /// the problem says `until` when (null: a ban).
+    #[error("this account is suspended")]
+    AccountSuspended { until: Option<DateTime<Utc>> },
     /// 404 `not_found` (also for a path whose id is not a well-formed UUID).
     #[error("{0}")]
     NotFound(String),
@@ -131,6 +136,7 @@ impl ApiError {
             Self::InvalidCredentials => ProblemCode::InvalidCredentials,
             Self::WrongPassword => ProblemCode::WrongPassword,
             Self::Forbidden(_) => ProblemCode::Forbidden,
+            Self::AccountSuspended { .. } => ProblemCode::AccountSuspended,
             Self::NotFound(_) => ProblemCode::NotFound,
             Self::MethodNotAllowed { .. } => ProblemCode::MethodNotAllowed,
             Self::UsernameTaken => ProblemCode::UsernameTaken,
@@ -170,6 +176,30 @@ pub struct Problem {
     pub code: String,
 }
 
+/// The problem of a log-in refused while a sanction stands (403
+/// `account_suspended`): a [`Problem`] with the sanction's end.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(example = json!({
+    "type": "urn:huit:problem:account_suspended",
+    "title": "Forbidden",
+    "status": 403,
+    "detail": "this account is suspended",
+    "code": "account_suspended",
+    "until": "2025-03-01T00:00:00.000000Z"
+}))]
+pub struct SuspendedProblem {
+    #[serde(rename = "type")]
+    pub type_: String,
+    pub title: String,
+    pub status: u16,
+    pub detail: String,
+    #[schema(value_type = ProblemCode)]
+    pub code: String,
+    /// When the suspension ends; null: a ban, until an admin lifts it.
+    #[schema(required = true)]
+    pub until: Option<DateTime<Utc>>,
+}
+
 impl ResponseError for ApiError {
     fn status_code(&self) -> StatusCode {
         match self {
@@ -182,7 +212,7 @@ impl ResponseError for ApiError {
             Self::Unauthorized(_) | Self::InvalidCredentials | Self::WrongPassword => {
                 StatusCode::UNAUTHORIZED
             }
-            Self::Forbidden(_) => StatusCode::FORBIDDEN,
+            Self::Forbidden(_) | Self::AccountSuspended { .. } => StatusCode::FORBIDDEN,
             Self::NotFound(_) => StatusCode::NOT_FOUND,
             Self::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
             Self::UsernameTaken | Self::VersionConflict { .. } => StatusCode::CONFLICT,
@@ -234,6 +264,23 @@ impl ResponseError for ApiError {
             }
             Self::MethodNotAllowed { allow } => {
                 builder.insert_header((header::ALLOW, allow.as_str()));
+            }
+            Self::AccountSuspended { until } => {
+                let Problem {
+                    type_,
+                    title,
+                    status,
+                    detail,
+                    code,
+                } = problem;
+                return builder.json(SuspendedProblem {
+                    type_,
+                    title,
+                    status,
+                    detail,
+                    code,
+                    until: *until,
+                });
             }
             _ => {}
         }

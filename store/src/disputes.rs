@@ -169,6 +169,8 @@ pub enum AdminAction {
     ResumeWebhooks,
     EraseAccount,
     CorrectResult,
+    SanctionAccount,
+    LiftSanction,
 }
 
 impl AdminAction {
@@ -182,6 +184,8 @@ impl AdminAction {
             Self::ResumeWebhooks => "resume_webhooks",
             Self::EraseAccount => "erase_account",
             Self::CorrectResult => "correct_result",
+            Self::SanctionAccount => "sanction_account",
+            Self::LiftSanction => "lift_sanction",
         }
     }
 }
@@ -227,17 +231,23 @@ pub async fn record_on_webhooks(
     Ok(())
 }
 
-/// Records that `admin_id` erased `account_id`.
+/// Records that `admin_id` did `action` on `account_id` (erased it,
+/// imposed or lifted a sanction).
 #[tracing::instrument(skip(executor))]
-pub async fn record_erasure(
+pub async fn record_on_account(
     executor: impl PgExecutor<'_>,
     admin_id: Uuid,
+    action: AdminAction,
     account_id: Uuid,
+    sanction_id: Option<Uuid>,
 ) -> Result<(), sqlx::Error> {
     sqlx::query!(
-        "INSERT INTO admin_actions (admin_id, action, account_id) VALUES ($1, 'erase_account', $2)",
+        r#"INSERT INTO admin_actions (admin_id, action, account_id, sanction_id)
+           VALUES ($1, $2, $3, $4)"#,
         admin_id,
+        action.as_str(),
         account_id,
+        sanction_id,
     )
     .execute(executor)
     .await?;

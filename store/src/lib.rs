@@ -38,6 +38,7 @@ pub mod players;
 pub mod ratings;
 pub mod rechain;
 pub mod records;
+pub mod sanctions;
 pub mod sessions;
 pub mod tables;
 

@@ -292,7 +292,7 @@ pub async fn file_dispute(
 impl NewDisputeDto {
     /// The round (as stored) and the reason, both checked.
     fn checked(self) -> Result<(Option<i32>, String), ApiError> {
-        disputes::text("reason", &self.reason)?;
+        disputes::text(ProblemCode::InvalidDispute, "reason", &self.reason)?;
         let round = match self.round {
             Some(0) => {
                 return Err(ApiError::Validation {
@@ -435,7 +435,7 @@ pub async fn resolve_dispute(
         note,
         correction,
     } = body.into_inner();
-    disputes::text("note", &note)?;
+    disputes::text(ProblemCode::InvalidDispute, "note", &note)?;
     let resolution = disputes::Resolution {
         verdict: verdict.as_str(),
         note: &note,

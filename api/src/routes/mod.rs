@@ -16,6 +16,7 @@ pub mod integer;
 pub mod me;
 pub mod players;
 pub mod problems;
+pub mod sanctions;
 pub mod sessions;
 pub mod shared;
 pub mod tables;
@@ -37,6 +38,9 @@ pub fn configure(cfg: &mut ServiceConfig<'_>) {
             .service(accounts::upgrade_guest)
             .service(accounts::change_password)
             .service(accounts::erase_account)
+            .service(sanctions::sanction_account)
+            .service(sanctions::lift_sanction)
+            .service(sanctions::admin_account)
             .service(sessions::create_session)
             .service(sessions::delete_current_session)
             .service(sessions::my_sessions)

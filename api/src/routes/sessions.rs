@@ -11,7 +11,7 @@ use uuid::Uuid;
 
 use crate::auth::{self, AuthUser, ClientAddress, Revoke};
 use crate::config::Settings;
-use crate::error::{ApiError, Problem};
+use crate::error::{ApiError, Problem, SuspendedProblem};
 use crate::password;
 use crate::rates::Rates;
 use crate::routes::problems::{Authenticated, JsonBody, ServiceUnavailable, TooManyRequests};
@@ -73,7 +73,9 @@ impl fmt::Debug for SessionDto {
 /// Log in: trade a username and password for a bearer token.
 ///
 /// 429 `too_many_requests` after too many failed log-ins for this username
-/// or address, or too many log-ins for this account in a minute.
+/// or address, or too many log-ins for this account in a minute; 403
+/// `account_suspended` (the right password) while an admin's sanction
+/// stands, saying `until` when (null: a ban).
 #[utoipa::path(
     tag = "sessions",
     security(()),
@@ -81,6 +83,7 @@ impl fmt::Debug for SessionDto {
     responses(
         (status = 201, description = "Logged in", body = SessionDto),
         (status = 401, description = "`invalid_credentials`", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "`account_suspended`: until `until` (null: banned)", body = SuspendedProblem, content_type = "application/problem+json"),
         JsonBody,
         (status = 422, description = "`invalid_body`", body = Problem, content_type = "application/problem+json"),
         TooManyRequests,
@@ -100,12 +103,13 @@ pub async fn create_session(
 ) -> Result<HttpResponse, ApiError> {
     let account = check_credentials(&pool, &throttle, body.into_inner(), address).await?;
     rates.log_in(account.id)?;
-    let deletion_cancelled = store::accounts::cancel_erasure(pool.get_ref(), account.id).await?;
-    if deletion_cancelled {
-        tracing::info!(account_id = %account.id, "account deletion cancelled by a log-in");
-    }
+    let id = account.id;
+    // A suspended account's log-in cancels nothing: refused first.
     let mut session = open_session(&pool, &settings, account, &req).await?;
-    session.deletion_cancelled = deletion_cancelled;
+    session.deletion_cancelled = store::accounts::cancel_erasure(pool.get_ref(), id).await?;
+    if session.deletion_cancelled {
+        tracing::info!(account_id = %id, "account deletion cancelled by a log-in");
+    }
     Ok(HttpResponse::Created().json(session))
 }
 
@@ -121,7 +125,9 @@ const USER_AGENT_MAX_CHARS: usize = 256;
 
 /// A new session of `account`: its token (shown once), expiring after
 /// `HUIT_TOKEN_TTL_SECS` (a guest's after `HUIT_GUEST_IDLE_SECS` unused:
-/// each use moves it on, see [`auth`]).
+/// each use moves it on, see [`auth`]); 403 `account_suspended` while a
+/// sanction stands (checked in the session's transaction, ordered with
+/// the sanction's by the account's row: [`store::sanctions`]).
 pub async fn open_session(
     pool: &PgPool,
     settings: &Settings,
@@ -135,14 +141,22 @@ pub async fn open_session(
     };
     let ttl = chrono::Duration::from_std(ttl).map_err(|e| ApiError::internal(e.to_string()))?;
     let expires_at = store::chain::truncate_at(Utc::now() + ttl);
+    let mut tx = pool.begin().await?;
+    if let Some(sanction) = store::sanctions::refusing_log_in(&mut tx, account.id).await? {
+        tracing::info!(account_id = %account.id, sanction_id = %sanction.id, "log-in refused: sanctioned");
+        return Err(ApiError::AccountSuspended {
+            until: sanction.until,
+        });
+    }
     let session_id = store::sessions::insert(
-        pool,
+        &mut *tx,
         &auth::token_hash(&token),
         account.id,
         expires_at,
         user_agent(req).as_deref(),
     )
     .await?;
+    tx.commit().await?;
     tracing::info!(account_id = %account.id, %session_id, "logged in");
     Ok(SessionDto {
         token,

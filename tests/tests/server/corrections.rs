@@ -48,7 +48,7 @@ fn upheld(correction: Value) -> Value {
 }
 
 /// The table's whole log, as its players export it.
-async fn log_of(app: &TestApp, token: &str, id: &str) -> Vec<Value> {
+pub(crate) async fn log_of(app: &TestApp, token: &str, id: &str) -> Vec<Value> {
     let res = get(app, token, &format!("/v1/tables/{id}/log")).await;
     let text = res.text().await.unwrap();
     text.lines()
@@ -57,7 +57,7 @@ async fn log_of(app: &TestApp, token: &str, id: &str) -> Vec<Value> {
 }
 
 /// A fresh audit of the table, as an admin asks for it.
-async fn audit(app: &TestApp, cast: &Cast, id: &str) -> Value {
+pub(crate) async fn audit(app: &TestApp, cast: &Cast, id: &str) -> Value {
     let url = format!("/v1/admin/tables/{id}/audit?fresh=true");
     json_of(get(app, &cast.admin, &url).await, 200).await
 }

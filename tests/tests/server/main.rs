@@ -29,5 +29,6 @@ mod keeping_tables_moving;
 mod metrics;
 mod my_account;
 mod ratings;
+mod sanctions;
 mod tables;
 mod webhooks;

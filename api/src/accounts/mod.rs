@@ -26,6 +26,9 @@ use uuid::Uuid;
 use crate::service_error::ServiceError;
 use crate::table_service::{player_id, TableService};
 
+mod sanctions;
+pub use sanctions::{AccountRecord, Sanction, SanctionKind, MAX_SUSPENSION_DAYS, MAX_VOID_DAYS};
+
 /// Accounts erased per pass of the eraser, at most.
 const ERASE_BATCH: i64 = 50;
 
@@ -110,13 +113,15 @@ impl Accounts {
             return Err(ServiceError::NotFound("no such account".into()));
         }
         if self.erase(account).await? {
-            store::disputes::record_erasure(&self.pool, admin, account).await?;
+            let action = store::disputes::AdminAction::EraseAccount;
+            store::disputes::record_on_account(&self.pool, admin, action, account, None).await?;
         }
         Ok(())
     }
 
     /// One pass of the eraser: the deletions due and the guests idle since
-    /// `HUIT_GUEST_IDLE_SECS`, erased one by one; how many.
+    /// `HUIT_GUEST_IDLE_SECS`, erased one by one (how many), and the voids
+    /// of sanctions cut short, finished.
     pub async fn erase_due(&self) -> Result<usize, ServiceError> {
         let idle = chrono::Duration::from_std(self.guest_idle).map_err(ServiceError::internal)?;
         let due =
@@ -125,6 +130,7 @@ impl Accounts {
         for account in due {
             erased += usize::from(self.erase(account).await?);
         }
+        self.finish_voids().await?;
         Ok(erased)
     }
 
