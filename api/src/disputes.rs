@@ -6,13 +6,17 @@
 //! shown with the dispute. The handlers ([`crate::routes::disputes`]) parse
 //! and answer; the rules and the transactions are here.
 
+use std::collections::BTreeMap;
+
 use sqlx::PgPool;
 use uuid::Uuid;
 
 use crate::codes::ProblemCode;
 use crate::history::{self, AuditReport, Parsed};
+use crate::ratings::Rerate;
 use crate::service_error::ServiceError;
 use crate::table_service::{player_id, TableService};
+use domain::table::TableEvent;
 use domain::table::{Correction, Grounds};
 use domain::TableCommand;
 use store::disputes::{ActionRow, AdminAction, DisputeRow, NewDispute};
@@ -197,4 +201,91 @@ pub async fn resolve(
         }
     }
     dispute(pool, id).await
+}
+
+/// A player's rating from one game: before it and after it (the mean).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RatingMove {
+    pub before: f64,
+    pub after: f64,
+}
+
+/// A seat's rating from the game, as stored now and as the correction
+/// would store it (none: the game is not rated so).
+#[derive(Debug, Clone)]
+pub struct SeatPreview {
+    pub seat: i32,
+    pub account_id: Uuid,
+    pub now: Option<RatingMove>,
+    pub corrected: Option<RatingMove>,
+}
+
+/// What a correction would make of a dispute's game, before an admin
+/// applies it.
+#[derive(Debug)]
+pub struct Preview {
+    pub corrected: domain::table::ResultCorrected,
+    /// By seat, the persons rated now or once corrected.
+    pub ratings: Vec<SeatPreview>,
+}
+
+/// What `correction` would make of the game of dispute `id` (see
+/// [`Preview`]): the engine's corrected result, and the ratings the game
+/// would be rated with, found by re-rating it exactly as a correction does
+/// (the later games too) in a transaction that is rolled back. Nothing is
+/// written; the errors are the correction's.
+pub async fn preview(
+    (pool, tables): (&PgPool, &TableService),
+    admin: Uuid,
+    id: Uuid,
+    correction: Correction,
+) -> Result<Preview, ServiceError> {
+    let d = dispute(pool, id).await?;
+    let command = TableCommand::CorrectResult {
+        by: player_id(admin),
+        grounds: Grounds::DisputeId(id.to_string()),
+        correction,
+    };
+    let (events, ruleset, game) = tables
+        .read(d.table_id, 0, |cached| {
+            let mut table = cached.table.clone();
+            let events = table.execute(&command, &mut rand::thread_rng())?;
+            Ok::<_, domain::TableError>((events, table.ruleset.clone(), table.rated_now()))
+        })
+        .await??;
+    let Some(TableEvent::ResultCorrected(corrected)) = events.into_iter().next() else {
+        return Err(ServiceError::internal("a correction is result_corrected"));
+    };
+    let mut tx = pool.begin().await?;
+    let now = store::ratings::results_of(&mut *tx, d.table_id).await?;
+    let change = Rerate::Corrected {
+        table_id: d.table_id,
+        ruleset,
+        game,
+    };
+    crate::ratings::record(&mut tx, &change).await?;
+    let then = store::ratings::results_of(&mut *tx, d.table_id).await?;
+    tx.rollback().await?;
+    let mut by_seat: BTreeMap<i32, SeatPreview> = BTreeMap::new();
+    for (rows, corrected) in [(&now, false), (&then, true)] {
+        for r in rows {
+            let seat = by_seat.entry(r.seat).or_insert(SeatPreview {
+                seat: r.seat,
+                account_id: r.account_id,
+                now: None,
+                corrected: None,
+            });
+            let slot = if corrected {
+                &mut seat.corrected
+            } else {
+                &mut seat.now
+            };
+            *slot = Some(RatingMove {
+                before: r.mu_before,
+                after: r.mu_after,
+            });
+        }
+    }
+    let ratings = by_seat.into_values().collect();
+    Ok(Preview { corrected, ratings })
 }

@@ -1,6 +1,8 @@
 //! The dispute routes: a player files one, an admin lists, opens and
 //! resolves them (the rules and the transactions: [`crate::disputes`]).
 
+use std::collections::HashMap;
+
 use actix_web::{get, post, web, HttpResponse};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -16,7 +18,7 @@ use crate::history::AuditReport;
 use crate::routes::problems::{Authenticated, JsonBody, OnTable};
 use crate::routes::shared::{cursor_after, page_limit, ListQuery, TableCall, TablePath};
 use crate::table_service::TableService;
-use domain::table::Correction;
+use domain::table::{Correction, ResultCorrected};
 use store::disputes::{DisputeRow, NewDispute};
 
 /// What a player says is wrong.
@@ -443,4 +445,114 @@ pub async fn resolve_dispute(
     };
     let resolved = disputes::resolve((&pool, &tables), user.account.id, id, resolution).await?;
     Ok(HttpResponse::Ok().json(DisputeDto::try_from(resolved)?))
+}
+
+/// A correction to preview.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(example = json!({"correction": {"kind": "disqualify", "seat": 1}}))]
+pub struct PreviewRequest {
+    pub correction: Correction,
+}
+
+/// A player's rating from one game: the mean before it and after it.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RatingMoveDto {
+    pub before: f64,
+    pub after: f64,
+}
+
+/// A seat's rating from the game, now and once corrected.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SeatPreviewDto {
+    pub seat: i32,
+    pub account_id: Uuid,
+    /// Null: the account was erased.
+    #[schema(required = true)]
+    pub username: Option<String>,
+    /// As stored now; null: the game is not rated now.
+    #[schema(required = true)]
+    pub now: Option<RatingMoveDto>,
+    /// As the correction would store it; null: not rated so (voided).
+    #[schema(required = true)]
+    pub corrected: Option<RatingMoveDto>,
+}
+
+/// What a correction would make of the game.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(example = json!({
+    "corrected": {"dispute_id": "0b7e3c1a-5d2f-4e8b-9a6c-1f2e3d4c5b6a", "by": "9a8b7c6d-5e4f-4a3b-2c1d-0e9f8a7b6c5d",
+                  "correction": {"kind": "disqualify", "seat": 1},
+                  "ranking": [{"seat": 0, "place": 1, "total": 12}, {"seat": 1, "place": 2, "total": 3}],
+                  "winners": [0], "losers": [1], "totals": [12, 3], "rated": true},
+    "ratings": [{"seat": 0, "account_id": "0b5c9e04-5f5e-4a43-9f1e-0c2b8d1c7a10", "username": "alice",
+                 "now": {"before": 25.0, "after": 23.1}, "corrected": {"before": 25.0, "after": 26.9}},
+                {"seat": 1, "account_id": "5e6f7a8b-9c0d-4e1f-8a2b-3c4d5e6f7a8b", "username": "bob",
+                 "now": {"before": 25.0, "after": 26.9}, "corrected": {"before": 25.0, "after": 23.1}}]
+}))]
+pub struct PreviewDto {
+    /// The `result_corrected` the correction would append.
+    pub corrected: ResultCorrected,
+    /// By seat, the persons rated now or once corrected (none for a game
+    /// that is rated neither way).
+    pub ratings: Vec<SeatPreviewDto>,
+}
+
+/// Admin: what a correction of the dispute's game would make of it, before
+/// it is applied: the corrected ranking and totals, and each player's
+/// rating from the game now and once corrected (re-rated exactly as the
+/// correction would be, later games included, then rolled back). Nothing
+/// is written or recorded.
+#[utoipa::path(
+    tag = "admin",
+    params(("id" = Uuid, Path, description = "The dispute")),
+    request_body = PreviewRequest,
+    responses(
+        (status = 200, description = "The correction's effect", body = PreviewDto),
+        (status = 403, description = "`forbidden`: administrators only", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "`not_found`: no such dispute", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "`game_running` or `game_aborted`", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "`invalid_correction`, `invalid_body`", body = Problem, content_type = "application/problem+json"),
+        JsonBody,
+        Authenticated,
+    )
+)]
+#[post("/admin/disputes/{id}/preview")]
+pub async fn preview_correction(
+    user: AuthUser,
+    pool: web::Data<PgPool>,
+    tables: web::Data<TableService>,
+    path: web::Path<String>,
+    body: web::Json<PreviewRequest>,
+) -> Result<HttpResponse, ApiError> {
+    user.require_admin()?;
+    let id = dispute_id(&path)?;
+    let correction = body.into_inner().correction;
+    let preview = disputes::preview((&pool, &tables), user.account.id, id, correction).await?;
+    let ids: Vec<Uuid> = preview.ratings.iter().map(|s| s.account_id).collect();
+    let names: HashMap<Uuid, Option<String>> = store::accounts::names(pool.get_ref(), &ids)
+        .await?
+        .into_iter()
+        .collect();
+    let moved = |m: Option<disputes::RatingMove>| {
+        m.map(|m| RatingMoveDto {
+            before: m.before,
+            after: m.after,
+        })
+    };
+    let ratings = preview
+        .ratings
+        .into_iter()
+        .map(|s| SeatPreviewDto {
+            seat: s.seat,
+            account_id: s.account_id,
+            username: names.get(&s.account_id).cloned().flatten(),
+            now: moved(s.now),
+            corrected: moved(s.corrected),
+        })
+        .collect();
+    Ok(HttpResponse::Ok().json(PreviewDto {
+        corrected: preview.corrected,
+        ratings,
+    }))
 }

@@ -60,6 +60,7 @@ pub fn configure(cfg: &mut ServiceConfig<'_>) {
             .service(disputes::admin_disputes)
             .service(disputes::admin_dispute)
             .service(disputes::resolve_dispute)
+            .service(disputes::preview_correction)
             .service(webhooks::deliveries)
             .service(webhooks::resume_webhooks)
             .service(webhooks::retry_delivery)

@@ -56,6 +56,22 @@ pub(crate) async fn log_of(app: &TestApp, token: &str, id: &str) -> Vec<Value> {
         .collect()
 }
 
+/// The game's stored ratings by seat: each player's mean before and after.
+async fn stored_ratings(app: &TestApp, id: &str) -> Vec<(f64, f64)> {
+    sqlx::query_as(
+        "SELECT mu_before, mu_after FROM rated_results WHERE table_id = $1::uuid ORDER BY seat",
+    )
+    .bind(id)
+    .fetch_all(&app.pool)
+    .await
+    .unwrap()
+}
+
+/// A previewed rating from one game, `{before, after}`.
+fn moved(m: &Value) -> (f64, f64) {
+    (m["before"].as_f64().unwrap(), m["after"].as_f64().unwrap())
+}
+
 /// A fresh audit of the table, as an admin asks for it.
 pub(crate) async fn audit(app: &TestApp, cast: &Cast, id: &str) -> Value {
     let url = format!("/v1/admin/tables/{id}/audit?fresh=true");
@@ -172,7 +188,55 @@ async fn a_disqualified_seat_is_ranked_last_and_the_others_move_up() {
     .await;
     let first = rounds["result"]["ranking"][0]["seat"].clone();
     let disqualify = json!({"kind": "disqualify", "seat": first});
-    correct(&app, &cast, &cast.tokens[1], &id, disqualify).await;
+
+    // Previewed first: the ranking it makes, and each player's rating from
+    // the game now and once corrected; nothing is written.
+    let d = dispute(&app, &cast.tokens[1], &id).await;
+    let before = log_of(&app, &cast.tokens[0], &id).await;
+    let stored_before = stored_ratings(&app, &id).await;
+    let preview = json_of(
+        post(
+            &app,
+            &cast.admin,
+            &format!("/v1/admin/disputes/{d}/preview"),
+            &json!({"correction": disqualify}),
+        )
+        .await,
+        200,
+    )
+    .await;
+    let previewed = &preview["corrected"];
+    assert_eq!(previewed["ranking"][2]["seat"], first, "{preview:#}");
+    let seats = preview["ratings"].as_array().unwrap();
+    assert_eq!(seats.len(), 3, "{preview:#}");
+    let now: Vec<(f64, f64)> = seats.iter().map(|s| moved(&s["now"])).collect();
+    assert_eq!(now, stored_before);
+    assert!(seats.iter().all(|s| s["username"].is_string()));
+    let first_seat = first.as_u64().unwrap() as usize;
+    assert!(
+        moved(&seats[first_seat]["corrected"]).1 < now[first_seat].1,
+        "the disqualified winner ends lower: {preview:#}"
+    );
+    assert_eq!(log_of(&app, &cast.tokens[0], &id).await, before);
+    assert_eq!(stored_ratings(&app, &id).await, stored_before);
+    assert_problem(
+        post(
+            &app,
+            &cast.tokens[0],
+            &format!("/v1/admin/disputes/{d}/preview"),
+            &json!({"correction": {"kind": "void"}}),
+        )
+        .await,
+        403,
+        "forbidden",
+    )
+    .await;
+
+    let body = upheld(disqualify);
+    json_of(post(&app, &cast.admin, &resolution(&d), &body).await, 200).await;
+    // Applied, it stores what the preview said.
+    let corrected: Vec<(f64, f64)> = seats.iter().map(|s| moved(&s["corrected"])).collect();
+    assert_eq!(stored_ratings(&app, &id).await, corrected);
     let rounds = json_of(
         get(&app, &cast.tokens[0], &format!("/v1/tables/{id}/rounds")).await,
         200,
