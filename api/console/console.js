@@ -4,7 +4,9 @@
 // Plain ES module, no build step, no library.
 //
 // Routes (the hash of /admin): #/disputes[?status=open|resolved],
-// #/disputes/<id>, #/tables/<id>, #/tables/<id>/rounds/<n>[?step=K].
+// #/disputes/<id> (a verdict, and a correction previewed before it is
+// applied), #/tables/<id>, #/tables/<id>/rounds/<n>[?step=K],
+// #/accounts/<id> (sanctions, and whom the player plays with most).
 // Players open /replay/<table>/<round> (the same replay, read-only, no
 // audit); an app may pass its token as #token=<token>. Anyone opens
 // /players/<username>, a player's ratings and last games (public, no token).
@@ -184,20 +186,30 @@ async function disputePage(id) {
     h("p", {}, "Status: ", h("span", { class: `badge ${d.status}`, id: "dispute-status" }, d.status),
       d.verdict ? ` — ${d.verdict} by ${d.resolved_by}, ${when(d.resolved_at)}: ` : "",
       d.note ? h("q", {}, d.note) : ""));
+  if (d.correction) {
+    facts.append(h("p", { id: "dispute-correction" }, "Correction: ", describeCorrection(d.correction)));
+  }
   let resolve = null;
   if (d.status === "open") {
     const error = h("span", { class: "error" });
-    resolve = h("form", { class: "panel inline", id: "resolve" },
-      h("label", {}, "Verdict", h("select", { name: "verdict" },
-        h("option", { value: "rejected" }, "rejected: the score stands"),
-        h("option", { value: "upheld" }, "upheld: the player is right"))),
-      h("label", {}, "Note (shown to the player)", h("textarea", { name: "note", required: true, maxlength: "2000" })),
-      h("button", { type: "submit" }, "Resolve"), error);
+    const fields = correctionFields(d);
+    const verdict = h("select", { name: "verdict" },
+      h("option", { value: "rejected" }, "rejected: the score stands"),
+      h("option", { value: "upheld" }, "upheld: the player is right"));
+    // A correction comes with an upheld verdict.
+    fields.kind.addEventListener("change", () => { if (fields.kind.value) verdict.value = "upheld"; });
+    resolve = h("form", { class: "panel", id: "resolve" },
+      h("div", { class: "inline" },
+        h("label", {}, "Verdict", verdict),
+        h("label", {}, "Note (shown to the player)", h("textarea", { name: "note", required: true, maxlength: "2000" }))),
+      fields.node,
+      h("div", { class: "inline" }, h("button", { type: "submit" }, "Resolve"), error));
     resolve.addEventListener("submit", async (ev) => {
       ev.preventDefault();
       const data = new FormData(resolve);
       try {
-        await post(`/admin/disputes/${id}/resolution`, { verdict: data.get("verdict"), note: data.get("note") });
+        await post(`/admin/disputes/${id}/resolution`,
+          { verdict: data.get("verdict"), note: data.get("note"), correction: fields.value() });
         route();
       } catch (e) {
         error.textContent = e.message;
@@ -212,6 +224,142 @@ async function disputePage(id) {
   const table = await tableSection(d.table_id, d.audit);
   show(h("h1", {}, "Dispute"), facts, resolve,
     h("h2", {}, "Admin actions on this table"), actions, table);
+}
+
+// ----- a correction of a game's result, previewed -----
+
+function describeCorrection(c) {
+  switch (c.kind) {
+    case "void": return "void: the game counts for no one";
+    case "points": return `round ${c.round}'s points set to ${c.points.join(", ")} (by seat)`;
+    case "disqualify": return `seat ${c.seat} disqualified`;
+    default: return "none: the original result";
+  }
+}
+
+const signed = (x) => `${x >= 0 ? "+" : ""}${decimals(x)}`;
+function ratingMove(m) {
+  if (!m) return h("span", { class: "muted" }, "unrated");
+  const change = m.after - m.before;
+  return [decimals(m.after), " ", h("span", { class: change >= 0 ? "gain" : "loss" }, signed(change))];
+}
+
+/** The correction's part of a dispute's form: its kind and what the kind
+ * takes, and a preview of what it makes of the game. */
+function correctionFields(d) {
+  const kind = h("select", { name: "correction", id: "correction-kind" },
+    h("option", { value: "" }, "no correction"),
+    h("option", { value: "void" }, "void: the game counts for no one"),
+    h("option", { value: "points" }, "points: one round's points"),
+    h("option", { value: "disqualify" }, "disqualify a seat"),
+    h("option", { value: "none" }, "none: the original result again"));
+  const round = h("input", { name: "round", type: "number", min: "1", value: d.round ?? 1 });
+  const points = h("input", { name: "points", placeholder: "by seat: 12, 0, 30" });
+  const seat = h("input", { name: "seat", type: "number", min: "0", value: "0" });
+  const shown = { round: h("label", {}, "Round", round), points: h("label", {}, "Points by seat", points), seat: h("label", {}, "Seat", seat) };
+  const preview = h("div", { id: "preview" });
+  function value() {
+    switch (kind.value) {
+      case "": return undefined;
+      case "points": return { kind: "points", round: Number(round.value), points: points.value.split(",").map((p) => Number(p.trim())) };
+      case "disqualify": return { kind: "disqualify", seat: Number(seat.value) };
+      default: return { kind: kind.value };
+    }
+  }
+  function fit() {
+    shown.round.hidden = shown.points.hidden = kind.value !== "points";
+    shown.seat.hidden = kind.value !== "disqualify";
+    preview.replaceChildren();
+  }
+  kind.addEventListener("change", fit);
+  fit();
+  const button = h("button", { type: "button", id: "preview-button", onclick: async () => {
+    const correction = value();
+    if (!correction) return preview.replaceChildren(h("p", { class: "muted" }, "Choose a correction to preview it."));
+    try {
+      const p = await post(`/admin/disputes/${d.id}/preview`, { correction });
+      const rated = Object.fromEntries(p.ratings.map((r) => [r.seat, r]));
+      const rows = p.corrected.ranking.map((r) => h("tr", { "data-seat": r.seat },
+        h("td", {}, r.place), h("td", {}, rated[r.seat] ? named(rated[r.seat].username) : `seat ${r.seat}`),
+        h("td", {}, p.corrected.totals[r.seat]),
+        h("td", { class: "now" }, ratingMove(rated[r.seat]?.now)),
+        h("td", { class: "corrected" }, ratingMove(rated[r.seat]?.corrected))));
+      preview.replaceChildren(
+        h("p", { id: "preview-summary" }, p.corrected.winners.length
+          ? `Winners: ${p.corrected.winners.map((s) => (rated[s] ? named(rated[s].username) : `seat ${s}`)).join(", ")}; `
+          : "No winner (those who lost by a rule still lose); ",
+        p.corrected.rated ? "rated." : "not rated."),
+        h("div", { class: "scroll" }, h("table", { class: "list", id: "preview-table" },
+          h("thead", {}, h("tr", {}, ["Place", "Player", "Total", "Rating from this game now", "Once corrected"].map((t) => h("th", {}, t)))),
+          h("tbody", {}, rows))));
+    } catch (e) {
+      preview.replaceChildren(failure(e));
+    }
+  } }, "Preview");
+  const node = h("fieldset", { class: "correction" }, h("legend", {}, "Correct the game's result (upheld only)"),
+    h("div", { class: "inline" }, h("label", {}, "Correction", kind), shown.round, shown.points, shown.seat, button),
+    preview);
+  return { node, kind, value };
+}
+
+// ----- an account, for admins -----
+
+async function accountPage(id) {
+  const a = await get(`/admin/accounts/${id}`);
+  const status = (s) => s.standing ? "standing" : s.lifted_at ? `lifted by ${named(s.lifted_by)}` : "ended";
+  const sanctions = a.sanctions.length === 0
+    ? h("p", { class: "muted", id: "no-sanctions" }, "No sanction.")
+    : h("div", { class: "scroll" }, h("table", { class: "list", id: "sanctions" },
+      h("thead", {}, h("tr", {}, ["Imposed", "Action", "Until", "Reason", "Games voided", "By", "Status", ""].map((t) => h("th", {}, t)))),
+      h("tbody", {}, a.sanctions.map((s) => h("tr", { "data-sanction": s.id, "data-standing": String(s.standing) },
+        h("td", {}, when(s.created_at)), h("td", {}, s.action), h("td", {}, s.until ? when(s.until) : "—"),
+        h("td", {}, s.reason), h("td", {}, s.games_voided), h("td", {}, named(s.created_by)),
+        h("td", { class: "status" }, status(s)),
+        h("td", {}, s.standing ? h("button", { type: "button", class: "lift", onclick: async (ev) => {
+          try {
+            await call("DELETE", `/admin/accounts/${id}/sanctions/${s.id}`);
+            route();
+          } catch (e) {
+            ev.target.replaceWith(failure(e));
+          }
+        } }, "Lift") : ""))))));
+  const partners = a.partners.length === 0
+    ? h("p", { class: "muted" }, "No rated game with another person.")
+    : h("div", { class: "scroll" }, h("table", { class: "list", id: "partners" },
+      h("thead", {}, h("tr", {}, ["Plays with", "Games together", `${a.username}'s wins`, "average place", "Their wins", "average place"].map((t) => h("th", {}, t)))),
+      h("tbody", {}, a.partners.map((p) => h("tr", { "data-account": p.account_id },
+        h("td", {}, h("a", { href: `#/accounts/${p.account_id}` }, named(p.username))),
+        h("td", { class: "games" }, p.games), h("td", {}, p.wins), h("td", {}, decimals(p.average_place, 2)),
+        h("td", {}, p.partner_wins), h("td", {}, decimals(p.partner_average_place, 2)))))));
+  const error = h("span", { class: "error" });
+  const until = h("input", { name: "until", type: "datetime-local" });
+  const form = h("form", { class: "panel inline", id: "sanction" },
+    h("label", {}, "Action", h("select", { name: "action" },
+      h("option", { value: "suspend" }, "suspend until"), h("option", { value: "ban" }, "ban"))),
+    h("label", {}, "Until (a suspension)", until),
+    h("label", {}, "Reason (admins only)", h("textarea", { name: "reason", required: true, maxlength: "2000" })),
+    h("label", {}, "Void rated games since", h("input", { name: "since", type: "datetime-local" })),
+    h("button", { type: "submit" }, "Sanction"), error);
+  form.addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    const data = new FormData(form);
+    const instant = (v) => (v ? new Date(v).toISOString() : undefined);
+    const action = data.get("action");
+    try {
+      await post(`/admin/accounts/${id}/sanctions`, {
+        action, reason: data.get("reason"),
+        until: action === "suspend" ? instant(data.get("until")) : undefined,
+        void_rated_games_since: instant(data.get("since")),
+      });
+      route();
+    } catch (e) {
+      error.textContent = e.message;
+    }
+  });
+  show(h("h1", { id: "account" }, a.username),
+    h("p", {}, `${a.role}, since ${when(a.created_at)}. `, h("a", { href: `/players/${a.username}` }, "public page")),
+    h("h2", {}, "Sanctions"), sanctions, form,
+    h("h2", {}, "Plays most with (rated games)"), partners);
 }
 
 // ----- the webhooks -----
@@ -315,8 +463,17 @@ async function tableSection(id, audit) {
   ]);
   const names = Object.fromEntries(summary.players.map((p) => [p.seat, named(p.username)]));
   const seats = summary.players.map((p) => p.seat);
+  // A person's name opens their account's page.
+  const person = (p) => (p.account_id && p.username
+    ? h("a", { href: `#/accounts/${p.account_id}`, class: "account" }, p.username)
+    : named(p.username));
   const players = h("p", {}, `${summary.ruleset}, ${summary.status}. Players: `,
-    summary.players.map((p, i) => [i ? ", " : "", h("b", {}, named(p.username)), ` (seat ${p.seat}${p.bot ? `, bot ${p.bot}` : ""})`]));
+    summary.players.map((p, i) => [i ? ", " : "", h("b", {}, person(p)), ` (seat ${p.seat}${p.bot ? `, bot ${p.bot}` : ""})`]));
+  const result = rounds.result;
+  const ranked = (r) => r.ranking.map((p) => `${p.place}. ${names[p.seat]} (${p.total})`).join(", ");
+  const outcome = result && h("p", { id: "result" }, "Result: ", ranked(result),
+    result.corrected ? [h("br"), h("span", { id: "corrected-result" }, "Corrected: ", ranked(result.corrected),
+      result.corrected.rated ? "" : " (not rated)")] : "");
   const roundRows = rounds.rounds.map((r) => h("tr", {},
     h("td", {}, h("a", { href: `#/tables/${id}/rounds/${r.round}` }, `Round ${r.round}`)),
     seats.map((s) => h("td", {}, `${r.points[s] ?? 0} (${r.totals[s] ?? 0})`))));
@@ -337,7 +494,7 @@ async function tableSection(id, audit) {
     if (first) events.scrollTop = first.offsetTop - events.clientHeight / 2;
   });
   return h("section", { id: "table", "data-table": id },
-    h("h2", {}, "Table"), players,
+    h("h2", {}, "Table"), players, outcome,
     auditVerdict(audit), problems,
     h("h2", {}, "Rounds: points (totals)"),
     h("div", { class: "scroll" }, h("table", { class: "list", id: "rounds" },
@@ -526,6 +683,7 @@ async function route() {
       return await replayPage(m[1], Number(m[2]), step === null ? 0 : Number(step));
     }
     if ((m = path.match(/^\/tables\/([0-9a-f-]{36})$/))) return await tablePage(m[1]);
+    if ((m = path.match(/^\/accounts\/([0-9a-f-]{36})$/))) return await accountPage(m[1]);
     if (path === "/webhooks") return await webhooksPage();
     return await disputesPage(params);
   } catch (e) {

@@ -9,7 +9,9 @@ checks the audit verdict shown, steps through the round with the arrow keys
 altered table and checks that its first bad seq is shown, and opens the
 players' replay page; lists the webhook deliveries (failed ones first, as
 nothing listened) and sends one again from the page once something
-listens; and on the page where a person deletes their account, asks for
+listens; previews and applies a correction of a rated game's result from
+its dispute, then suspends and reinstates a player from her account's
+page; and on the page where a person deletes their account, asks for
 a deletion and sees a log-in cancel it. Screenshots (a desktop and a phone width) go to the
 folder given.
 
@@ -31,7 +33,7 @@ from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support import expected_conditions as EC
-from selenium.webdriver.support.ui import WebDriverWait
+from selenium.webdriver.support.ui import Select, WebDriverWait
 
 BASE, DATABASE_URL, ADMIN_PASSWORD, SHOTS = sys.argv[1:5]
 PASSWORD = "correct horse battery"
@@ -193,6 +195,75 @@ def account_page(driver, wait, name, shot):
     notice = wait.until(EC.presence_of_element_located((By.ID, "notice")))
     assert "cancelled the deletion" in notice.text, notice.text
     assert status_of("GET", "/v1/me", login(name)) == 200
+
+
+def correction_and_sanction(driver, wait, admin, bob, rated):
+    """bob_console disputes a rated game he lost to alice_console; the admin
+    previews her disqualification on the dispute's page (the preview's
+    ranking and ratings are the API's), applies it (the stored ratings are
+    the preview's), then opens her account's page from the table: whom she
+    plays with, a suspension that refuses her log-in, lifted from the page.
+    Returns a new token of hers (the suspension ended her sessions)."""
+    body = {"reason": "alice_console saw my hand"}
+    dispute = call("POST", f"/v1/tables/{rated}/disputes", body, bob)["id"]
+    driver.get(BASE + f"/admin#/disputes/{dispute}")
+    wait.until(EC.presence_of_element_located((By.ID, "resolve")))
+    Select(driver.find_element(By.ID, "correction-kind")).select_by_value("disqualify")
+    seat = driver.find_element(By.NAME, "seat")
+    seat.clear()
+    seat.send_keys("0")
+    driver.find_element(By.ID, "preview-button").click()
+    wait.until(EC.presence_of_element_located((By.ID, "preview-table")))
+    correction = {"kind": "disqualify", "seat": 0}
+    expected = call("POST", f"/v1/admin/disputes/{dispute}/preview", {"correction": correction}, admin)
+    rows = driver.find_elements(By.CSS_SELECTOR, "#preview-table tbody tr")
+    assert [r.get_attribute("data-seat") for r in rows] == [str(p["seat"]) for p in expected["corrected"]["ranking"]]
+    assert rows[-1].get_attribute("data-seat") == "0", "disqualified: last"
+    for r in expected["ratings"]:
+        row = driver.find_element(By.CSS_SELECTOR, f"#preview-table tr[data-seat='{r['seat']}']")
+        for part in ("now", "corrected"):
+            shown = row.find_element(By.CSS_SELECTOR, f".{part}").text
+            assert shown.startswith(f"{r[part]['after']:.1f}"), f"seat {r['seat']} {part}: {shown}"
+    driver.save_screenshot(os.path.join(SHOTS, "correction-desktop.png"))
+    assert Select(driver.find_element(By.NAME, "verdict")).first_selected_option.get_attribute("value") == "upheld"
+    driver.find_element(By.NAME, "note").send_keys("alice_console is disqualified from this game.")
+    driver.find_element(By.CSS_SELECTOR, "#resolve button[type='submit']").click()
+    wait.until(EC.text_to_be_present_in_element((By.ID, "dispute-status"), "resolved"))
+    assert "seat 0 disqualified" in driver.find_element(By.ID, "dispute-correction").text
+    assert "1. bob_console" in driver.find_element(By.ID, "corrected-result").text
+    [alice_seat] = [r for r in expected["ratings"] if r["seat"] == 0]
+    recent = call("GET", "/v1/players/alice_console")["recent"]
+    [game] = [g for g in recent if g["table_id"] == rated]
+    assert abs(game["rating_after"] - alice_seat["corrected"]["after"]) < 1e-9, "stored as previewed"
+    log("a correction previewed, then applied from the dispute's page")
+
+    # Her account's page, from the table's list of players.
+    driver.find_element(By.CSS_SELECTOR, "#table a.account").click()
+    wait.until(EC.text_to_be_present_in_element((By.ID, "account"), "alice_console"))
+    partners = driver.find_elements(By.CSS_SELECTOR, "#partners tbody tr")
+    assert len(partners) == 1 and "bob_console" in partners[0].text, [p.text for p in partners]
+    assert partners[0].find_element(By.CSS_SELECTOR, ".games").text == "2"
+    form = driver.find_element(By.ID, "sanction")
+    driver.execute_script("arguments[0].value = arguments[1]", form.find_element(By.NAME, "until"), "2030-01-01T12:00")
+    form.find_element(By.NAME, "reason").send_keys("Looked at other players' hands")
+    form.find_element(By.CSS_SELECTOR, "button[type='submit']").click()
+    wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, "#sanctions tr[data-standing='true']")))
+    refused = urllib.request.Request(
+        BASE + "/v1/sessions", json.dumps({"username": "alice_console", "password": PASSWORD}).encode(),
+        {"Content-Type": "application/json"}, method="POST")
+    try:
+        urllib.request.urlopen(refused, timeout=30)
+        raise SystemExit("a suspended account logged in")
+    except urllib.error.HTTPError as e:
+        problem = json.loads(e.read().decode())
+        assert (e.code, problem["code"]) == (403, "account_suspended"), problem
+        assert problem["until"].startswith("2030-01-01"), problem
+    driver.save_screenshot(os.path.join(SHOTS, "account-admin-desktop.png"))
+    driver.find_element(By.CSS_SELECTOR, "#sanctions button.lift").click()
+    wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, "#sanctions tr[data-standing='false']")))
+    assert "lifted by console_admin" in driver.find_element(By.CSS_SELECTOR, "#sanctions .status").text
+    log("an account's page: whom she plays with; a suspension refused her log-in, lifted")
+    return login("alice_console")
 
 
 def browser(width, height, phone=False):
@@ -362,11 +433,12 @@ def main():
         driver.save_screenshot(os.path.join(SHOTS, "tampered-desktop.png"))
         # Resolve it from the page.
         driver.find_element(By.NAME, "note").send_keys("The log was altered at seq 6; the score stands void.")
-        driver.find_element(By.CSS_SELECTOR, "#resolve select").send_keys("upheld")
-        driver.find_element(By.CSS_SELECTOR, "#resolve button").click()
+        Select(driver.find_element(By.NAME, "verdict")).select_by_value("upheld")
+        driver.find_element(By.CSS_SELECTOR, "#resolve button[type='submit']").click()
         wait.until(EC.text_to_be_present_in_element((By.ID, "dispute-status"), "resolved"))
         log("the altered table's first bad seq is shown; its dispute resolved from the page")
         webhooks(driver, wait, admin)
+        alice = correction_and_sanction(driver, wait, admin, bob, rated)
         player_page(driver, wait, rated, "player-desktop.png")
         log("a player's public page: ratings and last games, with their replays")
         account_page(driver, wait, "delia", "account-desktop.png")
