@@ -10,6 +10,12 @@
 //!   order. A correction of a game's result (`result_corrected`) rates it
 //!   again in its place, as corrected or not at all, and every later game
 //!   of its ruleset with it.
+//! - Ratings never hold a move back: a game that ends while another
+//!   transaction holds its ruleset's lock (a correction re-rating
+//!   thousands of later games, a rebuild) is noted in the move's
+//!   transaction instead ([`store::ratings::defer`]), and [`rate_deferred`]
+//!   (the rater, [`spawn`]) rates it in its place as soon as the lock is
+//!   free, as its log says it counts then.
 //! - [`rebuild`]: `huit ratings rebuild` reads the finished games' logs
 //!   alone, folds them in that order (`domain::Standings`), compares with
 //!   what is stored, bit for bit, and writes them anew.
@@ -65,8 +71,12 @@ pub enum Rerate {
 pub async fn record(conn: &mut PgConnection, change: &Rerate) -> Result<(), RatingError> {
     match change {
         Rerate::Ended(ended) => {
-            let (id, at) = (ended.table_id, ended.at);
-            rerate(conn, id, &ended.game.ruleset, at, Some(&ended.game)).await
+            let (id, at, ruleset) = (ended.table_id, ended.at, &ended.game.ruleset);
+            if !stored::try_lock(&mut *conn, ruleset).await? {
+                tracing::info!(table_id = %id, ruleset, "ratings busy: the game's rating deferred");
+                return Ok(stored::defer(&mut *conn, id, ruleset).await?);
+            }
+            rerate(conn, id, ruleset, at, Some(&ended.game)).await
         }
         Rerate::Corrected {
             table_id,
@@ -76,6 +86,7 @@ pub async fn record(conn: &mut PgConnection, change: &Rerate) -> Result<(), Rati
             let at = stored::game_ended_at(&mut *conn, *table_id)
                 .await?
                 .ok_or_else(|| RatingError::Corrupt(format!("table {table_id}: no game_ended")))?;
+            stored::lock(&mut *conn, ruleset).await?;
             rerate(conn, *table_id, ruleset, at, game.as_ref()).await
         }
     }
@@ -83,7 +94,8 @@ pub async fn record(conn: &mut PgConnection, change: &Rerate) -> Result<(), Rati
 
 /// Rates the game of `table_id`, which ended at `at`, as `game` (or not at
 /// all) in place of what was stored of it, then every game of `ruleset`
-/// that comes after it (usually none), from the ratings just before it.
+/// that comes after it (usually none), from the ratings just before it;
+/// the caller holds the ruleset's lock.
 async fn rerate(
     conn: &mut PgConnection,
     table_id: Uuid,
@@ -91,7 +103,6 @@ async fn rerate(
     at: DateTime<Utc>,
     game: Option<&RatedGame>,
 ) -> Result<(), RatingError> {
-    stored::lock(&mut *conn, ruleset).await?;
     let was = games_of(&stored::results_of(&mut *conn, table_id).await?)?.pop();
     if was.is_none() && game.is_none() {
         // Not rated before, nor now (a game with a bot, voided twice).
@@ -353,29 +364,78 @@ async fn read_games(
         };
         after = Some(*last);
         tables += page.len();
-        let events = stored::rating_events(&mut *tx, &page).await?;
-        let mut by_table: HashMap<Uuid, (Vec<TableEvent>, Option<DateTime<Utc>>)> = HashMap::new();
-        for e in events {
-            let event = TableEvent::read(&e.kind, u32::try_from(e.v).unwrap_or(0), &e.data)
-                .map_err(|why| {
-                    RatingError::Corrupt(format!(
-                        "table {}: {} unreadable: {why}",
-                        e.table_id, e.kind
-                    ))
-                })?;
-            let (log, ended_at) = by_table.entry(e.table_id).or_default();
-            if e.kind == "game_ended" {
-                *ended_at = Some(e.at);
-            }
-            log.push(event);
-        }
-        for (table_id, (log, ended_at)) in by_table {
-            if let (Some(game), Some(at)) = (RatedGame::from_log(&log), ended_at) {
-                games.push(Ended { table_id, at, game });
-            }
-        }
+        games.extend(rated_in(stored::rating_events(&mut *tx, &page).await?)?);
         progress(tables);
     }
+}
+
+/// The rated games of the logs of `events` (those of some tables, each
+/// table's in order), as their logs count them now.
+fn rated_in(events: Vec<stored::RatingEvent>) -> Result<Vec<Ended>, RatingError> {
+    let mut by_table: HashMap<Uuid, (Vec<TableEvent>, Option<DateTime<Utc>>)> = HashMap::new();
+    for e in events {
+        let event =
+            TableEvent::read(&e.kind, u32::try_from(e.v).unwrap_or(0), &e.data).map_err(|why| {
+                RatingError::Corrupt(format!(
+                    "table {}: {} unreadable: {why}",
+                    e.table_id, e.kind
+                ))
+            })?;
+        let (log, ended_at) = by_table.entry(e.table_id).or_default();
+        if e.kind == "game_ended" {
+            *ended_at = Some(e.at);
+        }
+        log.push(event);
+    }
+    let mut games = Vec::new();
+    for (table_id, (log, ended_at)) in by_table {
+        if let (Some(game), Some(at)) = (RatedGame::from_log(&log), ended_at) {
+            games.push(Ended { table_id, at, game });
+        }
+    }
+    Ok(games)
+}
+
+/// Games noted by the rater in one pass, at most.
+const DEFERRED_A_PASS: i64 = 100;
+
+/// One pass of the rater: each game whose rating a move deferred is rated
+/// in its place, as its log counts it now (a correction appended meanwhile
+/// included), in a transaction of its own that waits for its ruleset's
+/// lock; how many.
+pub async fn rate_deferred(pool: &PgPool) -> Result<usize, RatingError> {
+    let deferred = stored::deferred(pool, DEFERRED_A_PASS).await?;
+    for (table_id, ruleset) in &deferred {
+        let mut tx = pool.begin().await?;
+        stored::lock(&mut tx, ruleset).await?;
+        if !stored::take_deferred(&mut *tx, *table_id).await? {
+            continue;
+        }
+        let events = stored::rating_events(&mut *tx, &[*table_id]).await?;
+        let game = rated_in(events)?.pop().map(|e| e.game);
+        let change = Rerate::Corrected {
+            table_id: *table_id,
+            ruleset: ruleset.clone(),
+            game,
+        };
+        record(&mut tx, &change).await?;
+        tx.commit().await?;
+    }
+    Ok(deferred.len())
+}
+
+/// Runs the rater every `every`, until the runtime stops.
+pub fn spawn(pool: PgPool, every: std::time::Duration) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(every);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tick.tick().await;
+            if let Err(e) = rate_deferred(&pool).await {
+                tracing::warn!(error = %e, "the rater's pass failed; the next one tries again");
+            }
+        }
+    })
 }
 
 /// A result's identity, and its bits (its floats as their IEEE 754 bits).

@@ -35,6 +35,7 @@ mod bot_flood;
 mod ccu;
 mod clocks;
 mod conn;
+mod correction;
 mod erasure;
 mod history_cost;
 mod load;
@@ -202,6 +203,9 @@ enum Command {
     },
     /// A leaderboard of P rated players: its first page and deep pages.
     Leaderboard(ratings::BoardArgs),
+    /// One correction that re-rates many later games, and a game's end
+    /// waiting meanwhile.
+    CorrectionCost(correction::CorrectionArgs),
     /// Erasing accounts of 100, 1,000 and 10,000 games, and moves meanwhile.
     Erasure(erasure::ErasureArgs),
     /// Write a long table to the database, then time its rebuild from the log.
@@ -315,6 +319,10 @@ fn main() -> std::io::Result<()> {
         Command::Leaderboard(args) => block_on(
             tokio::runtime::Builder::new_current_thread(),
             ratings::board(args),
+        ),
+        Command::CorrectionCost(args) => block_on(
+            tokio::runtime::Builder::new_multi_thread(),
+            correction::run(args),
         ),
         Command::Erasure(args) => block_on(
             tokio::runtime::Builder::new_current_thread(),

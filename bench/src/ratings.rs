@@ -35,7 +35,7 @@ use crate::Error;
 /// Games written per `COPY`.
 const GAMES_A_COPY: usize = 5_000;
 
-async fn pool(database_url: &str) -> Result<PgPool, Error> {
+pub(crate) async fn pool(database_url: &str) -> Result<PgPool, Error> {
     let pool = sqlx::postgres::PgPoolOptions::new()
         .max_connections(2)
         .connect(database_url)

@@ -69,6 +69,65 @@ pub async fn lock(conn: &mut PgConnection, ruleset: &str) -> Result<(), sqlx::Er
     Ok(())
 }
 
+/// The ruleset's lock, as [`lock`] takes it, if no other transaction holds
+/// it: whether it was taken.
+#[tracing::instrument(skip(conn))]
+pub async fn try_lock(conn: &mut PgConnection, ruleset: &str) -> Result<bool, sqlx::Error> {
+    let taken = sqlx::query_scalar!(
+        r#"SELECT pg_try_advisory_xact_lock(hashtextextended('huit.ratings.' || $1, 0)) AS "taken!""#,
+        ruleset
+    )
+    .fetch_one(conn)
+    .await?;
+    Ok(taken)
+}
+
+/// Notes that the game of `table_id` is to be rated by the rater (its
+/// ruleset's lock was held by another transaction).
+#[tracing::instrument(skip(executor))]
+pub async fn defer(
+    executor: impl PgExecutor<'_>,
+    table_id: Uuid,
+    ruleset: &str,
+) -> Result<(), sqlx::Error> {
+    sqlx::query!(
+        "INSERT INTO ratings_deferred (table_id, ruleset) VALUES ($1, $2) ON CONFLICT DO NOTHING",
+        table_id,
+        ruleset,
+    )
+    .execute(executor)
+    .await?;
+    Ok(())
+}
+
+/// The games noted for the rater, oldest first (at most `limit`).
+#[tracing::instrument(skip(executor))]
+pub async fn deferred(
+    executor: impl PgExecutor<'_>,
+    limit: i64,
+) -> Result<Vec<(Uuid, String)>, sqlx::Error> {
+    let rows = sqlx::query!(
+        "SELECT table_id, ruleset FROM ratings_deferred ORDER BY noted_at, table_id LIMIT $1",
+        limit,
+    )
+    .fetch_all(executor)
+    .await?;
+    Ok(rows.into_iter().map(|r| (r.table_id, r.ruleset)).collect())
+}
+
+/// The rater takes the game of `table_id` off its list: `false` when
+/// another process took it first.
+#[tracing::instrument(skip(executor))]
+pub async fn take_deferred(
+    executor: impl PgExecutor<'_>,
+    table_id: Uuid,
+) -> Result<bool, sqlx::Error> {
+    let taken = sqlx::query!("DELETE FROM ratings_deferred WHERE table_id = $1", table_id,)
+        .execute(executor)
+        .await?;
+    Ok(taken.rows_affected() == 1)
+}
+
 /// The results of the games of `ruleset` that come after (`ended_at`,
 /// `table_id`) in its order, in that order (each game's by seat).
 #[tracing::instrument(skip(executor))]

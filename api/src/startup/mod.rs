@@ -136,9 +136,14 @@ fn request_limits(
     )
 }
 
+/// How often the rater looks for games whose ratings were deferred: a
+/// deferred game is rated this soon after the lock it waited for is free.
+const RATER_EVERY: Duration = Duration::from_millis(250);
+
 /// The tasks that act by themselves: the streams' revocation checks, the
-/// deadlines (and the feed's pruning), the eraser of accounts, and the
-/// webhooks' sender when webhooks are on.
+/// deadlines (and the feed's pruning), the eraser of accounts, the rater
+/// of the games whose ratings a busy ruleset deferred, and the webhooks'
+/// sender when webhooks are on.
 fn spawn_tasks(
     settings: &Settings,
     pool: &PgPool,
@@ -160,6 +165,7 @@ fn spawn_tasks(
             accounts.clone(),
             Duration::from_millis(settings.erase_poll_ms.max(1)),
         ),
+        crate::ratings::spawn(pool.clone(), RATER_EVERY),
     ];
     tasks.extend(webhooks.map(|w| crate::webhooks::spawn(w, pool.clone(), hub.any_feed())));
     tasks

@@ -7,7 +7,9 @@
 use crate::feed::feed;
 use crate::ratings::{play_out, profile, rebuilt_the_same};
 use crate::support::{get, json_of, post, post_empty, seated_table, start};
-use e2e::{assert_problem, spawn_app, Cast, TestApp};
+use std::time::Duration;
+
+use e2e::{assert_problem, eventually, spawn_app, Cast, TestApp};
 use serde_json::{json, Value};
 
 /// A `moderne` game of two rounds its players played to the end, rated.
@@ -374,4 +376,38 @@ async fn until_round_two(app: &TestApp, cast: &Cast, id: &str) -> usize {
         )
         .await;
     }
+}
+
+#[tokio::test]
+async fn a_game_ending_while_its_rulesets_ratings_are_recomputed_is_not_held_back() {
+    let app = spawn_app().await;
+    let cast = Cast::new(&app, &["wade", "xena", "yuri"], "zora", "abel").await;
+    // Another transaction holds moderne's ratings, as a correction
+    // re-rating thousands of later games does.
+    let mut busy = app.pool.begin().await.unwrap();
+    sqlx::query("SELECT pg_advisory_xact_lock(hashtextextended('huit.ratings.moderne', 0))")
+        .execute(&mut *busy)
+        .await
+        .unwrap();
+    let played = tokio::time::timeout(Duration::from_secs(20), finished(&app, &cast)).await;
+    let id = played.expect("the game's last move is not held back by the ratings");
+    let deferred: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM ratings_deferred WHERE table_id = $1::uuid")
+            .bind(&id)
+            .fetch_one(&app.pool)
+            .await
+            .unwrap();
+    assert_eq!(deferred, 1, "noted for the rater, with the move");
+    assert_eq!(profile(&app, "wade").await["stats"], json!([]));
+
+    // Once the lock is free, the rater rates it in its place.
+    busy.rollback().await.unwrap();
+    let rated = eventually(Duration::from_secs(10), || async {
+        let stats = profile(&app, "wade").await["stats"].clone();
+        (stats != json!([])).then_some(stats)
+    })
+    .await
+    .expect("rated by the rater");
+    assert_eq!(rated[0]["games"], 1);
+    assert_eq!(rebuilt_the_same(&app).await, 1);
 }

@@ -731,7 +731,24 @@ mod property {
         tx.commit().await.expect("committed");
     }
 
-    async fn case(specs: Vec<(Spec, usize)>, commit_order: Vec<usize>, fixes: Vec<(usize, Fix)>) {
+    /// Random games, the order their ends commit in, which of those ends
+    /// find their ruleset's ratings busy (deferred to the rater), and the
+    /// corrections then.
+    struct Case {
+        specs: Vec<(Spec, usize)>,
+        commit_order: Vec<usize>,
+        busy: Vec<bool>,
+        fixes: Vec<(usize, Fix)>,
+    }
+
+    async fn case(
+        Case {
+            specs,
+            commit_order,
+            busy,
+            fixes,
+        }: Case,
+    ) {
         let (_, _, pool) = e2e::fresh_database().await;
         let mut accounts = Vec::new();
         for i in 0..ACCOUNTS {
@@ -762,22 +779,34 @@ mod property {
                 .expect("finished");
             rated.push(ended(&pool, id, &batches).await);
         }
-        // Rated in another order, each in its own transaction.
+        // Rated in another order, each in its own transaction; an end that
+        // finds its ruleset busy (another transaction holds its lock) is
+        // deferred to the rater.
         let n = rated.len();
         let order = commit_order.into_iter().map(|i| i % n).chain(0..n);
+        let mut busy = busy.into_iter();
         for i in order {
             if let Some(ended) = rated[i].take() {
+                let mut hold = pool.begin().await.expect("a transaction");
+                if busy.next().unwrap_or(false) {
+                    store::ratings::lock(&mut hold, &ended.game.ruleset)
+                        .await
+                        .expect("held");
+                }
                 let mut tx = pool.begin().await.expect("a transaction");
                 let change = Rerate::Ended(ended);
                 api::ratings::record(&mut tx, &change).await.expect("rated");
                 tx.commit().await.expect("committed");
+                hold.rollback().await.expect("let go");
             }
         }
-        // Then corrected, in any order, some games more than once.
+        // Then corrected, in any order, some games more than once (some of
+        // them still waiting for the rater), then the rater's passes.
         let by = player_id(accounts[0].0);
         for (i, fix) in fixes {
             correct(&pool, &mut stored[i % n], fix, &by).await;
         }
+        while api::ratings::rate_deferred(&pool).await.expect("rated") > 0 {}
         let expected = stored
             .iter()
             .filter(|s| RatedGame::from_log(&s.log).is_some())
@@ -796,13 +825,19 @@ mod property {
         fn stored_ratings_are_the_fold_of_the_logs_whatever_order_games_commit_in_and_are_corrected(
             specs in prop::collection::vec((spec(), 0..RULESETS.len()), 1..8),
             commit_order in prop::collection::vec(0..64usize, 0..8),
+            busy in prop::collection::vec(any::<bool>(), 0..8),
             fixes in prop::collection::vec(fix(), 0..6),
         ) {
             let runtime = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()
                 .expect("a runtime");
-            runtime.block_on(case(specs, commit_order, fixes));
+            runtime.block_on(case(Case {
+                specs,
+                commit_order,
+                busy,
+                fixes,
+            }));
         }
     }
 }

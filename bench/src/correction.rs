@@ -1,0 +1,119 @@
+//! `loadgen correction-cost`: what one correction of a game's result
+//! costs when many rated games of its ruleset ended after it (docs/API.md
+//! "Corrections and sanctions"). On a database `loadgen ratings-fill` wrote
+//! and `huit ratings rebuild` rated, the game of the most-played ruleset
+//! with `--later` rated games after it is voided as a correction re-rates
+//! it (`api::ratings::record`: the game and every later one, from the
+//! ratings just before it), in a transaction rolled back, `--runs` times.
+//! Meanwhile another connection rates the ruleset's last game as the move
+//! ending it does (`api::ratings::record` of its end, rolled back too),
+//! and times it: a move must not wait for the correction (its rating is
+//! deferred to the rater instead). Prints
+//!
+//! `correction later_games=<n> rerate_p50_ms=<a> rerate_max_ms=<b> end_p50_ms=<c> end_max_ms=<d> runs=<r>`
+
+use std::time::{Duration, Instant};
+
+use api::ratings::{Ended, Rerate};
+use domain::{RatedGame, TableEvent};
+use sqlx::PgPool;
+use uuid::Uuid;
+
+use crate::load::measure::percentile;
+use crate::Error;
+
+/// The arguments of `loadgen correction-cost`.
+#[derive(clap::Args)]
+pub struct CorrectionArgs {
+    #[arg(long, env = "DATABASE_URL")]
+    database_url: String,
+    /// Rated games of its ruleset after the corrected one.
+    #[arg(long, default_value_t = 10_000)]
+    later: i64,
+    #[arg(long, default_value_t = 5)]
+    runs: usize,
+}
+
+/// The most-played ruleset's game with `later` rated games after it.
+async fn game_with_later(pool: &PgPool, later: i64) -> Result<(Uuid, String), Error> {
+    let found: Option<(Uuid, String)> = sqlx::query_as(
+        "WITH busiest AS (SELECT ruleset FROM rated_games GROUP BY ruleset ORDER BY count(*) DESC LIMIT 1) \
+         SELECT g.table_id, g.ruleset FROM rated_games g JOIN busiest USING (ruleset) \
+         ORDER BY g.ended_at DESC, g.table_id DESC OFFSET $1 LIMIT 1",
+    )
+    .bind(later)
+    .fetch_optional(pool)
+    .await?;
+    found.ok_or_else(|| format!("no ruleset has {later} rated games after one of its games").into())
+}
+
+/// The ruleset's last rated game, as its end rates it.
+async fn last_game(pool: &PgPool, ruleset: &str) -> Result<Ended, Error> {
+    let (table_id,): (Uuid,) = sqlx::query_as(
+        "SELECT table_id FROM rated_games WHERE ruleset = $1 \
+         ORDER BY ended_at DESC, table_id DESC LIMIT 1",
+    )
+    .bind(ruleset)
+    .fetch_one(pool)
+    .await?;
+    let events = store::ratings::rating_events(pool, &[table_id]).await?;
+    let at = events
+        .iter()
+        .find(|e| e.kind == "game_ended")
+        .map(|e| e.at)
+        .ok_or("a rated game has its end")?;
+    let mut log = Vec::new();
+    for e in &events {
+        log.push(TableEvent::read(&e.kind, e.v as u32, &e.data)?);
+    }
+    let game = RatedGame::from_log(&log).ok_or("a rated game is rated")?;
+    Ok(Ended { table_id, at, game })
+}
+
+pub async fn run(args: CorrectionArgs) -> Result<(), Error> {
+    let pool = crate::ratings::pool(&args.database_url).await?;
+    let (table_id, ruleset) = game_with_later(&pool, args.later).await?;
+    let void = Rerate::Corrected {
+        table_id,
+        ruleset: ruleset.clone(),
+        game: None,
+    };
+    let last = Rerate::Ended(last_game(&pool, &ruleset).await?);
+    let (mut rerates, mut ends) = (Vec::new(), Vec::new());
+    for _ in 0..args.runs {
+        let mut tx = pool.begin().await?;
+        let started = Instant::now();
+        // A game's end comes a moment after the correction took the
+        // ruleset's lock.
+        let end = {
+            let (pool, last) = (pool.clone(), last.clone());
+            tokio::spawn(async move {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                let mut end = pool.begin().await?;
+                let started = Instant::now();
+                api::ratings::record(&mut end, &last).await?;
+                let took = started.elapsed();
+                end.rollback().await?;
+                Ok::<_, Error>(took)
+            })
+        };
+        api::ratings::record(&mut tx, &void).await?;
+        rerates.push(started.elapsed());
+        tx.rollback().await?;
+        ends.push(end.await??);
+    }
+    // Milliseconds, sorted: the median and the largest.
+    let sorted = |v: &[Duration]| {
+        let mut ms: Vec<f64> = v.iter().map(|d| d.as_secs_f64() * 1e3).collect();
+        ms.sort_by(f64::total_cmp);
+        (percentile(&ms, 0.5), ms.last().copied().unwrap_or(0.0))
+    };
+    let (rerate_p50, rerate_max) = sorted(&rerates);
+    let (end_p50, end_max) = sorted(&ends);
+    println!(
+        "correction later_games={} rerate_p50_ms={rerate_p50:.1} rerate_max_ms={rerate_max:.1} \
+         end_p50_ms={end_p50:.1} end_max_ms={end_max:.1} runs={}",
+        args.later, args.runs
+    );
+    Ok(())
+}
