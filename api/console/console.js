@@ -591,7 +591,13 @@ async function replayPage(id, n, wanted, { player = false } = {}) {
   };
   draw();
   const back = player ? null : h("p", {}, h("a", { href: `#/tables/${id}` }, "← the table"));
-  show(h("h1", {}, `Round ${n} of table ${id.slice(0, 8)}`), back,
+  // The game's result as an admin corrected it, beside the round's own.
+  const c = r.corrected;
+  const corrected = c && h("p", { class: "panel", id: "replay-corrected" },
+    `An admin corrected this game's result (${describeCorrection(c.correction)}): `,
+    c.ranking.map((p) => `${p.place}. ${names[p.seat] ?? `seat ${p.seat}`} (${c.totals[p.seat]})`).join(", "),
+    c.rated ? "." : "; the game is not rated.");
+  show(h("h1", {}, `Round ${n} of table ${id.slice(0, 8)}`), back, corrected,
     h("p", { class: "muted" }, "← → step through the round (Home, End: first, last); ⚙ marks a move the server made for a seat."),
     board, h("h2", {}, "Events of the round"), list);
 }

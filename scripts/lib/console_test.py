@@ -236,6 +236,12 @@ def correction_and_sanction(driver, wait, admin, bob, rated):
     [game] = [g for g in recent if g["table_id"] == rated]
     assert abs(game["rating_after"] - alice_seat["corrected"]["after"]) < 1e-9, "stored as previewed"
     log("a correction previewed, then applied from the dispute's page")
+    # Its players' replay shows the corrected result beside the round.
+    driver.get(BASE + f"/replay/{rated}/1#token={bob}")
+    shown = wait.until(EC.presence_of_element_located((By.ID, "replay-corrected"))).text
+    assert "seat 0 disqualified" in shown and "1. bob_console" in shown, shown
+    driver.get(BASE + f"/admin#/disputes/{dispute}")
+    wait.until(EC.presence_of_element_located((By.ID, "table")))
 
     # Her account's page, from the table's list of players.
     driver.find_element(By.CSS_SELECTOR, "#table a.account").click()

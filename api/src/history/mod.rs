@@ -447,7 +447,7 @@ fn cut_short(
                          "salt": "4f0c2a1e9b7d3c5a8e6f1d2b0a9c8e7f"},
                 "prev_hash": "5a1f0e0c9b7d3e2a4f6b8c1d0e9f8a7b6c5d4e3f2a1b0c9d8e7f6a5b4c3d2e1f",
                 "hash": "0c9d8e7f6a5b4c3d2e1f5a1f0e0c9b7d3e2a4f6b8c1d0e9f8a7b6c5d4e3f2a1b"}],
-    "step": 0, "last_step": 0,
+    "corrected": null, "step": 0, "last_step": 0,
     "state": {"round": 1, "dealer": 0, "hands": [["8H", "2S"], ["QC", "5D"]], "stock": ["3D"],
               "discard": ["7C"], "top_card": "7C", "active_suit": null, "active_letter": null,
               "active_rank": null, "direction": "clockwise", "current_seat": 1,
@@ -459,6 +459,11 @@ pub struct ReplayDto {
     pub round: u32,
     /// The round's events in the public log format, with full data.
     pub events: Vec<StoredEvent>,
+    /// The game's result as an admin corrected it (the standing
+    /// `result_corrected`), null when it was not: a `points` correction may
+    /// give this round other points than its events do.
+    #[schema(required = true)]
+    pub corrected: Option<ResultCorrected>,
     /// The step shown: 0 is right after the deal (`round_started`), K after
     /// the K-th event that follows it.
     pub step: usize,
@@ -485,9 +490,14 @@ pub fn replay(p: &Parsed, span: RoundSpan, step: Option<usize>) -> Result<Replay
     let table = p.table_after(span.start + step + 1)?;
     let state =
         full_view(&table).ok_or_else(|| corrupt(p.log.events[span.start].seq, "no round"))?;
+    let corrected = p.events.iter().rev().find_map(|e| match e {
+        TableEvent::ResultCorrected(c) => Some(c.clone()),
+        _ => None,
+    });
     Ok(ReplayDto {
         round: span.round,
         events: p.log.events[span.start..=span.end].to_vec(),
+        corrected,
         step,
         last_step: last,
         state,

@@ -6,7 +6,7 @@
 
 use crate::feed::feed;
 use crate::ratings::{play_out, profile, rebuilt_the_same};
-use crate::support::{get, json_of, post, post_empty, seated_table, start};
+use crate::support::{get, json_of, post, post_empty, seated_table, start, view};
 use std::time::Duration;
 
 use e2e::{assert_problem, eventually, spawn_app, Cast, TestApp};
@@ -138,6 +138,22 @@ async fn an_upheld_dispute_corrects_the_result_in_the_log_re_rates_exactly_and_t
     .await;
     assert_eq!(rounds["result"]["ranking"], original["ranking"]);
     assert_eq!(rounds["result"]["corrected"]["ranking"], data["ranking"]);
+    // So does each player's view of the table.
+    let seen = view(&app, &cast.tokens[1], &id).await;
+    assert_eq!(seen["result"]["ranking"], original["ranking"]);
+    assert_eq!(
+        (
+            &seen["corrected"]["ranking"],
+            &seen["corrected"]["dispute_id"]
+        ),
+        (&data["ranking"], &json!(d))
+    );
+    let replay = json_of(
+        get(&app, ines, &format!("/v1/tables/{id}/rounds/1/replay")).await,
+        200,
+    )
+    .await;
+    assert_eq!(replay["corrected"]["correction"], correction);
 
     // Rated as if the game had ended so: what a rebuild from the logs says.
     assert_eq!(rebuilt_the_same(&app).await, 1);

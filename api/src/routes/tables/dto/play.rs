@@ -1,6 +1,7 @@
 //! The caller's view, a move and its answer, and the pages of events.
 
 use chrono::{DateTime, Utc};
+use domain::table::ResultCorrected;
 use domain::{Move, PlayerView, SeatView, Status, TableEvent};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -50,7 +51,8 @@ fn table_view_example() -> Value {
         ],
         "pending": {"kind": "none", "seat": null, "draw": null, "count": null, "card": null, "frozen": false, "challengeable": null},
         "legal_moves": [{"type": "play", "card": "8H", "suit": "S", "announce": false}, {"type": "draw"}],
-        "result": null
+        "result": null,
+        "corrected": null
     })
 }
 
@@ -70,6 +72,10 @@ pub struct TableView {
     /// (null otherwise).
     #[schema(required = true)]
     pub deadline: Option<DateTime<Utc>>,
+    /// An admin's correction of the game's `result`, which stands
+    /// (docs/API.md "Corrections and sanctions"); null when there is none.
+    #[schema(required = true)]
+    pub corrected: Option<ResultCorrected>,
     #[serde(flatten)]
     pub seat: SeatView<ViewPlayer>,
 }
@@ -99,6 +105,7 @@ impl TableView {
             deadline: ClockDto::of(l)
                 .and_then(|c| c.deadline)
                 .filter(|_| seat.is_some() && t.must_act() == seat),
+            corrected: t.correction.clone(),
             seat: view,
         }
     }
