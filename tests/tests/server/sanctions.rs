@@ -281,3 +281,47 @@ async fn sanctions_that_cannot_be_are_refused_and_change_nothing() {
     .await;
     assert_eq!(page["sanctions"], json!([]));
 }
+
+#[tokio::test]
+async fn voids_cut_short_are_finished_by_the_erasers_pass() {
+    let app = e2e::spawn_app_with(|s| s.erase_poll_ms = 100).await;
+    let cast = Cast::new(&app, &["abby", "bram", "cleo"], "dion", "emil").await;
+    let (abby, admin_id) = (cast.players[0].0, {
+        let me = json_of(get(&app, &cast.admin, "/v1/me").await, 200).await;
+        me["id"].as_str().unwrap().parse::<uuid::Uuid>().unwrap()
+    });
+    let since = Utc::now() - Duration::seconds(1);
+    let game = rated_game(&app, &cast.tokens).await;
+    // A sanction whose voids its request did not get to (the process
+    // stopped), imposed long enough ago for the eraser to take them over.
+    let sid = uuid::Uuid::new_v4();
+    sqlx::query(
+        "INSERT INTO sanctions (id, account_id, action, reason, void_rated_games_since, \
+         created_by, created_at) VALUES ($1, $2, 'ban', 'Colluded', $3, $4, now() - interval '11 minutes')",
+    )
+    .bind(sid)
+    .bind(abby)
+    .bind(since)
+    .bind(admin_id)
+    .execute(&app.pool)
+    .await
+    .unwrap();
+    let done = e2e::eventually(std::time::Duration::from_secs(20), || async {
+        let voided: (Option<chrono::DateTime<Utc>>, i32) =
+            sqlx::query_as("SELECT voided_at, games_voided FROM sanctions WHERE id = $1")
+                .bind(sid)
+                .fetch_one(&app.pool)
+                .await
+                .unwrap();
+        voided.0.map(|_| voided.1)
+    })
+    .await;
+    assert_eq!(done, Some(1), "the eraser's pass voided the game");
+    let log = log_of(&app, &cast.tokens[1], &game).await;
+    let last = log.last().unwrap();
+    assert_eq!(
+        (&last["type"], &last["data"]["sanction_id"]),
+        (&json!("result_corrected"), &json!(sid))
+    );
+    assert_eq!(rebuilt_the_same(&app).await, 0);
+}
