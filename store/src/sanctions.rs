@@ -112,31 +112,29 @@ pub async fn refusing_log_in(
 }
 
 /// A sanction.
-#[tracing::instrument(skip(executor))]
 pub async fn get(
     executor: impl PgExecutor<'_>,
     id: Uuid,
 ) -> Result<Option<SanctionRow>, sqlx::Error> {
-    sqlx::query_as!(
-        SanctionRow,
-        r#"SELECT s.id, s.account_id, s.action, s.until, s.reason, s.void_rated_games_since,
-                  s.games_voided, s.voided_at, c.username AS created_by, s.created_at,
-                  l.username AS "lifted_by?", s.lifted_at
-           FROM sanctions s
-           JOIN accounts c ON c.id = s.created_by
-           LEFT JOIN accounts l ON l.id = s.lifted_by
-           WHERE s.id = $1"#,
-        id,
-    )
-    .fetch_optional(executor)
-    .await
+    Ok(select(executor, Some(id), None, 1).await?.pop())
 }
 
 /// The account's sanctions, newest first (the latest `limit`).
-#[tracing::instrument(skip(executor))]
 pub async fn of_account(
     executor: impl PgExecutor<'_>,
     account_id: Uuid,
+    limit: i64,
+) -> Result<Vec<SanctionRow>, sqlx::Error> {
+    select(executor, None, Some(account_id), limit).await
+}
+
+/// The sanctions with the id `id` and of the account `account_id` (each
+/// when given), newest first (at most `limit`).
+#[tracing::instrument(skip(executor))]
+async fn select(
+    executor: impl PgExecutor<'_>,
+    id: Option<Uuid>,
+    account_id: Option<Uuid>,
     limit: i64,
 ) -> Result<Vec<SanctionRow>, sqlx::Error> {
     sqlx::query_as!(
@@ -147,9 +145,10 @@ pub async fn of_account(
            FROM sanctions s
            JOIN accounts c ON c.id = s.created_by
            LEFT JOIN accounts l ON l.id = s.lifted_by
-           WHERE s.account_id = $1
+           WHERE ($1::uuid IS NULL OR s.id = $1) AND ($2::uuid IS NULL OR s.account_id = $2)
            ORDER BY s.created_at DESC, s.id
-           LIMIT $2"#,
+           LIMIT $3"#,
+        id,
         account_id,
         limit,
     )
