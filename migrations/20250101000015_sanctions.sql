@@ -3,7 +3,10 @@
 -- (not lifted, not past its end). With `void_rated_games_since`, each rated
 -- game of the account that ended since then is voided by a
 -- `result_corrected` in its log; `voided_at` says when the last one was
--- (null: none yet to do, or not all done: the eraser's pass finishes them).
+-- (null: none to do, or not all done yet). Whoever voids them (the
+-- sanction's request, then the eraser's passes) holds them until
+-- `voiding_until`, renewed with each game, so that no two void a game
+-- twice; a holder that stops lets the next pass take them over.
 CREATE TABLE sanctions (
     id                     uuid        PRIMARY KEY,
     account_id             uuid        NOT NULL REFERENCES accounts (id),
@@ -14,6 +17,7 @@ CREATE TABLE sanctions (
     void_rated_games_since timestamptz,
     games_voided           integer     NOT NULL DEFAULT 0,
     voided_at              timestamptz,
+    voiding_until          timestamptz,
     created_by             uuid        NOT NULL REFERENCES accounts (id),
     created_at             timestamptz NOT NULL DEFAULT now(),
     lifted_by              uuid        REFERENCES accounts (id),
@@ -24,7 +28,7 @@ CREATE TABLE sanctions (
     CONSTRAINT sanctions_voided_valid CHECK (voided_at IS NULL OR void_rated_games_since IS NOT NULL)
 );
 CREATE INDEX sanctions_account_idx ON sanctions (account_id, created_at);
-CREATE INDEX sanctions_voids_pending_idx ON sanctions (created_at)
+CREATE INDEX sanctions_voids_pending_idx ON sanctions (created_at, id)
     WHERE void_rated_games_since IS NOT NULL AND voided_at IS NULL;
 
 -- Imposing and lifting one are admin actions, on the account.

@@ -208,12 +208,11 @@ pub struct PendingVoids {
     pub since: DateTime<Utc>,
 }
 
-/// The sanctions imposed before `before` whose voids are not all done,
-/// oldest first (at most `limit`).
+/// The sanctions whose voids are not all done and that nobody holds (see
+/// [`claim_voids`]), oldest first (at most `limit`).
 #[tracing::instrument(skip(executor))]
 pub async fn voids_pending(
     executor: impl PgExecutor<'_>,
-    before: DateTime<Utc>,
     limit: i64,
 ) -> Result<Vec<PendingVoids>, sqlx::Error> {
     sqlx::query_as!(
@@ -221,22 +220,51 @@ pub async fn voids_pending(
         r#"SELECT id, account_id, created_by AS admin_id,
                   void_rated_games_since AS "since!"
            FROM sanctions
-           WHERE void_rated_games_since IS NOT NULL AND voided_at IS NULL AND created_at < $1
+           WHERE void_rated_games_since IS NOT NULL AND voided_at IS NULL
+                 AND (voiding_until IS NULL OR voiding_until < now())
            ORDER BY created_at, id
-           LIMIT $2"#,
-        before,
+           LIMIT $1"#,
         limit,
     )
     .fetch_all(executor)
     .await
 }
 
+/// Takes the sanction's voids for a minute (see the migration): `false`
+/// when they are done, or another holds them.
+#[tracing::instrument(skip(executor))]
+pub async fn claim_voids(executor: impl PgExecutor<'_>, id: Uuid) -> Result<bool, sqlx::Error> {
+    let claimed = sqlx::query!(
+        r#"UPDATE sanctions SET voiding_until = now() + interval '1 minute'
+           WHERE id = $1 AND void_rated_games_since IS NOT NULL AND voided_at IS NULL
+                 AND (voiding_until IS NULL OR voiding_until < now())"#,
+        id,
+    )
+    .execute(executor)
+    .await?;
+    Ok(claimed.rows_affected() == 1)
+}
+
+/// Lets go of the sanction's voids, not all done, for the next pass.
+#[tracing::instrument(skip(executor))]
+pub async fn release_voids(executor: impl PgExecutor<'_>, id: Uuid) -> Result<(), sqlx::Error> {
+    sqlx::query!(
+        "UPDATE sanctions SET voiding_until = NULL WHERE id = $1",
+        id
+    )
+    .execute(executor)
+    .await?;
+    Ok(())
+}
+
 /// One more game voided by the sanction, in the transaction of its
-/// correction.
+/// correction; the voids are held a minute more.
 #[tracing::instrument(skip(executor))]
 pub async fn count_void(executor: impl PgExecutor<'_>, id: Uuid) -> Result<(), sqlx::Error> {
     sqlx::query!(
-        "UPDATE sanctions SET games_voided = games_voided + 1 WHERE id = $1",
+        r#"UPDATE sanctions
+           SET games_voided = games_voided + 1, voiding_until = now() + interval '1 minute'
+           WHERE id = $1"#,
         id,
     )
     .execute(executor)
@@ -248,7 +276,8 @@ pub async fn count_void(executor: impl PgExecutor<'_>, id: Uuid) -> Result<(), s
 #[tracing::instrument(skip(executor))]
 pub async fn voids_done(executor: impl PgExecutor<'_>, id: Uuid) -> Result<(), sqlx::Error> {
     sqlx::query!(
-        "UPDATE sanctions SET voided_at = now() WHERE id = $1 AND voided_at IS NULL",
+        r#"UPDATE sanctions SET voided_at = now(), voiding_until = NULL
+           WHERE id = $1 AND voided_at IS NULL"#,
         id,
     )
     .execute(executor)

@@ -6,8 +6,12 @@
 //! does; and with `void_rated_games_since`, each of its rated games that
 //! ended since then is voided by a `result_corrected` in its own log (the
 //! game re-rated, and every later one, in that correction's transaction:
-//! [`crate::ratings`]). A void cut short is finished by the eraser's next
-//! pass: the sanction says when its voids were done.
+//! [`crate::ratings`]). The request voids the latest
+//! [`VOIDS_IN_A_REQUEST`]; the eraser's passes void the rest, and finish
+//! what a stopped process left: whoever voids holds the sanction's voids
+//! for a minute, renewed with each game ([`store::sanctions::claim_voids`]),
+//! so that no two void a game twice; the sanction says when they were all
+//! done.
 
 use chrono::{DateTime, Utc};
 use domain::table::{Correction, Grounds};
@@ -30,12 +34,14 @@ pub const MAX_VOID_DAYS: i64 = 366;
 /// Sanctions and partners shown on an account's admin page.
 const SHOWN: i64 = 100;
 const PARTNERS_SHOWN: i64 = 10;
-/// Sanctions whose voids one pass of the eraser finishes, at most.
-const VOIDS_BATCH: i64 = 10;
-/// A sanction's voids are its request's for this long; the eraser's
-/// passes finish them only after (so that the two do not void a game
-/// twice).
-const VOIDS_LEFT_TO_THE_REQUEST: chrono::Duration = chrono::Duration::minutes(10);
+/// Games a sanction's request voids before it answers, at most (each
+/// re-rates its ruleset from that game on: up to a second at 10,000 later
+/// games, BENCHMARKS.md).
+pub const VOIDS_IN_A_REQUEST: usize = 20;
+/// Sanctions whose voids one pass of the eraser goes on with, and games
+/// it voids of each, at most.
+const SANCTIONS_A_PASS: i64 = 10;
+const VOIDS_A_PASS: usize = 100;
 
 /// What an admin does to an account.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -139,6 +145,8 @@ impl Accounts {
             admin_id: admin,
         };
         let id = store::sanctions::insert(&mut tx, new).await?;
+        // The request holds the voids it goes on to do.
+        store::sanctions::claim_voids(&mut *tx, id).await?;
         let action = AdminAction::SanctionAccount;
         store::disputes::record_on_account(&mut *tx, admin, action, account, Some(id)).await?;
         store::sessions::revoke_all(&mut *tx, account, None).await?;
@@ -154,7 +162,7 @@ impl Accounts {
                 admin_id: admin,
                 since,
             };
-            self.void_games(pending).await?;
+            self.void_games(pending, VOIDS_IN_A_REQUEST).await?;
         }
         self.sanction_of(id).await
     }
@@ -203,22 +211,33 @@ impl Accounts {
         })
     }
 
-    /// Finishes the voids of sanctions cut short (a pass of the eraser):
-    /// how many sanctions.
+    /// Goes on with the voids of sanctions nobody holds (a pass of the
+    /// eraser): how many sanctions.
     pub(super) async fn finish_voids(&self) -> Result<usize, ServiceError> {
-        let before = Utc::now() - VOIDS_LEFT_TO_THE_REQUEST;
-        let pending = store::sanctions::voids_pending(&self.pool, before, VOIDS_BATCH).await?;
+        let pending = store::sanctions::voids_pending(&self.pool, SANCTIONS_A_PASS).await?;
+        let mut taken = 0;
         for &p in &pending {
-            self.void_games(p).await?;
+            if store::sanctions::claim_voids(&self.pool, p.id).await? {
+                self.void_games(p, VOIDS_A_PASS).await?;
+                taken += 1;
+            }
         }
-        Ok(pending.len())
+        Ok(taken)
     }
 
-    /// Voids each rated game of the sanctioned account that ended since
-    /// `p.since`, each by a correction in its log (a game voided already is
-    /// no longer rated, so not found again), then says the voids are done.
-    async fn void_games(&self, p: PendingVoids) -> Result<(), ServiceError> {
-        let games = store::sanctions::rated_games_since(&self.pool, p.account_id, p.since).await?;
+    /// Voids the latest `most` rated games of the sanctioned account that
+    /// ended since `p.since` (held by the caller), each by a correction in
+    /// its log (a game voided already is no longer rated, so not found
+    /// again); says the voids are done when none is left, or lets go of
+    /// them for the next pass.
+    async fn void_games(&self, p: PendingVoids, most: usize) -> Result<(), ServiceError> {
+        // A game whose rating a busy ruleset deferred is rated first, so
+        // that it is found.
+        crate::ratings::rate_deferred(&self.pool).await?;
+        let mut games =
+            store::sanctions::rated_games_since(&self.pool, p.account_id, p.since).await?;
+        let left = games.len() > most;
+        games.truncate(most);
         let grounds = Grounds::SanctionId(p.id.to_string());
         for &table_id in &games {
             let command = TableCommand::CorrectResult {
@@ -230,9 +249,13 @@ impl Accounts {
             store::sanctions::count_void(&mut *tx, p.id).await?;
             self.tables.correct(tx, table_id, &command).await?;
         }
-        store::sanctions::voids_done(&self.pool, p.id).await?;
+        if left {
+            store::sanctions::release_voids(&self.pool, p.id).await?;
+        } else {
+            store::sanctions::voids_done(&self.pool, p.id).await?;
+        }
         if !games.is_empty() {
-            tracing::info!(sanction_id = %p.id, games = games.len(), "rated games voided");
+            tracing::info!(sanction_id = %p.id, games = games.len(), left, "rated games voided");
         }
         Ok(())
     }

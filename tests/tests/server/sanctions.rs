@@ -293,11 +293,11 @@ async fn voids_cut_short_are_finished_by_the_erasers_pass() {
     let since = Utc::now() - Duration::seconds(1);
     let game = rated_game(&app, &cast.tokens).await;
     // A sanction whose voids its request did not get to (the process
-    // stopped), imposed long enough ago for the eraser to take them over.
+    // stopped after its transaction): nobody holds them.
     let sid = uuid::Uuid::new_v4();
     sqlx::query(
         "INSERT INTO sanctions (id, account_id, action, reason, void_rated_games_since, \
-         created_by, created_at) VALUES ($1, $2, 'ban', 'Colluded', $3, $4, now() - interval '11 minutes')",
+         created_by) VALUES ($1, $2, 'ban', 'Colluded', $3, $4)",
     )
     .bind(sid)
     .bind(abby)
