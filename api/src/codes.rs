@@ -85,6 +85,8 @@ pub enum ProblemCode {
     InvalidSanction,
     AlreadyLifted,
     AccountSuspended,
+    InvalidDevice,
+    TooManyDevices,
     NoPersonSeated,
     TooManyBots,
     InvitationNeeded,

@@ -348,6 +348,7 @@ pub async fn erase(conn: &mut sqlx::PgConnection, id: Uuid) -> Result<bool, sqlx
     sqlx::query!("DELETE FROM sessions WHERE account_id = $1", id)
         .execute(&mut *conn)
         .await?;
+    super::devices::drop_all(&mut *conn, id).await?;
     // The stored answers of moves at its tables, everyone's: their views
     // named it.
     sqlx::query!(

@@ -24,6 +24,7 @@ pub mod audits;
 pub use ledger::chain;
 pub mod connection;
 pub mod copy;
+pub mod devices;
 pub mod disputes;
 pub mod due;
 pub mod events;

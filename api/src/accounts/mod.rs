@@ -71,6 +71,7 @@ impl Accounts {
             .await?
             .ok_or_else(|| ServiceError::NotFound("no such account".into()))?;
         store::sessions::revoke_all(&mut *tx, account, None).await?;
+        store::devices::drop_all(&mut *tx, account).await?;
         self.tables.log().announce_account(&mut tx, account).await?;
         tx.commit().await?;
         self.tables.log().account_changed();

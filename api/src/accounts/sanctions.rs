@@ -150,6 +150,7 @@ impl Accounts {
         let action = AdminAction::SanctionAccount;
         store::disputes::record_on_account(&mut *tx, admin, action, account, Some(id)).await?;
         store::sessions::revoke_all(&mut *tx, account, None).await?;
+        store::devices::drop_all(&mut *tx, account).await?;
         self.tables.log().announce_account(&mut tx, account).await?;
         tx.commit().await?;
         self.tables.log().account_changed();

@@ -14,6 +14,7 @@ use crate::error::{ApiError, Problem};
 use crate::feed::FeedItem;
 use crate::feed::{self, FeedPage};
 use crate::rates::Rates;
+use crate::routes::devices::DeviceDto;
 use crate::routes::disputes::DisputeDto;
 use crate::routes::players::{PlayerStats, RecentGame};
 use crate::routes::problems::{Authenticated, TooManyRequests};
@@ -289,8 +290,8 @@ pub struct AccountExport {
     pub disputes: Vec<DisputeDto>,
     /// Its feed's items still kept, oldest first.
     pub feed: Vec<FeedItem>,
-    /// Its phones registered for push notifications (none are kept yet).
-    pub devices: Vec<serde_json::Value>,
+    /// Its phones registered for push notifications, oldest first.
+    pub devices: Vec<DeviceDto>,
 }
 
 /// Rows read per query while exporting.
@@ -398,7 +399,11 @@ pub async fn export_me(
             .map(DisputeDto::try_from)
             .collect::<Result<_, _>>()?,
         feed: feed.iter().map(FeedItem::of).collect::<Result<_, _>>()?,
-        devices: Vec::new(),
+        devices: store::devices::of_account(pool, id)
+            .await?
+            .into_iter()
+            .map(DeviceDto::try_from)
+            .collect::<Result<_, _>>()?,
     };
     Ok(HttpResponse::Ok()
         .insert_header((

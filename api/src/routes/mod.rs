@@ -9,6 +9,7 @@ use utoipa_actix_web::service_config::ServiceConfig;
 use crate::error::ApiError;
 
 pub mod accounts;
+pub mod devices;
 pub mod disputes;
 pub mod health;
 pub mod history;
@@ -47,6 +48,9 @@ pub fn configure(cfg: &mut ServiceConfig<'_>) {
             .service(sessions::revoke_my_session)
             .service(me::get_me)
             .service(me::export_me)
+            .service(devices::register_device)
+            .service(devices::my_devices)
+            .service(devices::drop_device)
             .service(me::my_tables)
             .service(me::my_feed)
             .service(me::stream_feed)

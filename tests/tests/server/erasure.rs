@@ -300,6 +300,7 @@ async fn an_erased_account_is_forgotten_everywhere_while_every_log_verifies_and_
     for (what, sql) in [
         ("sessions", "SELECT count(*) FROM sessions WHERE account_id = $1::uuid"),
         ("feed", "SELECT count(*) FROM feed_items WHERE account_id = $1::uuid"),
+        ("devices", "SELECT count(*) FROM devices WHERE account_id = $1::uuid"),
         ("ratings", "SELECT count(*) FROM ratings WHERE account_id = $1::uuid"),
         (
             "name",

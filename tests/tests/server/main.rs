@@ -14,6 +14,7 @@ mod concurrency;
 mod corrections;
 mod deploying;
 mod descriptors;
+mod devices;
 mod disputes;
 mod erasure;
 mod events;
