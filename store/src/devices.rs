@@ -41,7 +41,7 @@ pub async fn register(
     limit: i64,
 ) -> Result<Registered, sqlx::Error> {
     sqlx::query!(
-        "SELECT 1 AS one FROM accounts WHERE id = $1 FOR UPDATE",
+        "SELECT 1 AS one FROM accounts WHERE id = $1 FOR NO KEY UPDATE",
         account_id
     )
     .fetch_optional(&mut *conn)

@@ -4,9 +4,10 @@
 //! the accounts a player sits with most.
 //!
 //! A log-in and a sanction are ordered by the account's row: a sanction
-//! locks it for update before it revokes the sessions, a log-in for share
-//! before it checks for a sanction and opens one. So no session opened
-//! around a sanction outlives it.
+//! locks it (`FOR NO KEY UPDATE`, which the foreign keys of moves and feed
+//! items to the account do not wait for) before it revokes the sessions, a
+//! log-in `FOR SHARE` before it checks for a sanction and opens one. So no
+//! session opened around a sanction outlives it.
 
 use chrono::{DateTime, Utc};
 use sqlx::{PgConnection, PgExecutor};
@@ -53,7 +54,7 @@ pub async fn lock_for_sanction(
     account_id: Uuid,
 ) -> Result<bool, sqlx::Error> {
     let found = sqlx::query_scalar!(
-        "SELECT username IS NOT NULL AS \"named!\" FROM accounts WHERE id = $1 FOR UPDATE",
+        "SELECT username IS NOT NULL AS \"named!\" FROM accounts WHERE id = $1 FOR NO KEY UPDATE",
         account_id,
     )
     .fetch_optional(conn)
