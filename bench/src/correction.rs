@@ -11,8 +11,19 @@
 //! deferred to the rater instead). Prints
 //!
 //! `correction later_games=<n> rerate_p50_ms=<a> rerate_max_ms=<b> end_p50_ms=<c> end_max_ms=<d> runs=<r>`
+//!
+//! With `--base-url` (a server on the same database), moves are then played
+//! there (`loadgen run`'s 16 tables × 4 players of `classique`, the
+//! ruleset re-rated when it is the most played) for `--seconds` alone,
+//! then as long again while the same correction is re-rated over and over
+//! (rolled back each time), and it prints
+//!
+//! `correction-moves seconds=<s> calm_moves_per_sec=<a> calm_p99_ms=<b> during_moves_per_sec=<c> during_p99_ms=<d> corrections=<n> errors=<e>`
 
 use std::time::{Duration, Instant};
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
 
 use api::ratings::{Ended, Rerate};
 use domain::{RatedGame, TableEvent};
@@ -32,6 +43,12 @@ pub struct CorrectionArgs {
     later: i64,
     #[arg(long, default_value_t = 5)]
     runs: usize,
+    /// A server on the same database, to play moves on meanwhile.
+    #[arg(long)]
+    base_url: Option<String>,
+    /// How long the moves are played, alone and then with corrections.
+    #[arg(long, default_value_t = 15)]
+    seconds: u64,
 }
 
 /// The most-played ruleset's game with `later` rated games after it.
@@ -114,6 +131,51 @@ pub async fn run(args: CorrectionArgs) -> Result<(), Error> {
         "correction later_games={} rerate_p50_ms={rerate_p50:.1} rerate_max_ms={rerate_max:.1} \
          end_p50_ms={end_p50:.1} end_max_ms={end_max:.1} runs={}",
         args.later, args.runs
+    );
+    if let Some(base_url) = &args.base_url {
+        moves_meanwhile(&pool, base_url, args.seconds, &void).await?;
+    }
+    Ok(())
+}
+
+/// Moves on the server at `base_url` for `seconds` alone, then as long
+/// again while `correction` is re-rated over and over, each time rolled
+/// back: their rate and p99 both ways.
+async fn moves_meanwhile(
+    pool: &PgPool,
+    base_url: &str,
+    seconds: u64,
+    correction: &Rerate,
+) -> Result<(), Error> {
+    use crate::load::{play_load, RunArgs};
+    let calm = play_load(RunArgs::against(base_url, seconds, 1)).await?;
+    let (stop, done) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicUsize::new(0)));
+    let corrections = {
+        let (pool, correction) = (pool.clone(), correction.clone());
+        let (stop, done) = (stop.clone(), done.clone());
+        tokio::spawn(async move {
+            while !stop.load(Ordering::Relaxed) {
+                let mut tx = pool.begin().await?;
+                api::ratings::record(&mut tx, &correction).await?;
+                tx.rollback().await?;
+                done.fetch_add(1, Ordering::Relaxed);
+            }
+            Ok::<_, Error>(())
+        })
+    };
+    let during = play_load(RunArgs::against(base_url, seconds, 2)).await;
+    stop.store(true, Ordering::Relaxed);
+    corrections.await??;
+    let during = during?;
+    println!(
+        "correction-moves seconds={seconds} calm_moves_per_sec={:.0} calm_p99_ms={:.2} \
+         during_moves_per_sec={:.0} during_p99_ms={:.2} corrections={} errors={}",
+        calm.moves_per_sec,
+        calm.p99_ms,
+        during.moves_per_sec,
+        during.p99_ms,
+        done.load(Ordering::Relaxed),
+        calm.errors + during.errors
     );
     Ok(())
 }
