@@ -149,7 +149,10 @@ async fn moves_meanwhile(
 ) -> Result<(), Error> {
     use crate::load::{play_load, RunArgs};
     let calm = play_load(RunArgs::against(base_url, seconds, 1)).await?;
-    let (stop, done) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicUsize::new(0)));
+    let (stop, done) = (
+        Arc::new(AtomicBool::new(false)),
+        Arc::new(AtomicUsize::new(0)),
+    );
     let corrections = {
         let (pool, correction) = (pool.clone(), correction.clone());
         let (stop, done) = (stop.clone(), done.clone());
