@@ -214,11 +214,24 @@ async fn check_credentials(
     Ok(account)
 }
 
-/// Log out: revoke the token used for this request.
+/// What logging out also does.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct LogOutQuery {
+    /// A phone of the caller's registered for push (`POST
+    /// /v1/me/devices`) that stops receiving pushes with this log-out
+    /// (nothing when it is not the caller's).
+    pub device_id: Option<Uuid>,
+}
+
+/// Log out: revoke the token used for this request, and drop the phone
+/// `device_id` names, if any.
 #[utoipa::path(
     tag = "sessions",
+    params(LogOutQuery),
     responses(
         (status = 204, description = "The token is revoked"),
+        (status = 400, description = "`invalid_query`: `device_id` is not an id", body = Problem, content_type = "application/problem+json"),
         Authenticated,
     )
 )]
@@ -228,7 +241,11 @@ pub async fn delete_current_session(
     tables: web::Data<TableService>,
     watchers: web::Data<Watchers>,
     user: AuthUser,
+    query: web::Query<LogOutQuery>,
 ) -> Result<HttpResponse, ApiError> {
+    if let Some(device) = query.device_id {
+        store::devices::drop_one(pool.get_ref(), user.account.id, device).await?;
+    }
     auth::revoke_session(pool.get_ref(), tables.log(), &user).await?;
     // Its long polls and streams in this process end now (in others,
     // within `watchers::REVOCATION_CHECK`).

@@ -86,6 +86,19 @@ async fn a_phone_is_registered_once_moves_to_the_account_that_registers_it_and_i
     )
     .await;
     assert_eq!(devices_of(&app, gus).await, Vec::<Value>::new());
+
+    // Logging out may drop the phone it logs out of.
+    let phone = json!({"platform": "apns", "token": apns(7)});
+    let id = json_of(register(&app, gus, &phone).await, 201).await["id"].clone();
+    let bad = delete(&app, gus, "/v1/sessions/current?device_id=nope").await;
+    assert_problem(bad, 400, "invalid_query").await;
+    let out = format!("/v1/sessions/current?device_id={}", id.as_str().unwrap());
+    assert_eq!(delete(&app, gus, &out).await.status(), 204);
+    assert_eq!(
+        stored_devices(&app, &cast.players[1].0.to_string()).await,
+        0
+    );
+    assert_problem(get(&app, gus, "/v1/me").await, 401, "unauthorized").await;
 }
 
 #[tokio::test]
