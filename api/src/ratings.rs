@@ -371,7 +371,7 @@ async fn read_games(
 
 /// The rated games of the logs of `events` (those of some tables, each
 /// table's in order), as their logs count them now.
-fn rated_in(events: Vec<stored::RatingEvent>) -> Result<Vec<Ended>, RatingError> {
+pub fn rated_in(events: Vec<stored::RatingEvent>) -> Result<Vec<Ended>, RatingError> {
     let mut by_table: HashMap<Uuid, (Vec<TableEvent>, Option<DateTime<Utc>>)> = HashMap::new();
     for e in events {
         let event =

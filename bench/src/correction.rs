@@ -26,7 +26,6 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use api::ratings::{Ended, Rerate};
-use domain::{RatedGame, TableEvent};
 use sqlx::PgPool;
 use uuid::Uuid;
 
@@ -74,17 +73,8 @@ async fn last_game(pool: &PgPool, ruleset: &str) -> Result<Ended, Error> {
     .fetch_one(pool)
     .await?;
     let events = store::ratings::rating_events(pool, &[table_id]).await?;
-    let at = events
-        .iter()
-        .find(|e| e.kind == "game_ended")
-        .map(|e| e.at)
-        .ok_or("a rated game has its end")?;
-    let mut log = Vec::new();
-    for e in &events {
-        log.push(TableEvent::read(&e.kind, e.v as u32, &e.data)?);
-    }
-    let game = RatedGame::from_log(&log).ok_or("a rated game is rated")?;
-    Ok(Ended { table_id, at, game })
+    let rated = api::ratings::rated_in(events)?.pop();
+    Ok(rated.ok_or("a rated game is rated")?)
 }
 
 pub async fn run(args: CorrectionArgs) -> Result<(), Error> {
