@@ -191,6 +191,52 @@ pub struct Settings {
     #[arg(long, env = "HUIT_WEBHOOK_TIMEOUT_SECS", default_value_t = 10)]
     pub webhook_timeout_secs: u64,
 
+    /// Apple's push (APNs): the `.p8` file of the provider key; APNs is on
+    /// when it is set, with `HUIT_APNS_KEY_ID`, `HUIT_APNS_TEAM_ID` and
+    /// `HUIT_APNS_TOPIC`.
+    #[arg(long, env = "HUIT_APNS_KEY_FILE")]
+    pub apns_key_file: Option<std::path::PathBuf>,
+
+    /// The provider key's id (10 characters, from Apple's developer site).
+    #[arg(long, env = "HUIT_APNS_KEY_ID")]
+    pub apns_key_id: Option<String>,
+
+    /// The developer team's id (10 characters).
+    #[arg(long, env = "HUIT_APNS_TEAM_ID")]
+    pub apns_team_id: Option<String>,
+
+    /// The app's bundle id (`apns-topic`).
+    #[arg(long, env = "HUIT_APNS_TOPIC")]
+    pub apns_topic: Option<String>,
+
+    /// Where APNs is (`https://api.sandbox.push.apple.com` for development
+    /// builds of the app).
+    #[arg(
+        long,
+        env = "HUIT_APNS_URL",
+        default_value = "https://api.push.apple.com"
+    )]
+    pub apns_url: String,
+
+    /// Google's push (FCM HTTP v1): the service account's JSON key file;
+    /// FCM is on when it is set. Its `token_uri` is where access tokens are
+    /// asked for, its `project_id` the project messages are sent in.
+    #[arg(long, env = "HUIT_FCM_CREDENTIALS")]
+    pub fcm_credentials: Option<std::path::PathBuf>,
+
+    /// Where FCM is.
+    #[arg(
+        long,
+        env = "HUIT_FCM_URL",
+        default_value = "https://fcm.googleapis.com"
+    )]
+    pub fcm_url: String,
+
+    /// Seconds APNs, FCM and FCM's token service have to answer
+    /// (connecting included).
+    #[arg(long, env = "HUIT_PUSH_TIMEOUT_SECS", default_value_t = 10)]
+    pub push_timeout_secs: u64,
+
     /// Seconds a feed item is kept (then pruned, unless its webhook is
     /// still to be delivered); 30 days by default.
     #[arg(long, env = "HUIT_FEED_RETENTION_SECS", default_value_t = 30 * 24 * 3600)]
@@ -290,9 +336,18 @@ impl fmt::Debug for WebhookSecret {
     }
 }
 
-/// The waits before each retry of a webhook.
+/// The waits before each retry of a webhook or a push.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RetrySchedule(pub Vec<Duration>);
+
+impl RetrySchedule {
+    /// When to try again after a failed attempt that had `attempts` before
+    /// it: `None` past the schedule's last wait (it has failed).
+    pub fn next_after(&self, attempts: i32) -> Option<chrono::DateTime<chrono::Utc>> {
+        let wait = self.0.get(usize::try_from(attempts).ok()?)?;
+        Some(chrono::Utc::now() + chrono::Duration::from_std(*wait).unwrap_or_default())
+    }
+}
 
 impl std::str::FromStr for RetrySchedule {
     type Err = String;

@@ -117,8 +117,9 @@ async fn ring(tables: &TableService) {
 }
 
 /// Deletes the feed items older than `retention`, a batch at a time, but
-/// those still to be delivered: those are failed (and deleted at the next
-/// pass, admins seeing them failed meanwhile).
+/// those whose webhook or a push is still to be delivered: those are
+/// failed (and deleted at the next pass, admins seeing them failed
+/// meanwhile).
 async fn prune(pool: &PgPool, retention: Duration) {
     let before = chrono::Utc::now() - chrono::Duration::from_std(retention).unwrap_or_default();
     for _ in 0..100 {
@@ -132,6 +133,7 @@ async fn prune(pool: &PgPool, retention: Duration) {
         }
     }
     webhooks::expire(pool, before, PRUNE_BATCH).await;
+    crate::push::expire(pool, before, PRUNE_BATCH).await;
 }
 
 /// What the server does on a due table.

@@ -34,6 +34,18 @@ pub const WEBHOOK_LAG: &str = "huit_webhook_delivery_lag_seconds";
 pub const WEBHOOK_PENDING: &str = "huit_webhook_pending";
 /// The age of the oldest of them.
 pub const WEBHOOK_OLDEST_PENDING: &str = "huit_webhook_oldest_pending_seconds";
+/// Pushes by platform (`apns`, `fcm`) and outcome (`delivered`,
+/// `skipped`: the player was following, `retry`, `failed`, `dead`: the
+/// token was dead).
+pub const PUSHES: &str = "huit_pushes_total";
+/// Devices dropped because their platform called their token dead.
+pub const PUSH_DEVICES_DROPPED: &str = "huit_push_devices_dropped_total";
+/// From a feed item's time to its push's delivery, by platform.
+pub const PUSH_LAG: &str = "huit_push_delivery_lag_seconds";
+/// Pushes still to send.
+pub const PUSH_PENDING: &str = "huit_push_pending";
+/// The age of the oldest of them.
+pub const PUSH_OLDEST_PENDING: &str = "huit_push_oldest_pending_seconds";
 /// Tables folded in this process's cache.
 pub const TABLES_CACHED: &str = "huit_tables_cached";
 /// Long polls and streams open.

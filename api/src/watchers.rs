@@ -4,6 +4,16 @@
 //! refused (429 `too_many_streams`, or 503 when the process as a whole is
 //! full) rather than an older one closed, so that a client sees at once why.
 //!
+//! What they follow is what push skips (docs/API.md "Push to phones": no
+//! push while the player follows that table, or their feed, nor within
+//! [`WATCH_GRACE`] after): when this server pushes, every process keeps a
+//! row per account and thing followed in `watching`, valid until a time
+//! that it pushes on, every [`WATCH_REFRESH`], while a watch is open, and
+//! writes at once when a watch opens on something it has not covered for
+//! [`WATCH_GRACE`] ahead (a new one, or one left a while ago). A player who
+//! long-polls again and again thus costs a write every [`WATCH_REFRESH`],
+//! not one a poll.
+//!
 //! A watch also ends with its session: at once when the token is revoked
 //! through this process, within [`REVOCATION_CHECK`] when it is revoked
 //! through another one (a background task asks the database which of the
@@ -25,10 +35,17 @@ use crate::auth::{AuthUser, ClientAddress};
 use crate::codes::ProblemCode;
 use crate::error::ApiError;
 use crate::metric_names::WATCHES_OPEN;
+pub use store::pushes::Following;
 
 /// How often the sessions of open watches are checked in the database
 /// (revocations through other processes, the README's revocation delay).
 pub const REVOCATION_CHECK: Duration = Duration::from_secs(1);
+
+/// How long after a watch closes its player still counts as following
+/// (the contract's 10 s).
+pub const WATCH_GRACE: Duration = Duration::from_secs(10);
+/// How often a process pushes on the `watching` rows of its open watches.
+pub const WATCH_REFRESH: Duration = Duration::from_secs(3);
 
 /// The limits of [`Watchers`].
 #[derive(Debug, Clone, Copy)]
@@ -45,12 +62,23 @@ struct State {
     total: usize,
     /// Session id → the signal that ends its watches, and how many use it.
     sessions: HashMap<Uuid, (watch::Sender<bool>, usize)>,
+    /// What is followed (when this server pushes) → the watches open on
+    /// it, and until when its `watching` row is written.
+    following: HashMap<(Uuid, Following), Followed>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Followed {
+    open: usize,
+    covered_until: DateTime<Utc>,
 }
 
 #[derive(Debug)]
 struct Inner {
     state: Mutex<State>,
     limits: WatchLimits,
+    /// Where what is followed is written, when this server pushes.
+    pushes: Option<PgPool>,
 }
 
 /// The watches of one process; shared by every worker.
@@ -66,6 +94,7 @@ pub struct Watch {
     account: Uuid,
     address: Option<IpAddr>,
     session: Uuid,
+    following: Following,
     ended: watch::Receiver<bool>,
     expires_at: DateTime<Utc>,
 }
@@ -79,12 +108,20 @@ fn decrement<K: std::hash::Hash + Eq>(map: &mut HashMap<K, usize>, key: &K) {
     }
 }
 
+/// `now` plus `d`.
+fn after(now: DateTime<Utc>, d: Duration) -> DateTime<Utc> {
+    now + chrono::Duration::from_std(d).unwrap_or_default()
+}
+
 impl Watchers {
-    pub fn new(limits: WatchLimits) -> Self {
+    /// The watches of a process; what they follow is written to `pushes`'s
+    /// `watching` when there is one (this server pushes).
+    pub fn new(limits: WatchLimits, pushes: Option<PgPool>) -> Self {
         Self {
             inner: Arc::new(Inner {
                 state: Mutex::default(),
                 limits,
+                pushes,
             }),
         }
     }
@@ -99,8 +136,15 @@ impl Watchers {
         metrics::gauge!(WATCHES_OPEN).set(self.state().total as f64);
     }
 
-    /// Opens a watch for `user` from `address`, or says why not.
-    pub fn open(&self, user: &AuthUser, address: Option<IpAddr>) -> Result<Watch, ApiError> {
+    /// Opens a watch for `user` from `address` on `following`, or says why
+    /// not; and whether what it follows is to be written now (when this
+    /// server pushes and its row does not cover [`WATCH_GRACE`] ahead).
+    fn open(
+        &self,
+        user: &AuthUser,
+        address: Option<IpAddr>,
+        following: Following,
+    ) -> Result<(Watch, bool), ApiError> {
         let limits = self.inner.limits;
         let mut state = self.state();
         let account = user.account.id;
@@ -131,14 +175,83 @@ impl Watchers {
             .or_insert_with(|| (watch::Sender::new(false), 0));
         *uses += 1;
         let ended = signal.subscribe();
-        Ok(Watch {
+        let mut to_write = false;
+        if self.inner.pushes.is_some() {
+            let now = Utc::now();
+            let followed = state
+                .following
+                .entry((account, following))
+                .or_insert(Followed {
+                    open: 0,
+                    covered_until: now,
+                });
+            followed.open += 1;
+            if followed.covered_until < after(now, WATCH_GRACE) {
+                followed.covered_until = after(now, WATCH_GRACE + WATCH_REFRESH);
+                to_write = true;
+            }
+        }
+        let watch = Watch {
             inner: self.inner.clone(),
             account,
             address,
             session: user.session_id,
+            following,
             ended,
             expires_at: user.expires_at,
-        })
+        };
+        Ok((watch, to_write))
+    }
+
+    /// Writes that `followed` are followed, until [`WATCH_GRACE`] and
+    /// [`WATCH_REFRESH`] from now: a failure is logged (at worst, a push
+    /// to a player who was looking).
+    async fn write_followed(&self, followed: &[(Uuid, Following)]) {
+        let Some(pool) = &self.inner.pushes else {
+            return;
+        };
+        let until = after(Utc::now(), WATCH_GRACE + WATCH_REFRESH);
+        if let Err(e) = store::pushes::watch(pool, followed, until).await {
+            tracing::warn!(error = %e, "push: what is followed was not written");
+        }
+    }
+
+    /// Pushes on, every [`WATCH_REFRESH`], the rows of what this process's
+    /// open watches follow, forgets what nothing follows any more, and
+    /// deletes the rows (of any process) long past.
+    pub fn spawn_following(&self) -> Option<tokio::task::JoinHandle<()>> {
+        let pool = self.inner.pushes.clone()?;
+        let watchers = self.clone();
+        Some(tokio::spawn(async move {
+            let mut tick = tokio::time::interval(WATCH_REFRESH);
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                tick.tick().await;
+                let now = Utc::now();
+                let open: Vec<(Uuid, Following)> = {
+                    let mut state = watchers.state();
+                    state
+                        .following
+                        .retain(|_, f| f.open > 0 || f.covered_until > now);
+                    state
+                        .following
+                        .iter_mut()
+                        .filter(|(_, f)| f.open > 0)
+                        .map(|(key, f)| {
+                            f.covered_until = after(now, WATCH_GRACE + WATCH_REFRESH);
+                            *key
+                        })
+                        .collect()
+                };
+                if !open.is_empty() {
+                    watchers.write_followed(&open).await;
+                }
+                let long_past = now - chrono::Duration::minutes(1);
+                if let Err(e) = store::pushes::forget_watched(&pool, long_past).await {
+                    tracing::debug!(error = %e, "push: old rows of watching kept; next time");
+                }
+            }
+        }))
     }
 
     /// Ends every watch of a session (its token was revoked).
@@ -206,6 +319,9 @@ impl Drop for Watch {
             decrement(&mut state.addresses, &ip);
         }
         state.total -= 1;
+        if let Some(followed) = state.following.get_mut(&(self.account, self.following)) {
+            followed.open -= 1;
+        }
         if let Some((_, uses)) = state.sessions.get_mut(&self.session) {
             *uses -= 1;
             if *uses == 0 {
@@ -225,9 +341,16 @@ pub struct WatchSlot {
 
 impl WatchSlot {
     /// A long poll's or stream's place among the caller's open ones (429
-    /// `too_many_streams` past the limits, 503 when the process is full).
-    pub fn open(&self, user: &AuthUser) -> Result<Watch, ApiError> {
-        self.watchers.open(user, self.address)
+    /// `too_many_streams` past the limits, 503 when the process is full),
+    /// following `following` (written before it starts, when it must be).
+    pub async fn open(&self, user: &AuthUser, following: Following) -> Result<Watch, ApiError> {
+        let (watch, to_write) = self.watchers.open(user, self.address, following)?;
+        if to_write {
+            self.watchers
+                .write_followed(&[(user.account.id, following)])
+                .await;
+        }
+        Ok(watch)
     }
 }
 

@@ -136,11 +136,8 @@ impl Webhooks {
     /// One attempt at `item`, its `attempts` before: what to store.
     async fn attempt(&self, item: &Item, attempts: i32) -> (Outcome, &'static str) {
         metrics::counter!(WEBHOOK_ATTEMPTS).increment(1);
-        let failed = |error: String| match self.schedule.0.get(attempts as usize) {
-            Some(wait) => {
-                let next = Utc::now() + chrono::Duration::from_std(*wait).unwrap_or_default();
-                (Outcome::Retry { next, error }, "retry")
-            }
+        let failed = |error: String| match self.schedule.next_after(attempts) {
+            Some(next) => (Outcome::Retry { next, error }, "retry"),
             None => (Outcome::Failed { error }, "failed"),
         };
         let body = match body(item) {
@@ -176,21 +173,9 @@ impl Webhooks {
                 "gone",
             ),
             Ok(status) => failed(format!("answered {status}")),
-            Err(e) => failed(described(&e.without_url())),
+            Err(e) => failed(outbound::described(&e.without_url())),
         }
     }
-}
-
-/// A client error (without its URL, which may hold credentials) with its
-/// causes: "error sending request: … Connection refused".
-fn described(e: &reqwest::Error) -> String {
-    let mut text = e.to_string();
-    let mut source = std::error::Error::source(e);
-    while let Some(cause) = source {
-        text = format!("{text}: {cause}");
-        source = cause.source();
-    }
-    text
 }
 
 /// Sends the outbox's items from this process until it ends; `wake` is

@@ -79,6 +79,16 @@ pub async fn register(
     )
     .fetch_one(&mut *conn)
     .await?;
+    if known.as_ref().is_some_and(|k| k.account_id != account_id) {
+        // One phone, one player: what the last account had still to send
+        // it is not for the new one.
+        sqlx::query!(
+            "DELETE FROM pushes WHERE device_id = $1 AND status = 'pending'",
+            row.id
+        )
+        .execute(&mut *conn)
+        .await?;
+    }
     Ok(match known {
         None => Registered::New(row),
         Some(_) => Registered::Known(row),

@@ -171,6 +171,7 @@ pub enum AdminAction {
     CorrectResult,
     SanctionAccount,
     LiftSanction,
+    RetryPush,
 }
 
 impl AdminAction {
@@ -186,6 +187,7 @@ impl AdminAction {
             Self::CorrectResult => "correct_result",
             Self::SanctionAccount => "sanction_account",
             Self::LiftSanction => "lift_sanction",
+            Self::RetryPush => "retry_push",
         }
     }
 }
@@ -225,6 +227,24 @@ pub async fn record_on_webhooks(
         admin_id,
         action.as_str(),
         feed_item_id,
+    )
+    .execute(executor)
+    .await?;
+    Ok(())
+}
+
+/// Records that `admin_id` sent push `push_id` again.
+#[tracing::instrument(skip(executor))]
+pub async fn record_on_push(
+    executor: impl PgExecutor<'_>,
+    admin_id: Uuid,
+    push_id: i64,
+) -> Result<(), sqlx::Error> {
+    sqlx::query!(
+        "INSERT INTO admin_actions (admin_id, action, push_id) VALUES ($1, $2, $3)",
+        admin_id,
+        AdminAction::RetryPush.as_str(),
+        push_id,
     )
     .execute(executor)
     .await?;

@@ -111,7 +111,7 @@ pub async fn insert_batch(
                SELECT feed_write(array_agg(account_id ORDER BY ord), array_agg(kind ORDER BY ord),
                                  array_agg(table_id ORDER BY ord), array_agg(at ORDER BY ord),
                                  array_agg(deadline ORDER BY ord),
-                                 array_agg(my_turn ORDER BY ord), $23) AS written
+                                 array_agg(my_turn ORDER BY ord), $23, $24) AS written
                FROM noted
            )
            SELECT table_id AS "table_id!" FROM inserted CROSS JOIN fed"#,
@@ -137,24 +137,44 @@ pub async fn insert_batch(
         &notes.kinds as &[&str],
         &notes.ats,
         &notes.deadlines as &[Option<DateTime<Utc>>],
-        outbox.writes(),
+        outbox.webhooks,
+        &outbox.platforms() as &[&str],
     )
     .fetch_all(&mut *conn)
     .await?;
     answers(batch, &inserted)
 }
 
-/// Whether feed items go to the webhooks' outbox too (a webhook URL is
-/// set): written `pending`, for `api::webhooks` to deliver.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outbox {
-    Off,
-    On,
+/// Where feed items go beyond the feed: to the webhooks' outbox (a
+/// webhook URL is set: written `pending`, for `api::webhooks` to deliver)
+/// and to the pushes of their accounts' devices on the platforms this
+/// server pushes to (for `api::push`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Outbox {
+    pub webhooks: bool,
+    pub apns: bool,
+    pub fcm: bool,
 }
 
 impl Outbox {
-    fn writes(self) -> bool {
-        self == Self::On
+    /// The feed alone.
+    pub const OFF: Self = Self {
+        webhooks: false,
+        apns: false,
+        fcm: false,
+    };
+
+    /// The platforms pushed to, as `devices.platform` names them.
+    pub fn platforms(self) -> Vec<&'static str> {
+        [("apns", self.apns), ("fcm", self.fcm)]
+            .into_iter()
+            .filter_map(|(platform, on)| on.then_some(platform))
+            .collect()
+    }
+
+    /// Whether any platform is pushed to.
+    pub fn pushes(self) -> bool {
+        self.apns || self.fcm
     }
 }
 

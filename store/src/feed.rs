@@ -8,6 +8,8 @@ use chrono::{DateTime, Utc};
 use sqlx::PgExecutor;
 use uuid::Uuid;
 
+use super::events::Outbox;
+
 /// A feed item as read.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Item {
@@ -45,13 +47,13 @@ pub async fn after(
 /// passed, in one statement: each table's alarm is cleared (so it rings
 /// once, whichever process gets there first: the others skip the rows it
 /// holds) and its player on turn, if a person, gets a `turn_ending` item
-/// with the turn's deadline, written to the outbox too when `outbox`.
+/// with the turn's deadline, written to the outboxes `outbox` names.
 /// Answers the accounts told.
 #[tracing::instrument(skip(executor))]
 pub async fn ring_turn_endings(
     executor: impl PgExecutor<'_>,
     limit: i64,
-    outbox: bool,
+    outbox: Outbox,
 ) -> Result<Vec<Uuid>, sqlx::Error> {
     sqlx::query_scalar!(
         r#"WITH rung AS (
@@ -72,19 +74,20 @@ pub async fn ring_turn_endings(
                                  array_agg(table_id ORDER BY table_id),
                                  array_agg(now() ORDER BY table_id),
                                  array_agg(due_at ORDER BY table_id),
-                                 array_agg(my_turn ORDER BY table_id), $2)
+                                 array_agg(my_turn ORDER BY table_id), $2, $3)
                FROM noted
            )
            SELECT account_id AS "account_id!" FROM noted CROSS JOIN fed"#,
         limit,
-        outbox,
+        outbox.webhooks,
+        &outbox.platforms() as &[&str],
     )
     .fetch_all(executor)
     .await
 }
 
 /// Deletes at most `limit` items older than `before`, but those whose
-/// webhook is still to be delivered: how many were deleted.
+/// webhook or a push is still to be delivered: how many were deleted.
 #[tracing::instrument(skip(executor))]
 pub async fn prune(
     executor: impl PgExecutor<'_>,
@@ -95,6 +98,9 @@ pub async fn prune(
         r#"DELETE FROM feed_items
            WHERE id IN (SELECT id FROM feed_items
                         WHERE at < $1 AND delivery IS DISTINCT FROM 'pending'
+                          AND NOT EXISTS (SELECT 1 FROM pushes p
+                                          WHERE p.feed_item_id = feed_items.id
+                                            AND p.status = 'pending')
                         LIMIT $2)"#,
         before,
         limit,

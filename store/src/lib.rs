@@ -36,6 +36,7 @@ pub mod lobby;
 pub mod mine;
 pub mod outbox;
 pub mod players;
+pub mod pushes;
 pub mod ratings;
 pub mod rechain;
 pub mod records;

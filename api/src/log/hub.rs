@@ -44,9 +44,9 @@ const HEARD_LIMIT: usize = 16_384;
 pub struct CommitHub {
     tables: Wakers,
     feeds: Wakers,
-    /// Told whenever any feed has new items (the webhooks' sender waits on
-    /// it).
-    any_feed: Arc<tokio::sync::Notify>,
+    /// Told whenever any feed has new items: one for each sender that waits
+    /// for them (the webhooks', the pushes').
+    any_feed: Arc<Mutex<Vec<Arc<tokio::sync::Notify>>>>,
     heard: Arc<Mutex<Heard>>,
 }
 
@@ -305,12 +305,19 @@ impl CommitHub {
     /// wake now (the announcement wakes the other processes').
     pub fn fed(&self, account: Uuid) {
         self.feeds.wake(account);
-        self.any_feed.notify_one();
+        let senders = self.any_feed.lock().unwrap_or_else(|p| p.into_inner());
+        senders.iter().for_each(|sender| sender.notify_one());
     }
 
-    /// Notified whenever some feed has new items.
+    /// A new waker for one sender, notified whenever some feed has new
+    /// items (a notice that finds it busy is kept for its next wait).
     pub fn any_feed(&self) -> Arc<tokio::sync::Notify> {
-        self.any_feed.clone()
+        let sender = Arc::new(tokio::sync::Notify::new());
+        self.any_feed
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(sender.clone());
+        sender
     }
 
     fn wake_all(&self) {

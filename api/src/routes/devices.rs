@@ -11,47 +11,12 @@ use uuid::Uuid;
 use crate::auth::AuthUser;
 use crate::codes::ProblemCode;
 use crate::error::{ApiError, Problem};
+use crate::push::Platform;
 use crate::routes::problems::{Authenticated, JsonBody};
 use store::devices::{DeviceRow, Registered};
 
 /// Devices an account may register, at most.
 pub const MAX_DEVICES: i64 = 10;
-
-/// A phone's push service.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Platform {
-    /// Apple Push Notification service (iOS): the device token, in hex.
-    Apns,
-    /// Firebase Cloud Messaging (Android): the registration token.
-    Fcm,
-}
-
-impl Platform {
-    fn as_str(self) -> &'static str {
-        match self {
-            Self::Apns => "apns",
-            Self::Fcm => "fcm",
-        }
-    }
-
-    /// Whether `token` is one of this platform's: an APNs device token is
-    /// hex (32 bytes today; Apple asks not to count on it), an FCM token
-    /// URL-safe characters and colons.
-    fn takes(self, token: &str) -> bool {
-        match self {
-            Self::Apns => {
-                (64..=200).contains(&token.len()) && token.bytes().all(|b| b.is_ascii_hexdigit())
-            }
-            Self::Fcm => {
-                (20..=4096).contains(&token.len())
-                    && token
-                        .bytes()
-                        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b':'))
-            }
-        }
-    }
-}
 
 /// A language tag (`fr`, `pt-BR`, `zh-Hant-TW`): 2 or 3 letters, then up
 /// to three subtags of 2 to 8 letters or digits, at most 35 characters.
@@ -96,11 +61,8 @@ impl TryFrom<DeviceRow> for DeviceDto {
     type Error = ApiError;
 
     fn try_from(d: DeviceRow) -> Result<Self, ApiError> {
-        let platform = match d.platform.as_str() {
-            "apns" => Platform::Apns,
-            "fcm" => Platform::Fcm,
-            other => return Err(ApiError::internal(format!("device {}: {other}", d.id))),
-        };
+        let platform = Platform::stored(&d.platform)
+            .ok_or_else(|| ApiError::internal(format!("device {}: {}", d.id, d.platform)))?;
         Ok(Self {
             id: d.id,
             platform,

@@ -309,7 +309,7 @@ pub async fn stream_events(
         after => after,
     };
     let after = last_event_id(&req, "the seq of an event")?.unwrap_or(after);
-    let watch = call.open()?;
+    let watch = call.open().await?;
     // Subscribe before the first read, so no commit is missed. An empty
     // read first: 404 when there is no such table (and the table cached
     // for the stream).

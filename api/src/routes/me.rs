@@ -25,7 +25,7 @@ use crate::routes::tables::dto::{table_summary_example, TableSummary};
 use crate::routes::tables::play::{long_poll_deadline, wait_secs};
 use crate::sse::{self, event_stream, last_event_id, SseEvent};
 use crate::table_service::TableService;
-use crate::watchers::WatchSlot;
+use crate::watchers::{Following, WatchSlot};
 use store::accounts::Role;
 
 /// The caller's account.
@@ -174,7 +174,12 @@ pub async fn my_feed(
     let deadline = long_poll_deadline(wait);
     let poll = feed::poll(&pool, tables.hub(), account, after, limit, deadline);
     let items = match deadline {
-        Some(_) => slot.open(&user)?.unless_ended(poll).await?,
+        Some(_) => {
+            slot.open(&user, Following::Feed)
+                .await?
+                .unless_ended(poll)
+                .await?
+        }
         None => poll.await?,
     };
     let next = items.last().map_or(after, |i| i.id);
@@ -224,7 +229,7 @@ pub async fn stream_feed(
 ) -> Result<HttpResponse, ApiError> {
     let after = feed_after(query.after)?;
     let after = last_event_id(&req, "the id of a feed item")?.unwrap_or(after);
-    let watch = slot.open(&user)?;
+    let watch = slot.open(&user, Following::Feed).await?;
     let body = sse::feed(
         pool.get_ref().clone(),
         tables.hub().clone(),

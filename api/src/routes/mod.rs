@@ -17,6 +17,7 @@ pub mod integer;
 pub mod me;
 pub mod players;
 pub mod problems;
+pub mod pushes;
 pub mod sanctions;
 pub mod sessions;
 pub mod shared;
@@ -68,6 +69,8 @@ pub fn configure(cfg: &mut ServiceConfig<'_>) {
             .service(webhooks::deliveries)
             .service(webhooks::resume_webhooks)
             .service(webhooks::retry_delivery)
+            .service(pushes::pushes)
+            .service(pushes::retry_push)
             .service(players::player_profile)
             .service(players::leaderboard)
             .service(tables::lobby::list_rulesets)

@@ -22,7 +22,7 @@ use crate::codes::ProblemCode;
 use crate::error::ApiError;
 use crate::table_service::TableService;
 use crate::telemetry;
-use crate::watchers::{Watch, WatchSlot};
+use crate::watchers::{Following, Watch, WatchSlot};
 use store::accounts::{Account, Role};
 
 /// The `{id}` of a table's routes. Extracting it names the table in the
@@ -105,8 +105,10 @@ impl Watching {
     /// A place for a long poll or a stream (429 `too_many_streams` past the
     /// caller's limits, 503 when the process is full); it is given back
     /// when the [`Watch`] is dropped.
-    pub fn open(&self) -> Result<Watch, ApiError> {
-        self.slot.open(&self.user)
+    pub async fn open(&self) -> Result<Watch, ApiError> {
+        self.slot
+            .open(&self.user, Following::Table(self.table_id))
+            .await
     }
 }
 

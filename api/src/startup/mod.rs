@@ -23,6 +23,7 @@ use crate::log::hub::CommitHub;
 use crate::metric_names::{DB_CONNECTIONS, DB_CONNECTIONS_MAX};
 use crate::openapi::{self, ApiDoc};
 use crate::outbound::ExtraRoots;
+use crate::push::Pushers;
 use crate::rates::{RateLimits, Rates};
 use crate::searches::SearchBudget;
 use crate::table_service::{BotCaps, TableService};
@@ -100,13 +101,14 @@ fn metrics_listener(
     let port = listener.local_addr()?.port();
     let (tables, watchers) = (tables.clone(), watchers.clone());
     let db = pool.get_ref().clone();
-    let (due, outbox) = (db.clone(), db.clone());
+    let (due, outbox, pushes) = (db.clone(), db.clone(), db.clone());
     let gauges = vec![
         metrics::held(move || tables.gauge()),
         metrics::held(move || watchers.gauge()),
         metrics::held(move || connections_gauge(&db)),
         metrics::read(move || deadlines::gauge(due.clone())),
         metrics::read(move || webhooks::gauge(outbox.clone())),
+        metrics::read(move || crate::push::gauge(pushes.clone())),
     ];
     Ok(Some((port, metrics::serve(listener, gauges)?)))
 }
@@ -142,8 +144,9 @@ const RATER_EVERY: Duration = Duration::from_millis(250);
 
 /// The tasks that act by themselves: the streams' revocation checks, the
 /// deadlines (and the feed's pruning), the eraser of accounts, the rater
-/// of the games whose ratings a busy ruleset deferred, and the webhooks'
-/// sender when webhooks are on.
+/// of the games whose ratings a busy ruleset deferred, the webhooks'
+/// sender when webhooks are on, and the pushes' sender and the keeper of
+/// what this process's watches follow when push is.
 fn spawn_tasks(
     settings: &Settings,
     pool: &PgPool,
@@ -151,7 +154,7 @@ fn spawn_tasks(
     watchers: &Watchers,
     tables: &web::Data<TableService>,
     accounts: &Accounts,
-    webhooks: Option<Webhooks>,
+    outgoing: Outgoing,
 ) -> Vec<tokio::task::JoinHandle<()>> {
     let mut tasks = vec![
         watchers.spawn_revocation_checks(pool.clone()),
@@ -167,7 +170,10 @@ fn spawn_tasks(
         ),
         crate::ratings::spawn(pool.clone(), RATER_EVERY),
     ];
+    let Outgoing { webhooks, pushers } = outgoing;
     tasks.extend(webhooks.map(|w| crate::webhooks::spawn(w, pool.clone(), hub.any_feed())));
+    tasks.extend(pushers.map(|p| crate::push::spawn(p, pool.clone(), hub.any_feed())));
+    tasks.extend(watchers.spawn_following());
     tasks
 }
 
@@ -181,12 +187,17 @@ impl Application {
 
         let (throttle, guesses, rates) = request_limits(&settings);
         let descriptors = descriptor_limit();
-        let watchers = web::Data::new(Watchers::new(watch_limits(&settings, descriptors)));
+        let roots = extra_roots(&settings)?;
+        let webhooks = webhooks(&settings, &roots)?;
+        let pushers = Pushers::of(&settings, &roots).await.map_err(invalid)?;
+        let limits = watch_limits(&settings, descriptors);
+        let following = pushers.as_ref().map(|_| pool.clone());
+        let watchers = web::Data::new(Watchers::new(limits, following));
         let Services {
             tables,
             accounts,
             tasks,
-        } = services(&settings, &pool, &hub, &watchers)?;
+        } = services(&settings, &pool, &hub, &watchers, webhooks, pushers);
         let pool = web::Data::new(pool);
         let metrics = metrics_listener(&settings, &pool, &tables, &watchers)?;
         let cors_origins = cors_origins(&settings.cors_origins)?;
@@ -358,17 +369,13 @@ fn webhooks(settings: &Settings, roots: &ExtraRoots) -> std::io::Result<Option<W
 }
 
 /// The process's table service: its bot delay, search budget and caps,
-/// and whether its feed items go to the webhooks' outbox.
+/// and the outboxes its feed items go to.
 fn table_service(
     settings: &Settings,
     pool: &PgPool,
     hub: &CommitHub,
-    webhooks: &Option<Webhooks>,
+    outbox: Outbox,
 ) -> TableService {
-    let outbox = match webhooks {
-        Some(_) => Outbox::On,
-        None => Outbox::Off,
-    };
     TableService::new(pool.clone(), hub.clone())
         .with_outbox(outbox)
         .with_bot_delay(Duration::from_millis(settings.bot_delay_ms))
@@ -383,24 +390,37 @@ fn table_service(
 }
 
 /// The process's services of tables and accounts, and the tasks that act
-/// by themselves (with the webhooks `settings` ask for, their client
-/// trusting `HUIT_EXTRA_CA_FILE`).
+/// by themselves (with the webhooks and pushes `settings` ask for).
 fn services(
     settings: &Settings,
     pool: &PgPool,
     hub: &CommitHub,
     watchers: &Watchers,
-) -> std::io::Result<Services> {
-    let roots = extra_roots(settings)?;
-    let webhooks = webhooks(settings, &roots)?;
-    let tables = web::Data::new(table_service(settings, pool, hub, &webhooks));
+    webhooks: Option<Webhooks>,
+    pushers: Option<Pushers>,
+) -> Services {
+    let outbox = match &pushers {
+        Some(pushers) => pushers.outbox(webhooks.is_some()),
+        None => Outbox {
+            webhooks: webhooks.is_some(),
+            ..Outbox::OFF
+        },
+    };
+    let tables = web::Data::new(table_service(settings, pool, hub, outbox));
     let accounts = web::Data::new(accounts_service(settings, pool, &tables));
-    let tasks = spawn_tasks(settings, pool, hub, watchers, &tables, &accounts, webhooks);
-    Ok(Services {
+    let outgoing = Outgoing { webhooks, pushers };
+    let tasks = spawn_tasks(settings, pool, hub, watchers, &tables, &accounts, outgoing);
+    Services {
         tables,
         accounts,
         tasks,
-    })
+    }
+}
+
+/// What the server sends out by itself, when `settings` ask for it.
+struct Outgoing {
+    webhooks: Option<Webhooks>,
+    pushers: Option<Pushers>,
 }
 
 /// What [`services`] starts.

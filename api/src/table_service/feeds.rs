@@ -11,7 +11,7 @@ impl TableService {
     /// whichever process gets there first: `turn_ending` items for their
     /// players, whose feeds wake. How many rang.
     pub async fn ring_turn_endings(&self, limit: i64) -> Result<usize, StoreError> {
-        let outbox = self.log.outbox() == store::events::Outbox::On;
+        let outbox = self.log.outbox();
         let told = store::feed::ring_turn_endings(&self.pool, limit, outbox).await?;
         let rung = told.len();
         self.log.fed(told);

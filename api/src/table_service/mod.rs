@@ -326,7 +326,7 @@ impl TableService {
     /// without a listener, [`CommitHub::new`], every use reads the log).
     pub fn new(pool: PgPool, hub: CommitHub) -> Self {
         Self {
-            log: Log::new(&pool, hub, Outbox::Off),
+            log: Log::new(&pool, hub, Outbox::OFF),
             versions: Reads::batcher(&pool),
             pool,
             cache: Held::new(CACHE_SOFT_LIMIT),

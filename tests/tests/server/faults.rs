@@ -289,14 +289,14 @@ impl Player {
 }
 
 /// The URL of database `name` on the cluster of `DATABASE_URL`.
-fn database_url(name: &str) -> String {
+pub(crate) fn database_url(name: &str) -> String {
     let mut url = reqwest::Url::parse(&e2e::cluster_url()).expect("DATABASE_URL is a URL");
     url.set_path(name);
     url.to_string()
 }
 
 /// A [`TestApp`] talking to a server process (for the `support` helpers).
-fn app_of(server: &Server, pool: &PgPool) -> TestApp {
+pub(crate) fn app_of(server: &Server, pool: &PgPool) -> TestApp {
     TestApp {
         address: server.address.clone(),
         client: e2e::Client::new(e2e::http_client(Duration::from_secs(20))),

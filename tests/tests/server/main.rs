@@ -29,6 +29,7 @@ mod http;
 mod keeping_tables_moving;
 mod metrics;
 mod my_account;
+mod push;
 mod ratings;
 mod sanctions;
 mod tables;

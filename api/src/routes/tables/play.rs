@@ -79,7 +79,7 @@ pub async fn get_view(
     let unchanged = |l: &CachedTable| if_none_match.has(l.version());
     let changed = match long_poll_deadline(wait) {
         Some(deadline) if if_none_match.is_present() => {
-            let watch = call.open()?;
+            let watch = call.open().await?;
             let poll = tables.read_when(id, seen, deadline, unchanged, view_of);
             watch.unless_ended(poll).await?
         }
@@ -138,7 +138,7 @@ pub async fn stream_view(
 ) -> Result<HttpResponse, ApiError> {
     let (id, account_id) = (call.table_id, call.account_id());
     let seen = last_event_id(&req, "the version of a view")?.unwrap_or(-1);
-    let watch = call.open()?;
+    let watch = call.open().await?;
     // 404 before the stream starts when there is no such table.
     call.tables.read(id, 0, |_| ()).await?;
     let body = sse::table_views(sse::ViewStream {
@@ -309,7 +309,7 @@ pub async fn get_events(
         .tables
         .poll_events(call.table_id, call.account_id(), after, limit, deadline);
     let events = match deadline {
-        Some(_) => call.open()?.unless_ended(poll).await?,
+        Some(_) => call.open().await?.unless_ended(poll).await?,
         None => poll.await?,
     };
     let next = events.last().map_or(after, |e| e.seq);

@@ -2,6 +2,7 @@
 //! server processes ([`process`]).
 
 pub mod process;
+pub mod push_fakes;
 pub mod receiver;
 pub mod tls;
 
