@@ -139,7 +139,8 @@ function header() {
   if (!me) return;
   if (me.role === "admin") {
     nav.append(h("a", { href: "/admin#/disputes" }, "Disputes"), " ",
-      h("a", { href: "/admin#/webhooks" }, "Webhooks"));
+      h("a", { href: "/admin#/webhooks" }, "Webhooks"), " ",
+      h("a", { href: "/admin#/pushes" }, "Pushes"));
   }
   who.append(`${me.username} (${me.role}) `,
     h("a", { href: "#", onclick: (ev) => { ev.preventDefault(); call("DELETE", "/sessions/current").catch(() => {}); logOut(); route(); } }, "log out"));
@@ -387,23 +388,63 @@ async function webhooksPage() {
         : h("span", { class: "badge resolved" }, "sending"),
       " ", h("span", { id: "webhooks-pending" },
         `${failed.pending} waiting to be sent (failed once older than the feed's retention)`));
-  const list = rows.map((d) => h("tr", { "data-delivery": String(d.item.id), class: d.status },
-    h("td", {}, String(d.item.id)),
-    h("td", {}, d.item.kind.replaceAll("_", " ")),
-    h("td", {}, d.account_id.slice(0, 8)),
-    h("td", {}, h("a", { href: `#/tables/${d.item.table_id}` }, d.item.table_id.slice(0, 8))),
-    h("td", {}, when(d.item.at)),
-    h("td", {}, h("span", { class: `badge ${d.status}` }, d.status)),
-    h("td", {}, String(d.attempts)),
-    h("td", {}, d.last_error ?? ""),
-    h("td", {}, d.status === "pending" ? when(d.next_attempt_at)
-      : h("button", { class: "retry", onclick: () => act(`/admin/webhooks/${d.item.id}/retry`) }, "Send again"))));
   show(h("h1", {}, "Webhooks"), state, error,
-    list.length
-      ? h("div", { class: "scroll" }, h("table", { class: "list", id: "deliveries" },
-        h("thead", {}, h("tr", {}, ["Item", "Kind", "Account", "Table", "At", "Status", "Attempts", "Last error", "Next"].map((t) => h("th", {}, t)))),
-        h("tbody", {}, list)))
-      : h("p", { class: "muted" }, "No delivery yet."));
+    outboxTable("deliveries", rows, ["Item"], (d) => [String(d.item.id)],
+      (d) => ({ key: d.item.id, retry: () => act(`/admin/webhooks/${d.item.id}/retry`) })));
+}
+
+// One row per delivery of an outbox (the webhooks', the pushes'): its own
+// first columns, then the item's kind, account, table and time, the
+// status, attempts, last error, and when it is tried next or a button to
+// send it again.
+function outboxTable(id, rows, firstHeads, firstCells, rowOf) {
+  if (!rows.length) return h("p", { class: "muted" }, "No delivery yet.");
+  const list = rows.map((d) => {
+    const { key, retry } = rowOf(d);
+    return h("tr", { "data-delivery": String(key), class: d.status },
+      ...firstCells(d).map((cell) => h("td", {}, cell)),
+      h("td", {}, d.item.kind.replaceAll("_", " ")),
+      h("td", {}, d.account_id.slice(0, 8)),
+      h("td", {}, h("a", { href: `#/tables/${d.item.table_id}` }, d.item.table_id.slice(0, 8))),
+      h("td", {}, when(d.item.at)),
+      h("td", {}, h("span", { class: `badge ${d.status}` }, d.status)),
+      h("td", {}, String(d.attempts)),
+      h("td", {}, d.last_error ?? ""),
+      h("td", {}, d.status === "pending" ? when(d.next_attempt_at)
+        : h("button", { class: "retry", onclick: retry }, "Send again")));
+  });
+  const heads = [...firstHeads, "Kind", "Account", "Table", "At", "Status", "Attempts", "Last error", "Next"];
+  return h("div", { class: "scroll" }, h("table", { class: "list", id },
+    h("thead", {}, h("tr", {}, heads.map((t) => h("th", {}, t)))),
+    h("tbody", {}, list)));
+}
+
+// ----- the pushes to phones -----
+
+async function pushesPage() {
+  // Failed pushes first (those to send again), then the newest others.
+  const failed = await get("/admin/pushes?status=failed&limit=100");
+  const others = await get("/admin/pushes?limit=50");
+  const rows = [...failed.pushes, ...others.pushes.filter((p) => p.status !== "failed")];
+  const error = h("span", { class: "error", id: "pushes-error" });
+  const retry = async (id) => {
+    try {
+      await post(`/admin/pushes/${id}/retry`);
+      route();
+    } catch (e) {
+      error.textContent = e.message;
+    }
+  };
+  const on = [failed.apns && "APNs", failed.fcm && "FCM"].filter(Boolean);
+  const state = on.length
+    ? h("p", { id: "pushes-state" }, `Pushing to ${on.join(" and ")}: `,
+      h("span", { id: "pushes-pending" },
+        `${failed.pending} waiting to be sent (failed once older than the feed's retention)`))
+    : h("p", { class: "muted" }, "Push is off (no HUIT_APNS_KEY_FILE, no HUIT_FCM_CREDENTIALS).");
+  show(h("h1", {}, "Pushes to phones"), state, error,
+    outboxTable("pushes", rows, ["Push", "Platform", "Item"],
+      (p) => [String(p.id), p.platform, String(p.item.id)],
+      (p) => ({ key: p.id, retry: () => retry(p.id) })));
 }
 
 // ----- a table -----
@@ -691,6 +732,7 @@ async function route() {
     if ((m = path.match(/^\/tables\/([0-9a-f-]{36})$/))) return await tablePage(m[1]);
     if ((m = path.match(/^\/accounts\/([0-9a-f-]{36})$/))) return await accountPage(m[1]);
     if (path === "/webhooks") return await webhooksPage();
+    if (path === "/pushes") return await pushesPage();
     return await disputesPage(params);
   } catch (e) {
     show(failure(e));

@@ -28,6 +28,8 @@
 //!   games, and other tables' moves while the largest is erased.
 //! - `loadgen webhooks`: moves with the webhooks' outbox against without,
 //!   and how late the webhooks arrive.
+//! - `loadgen push-fake`, `loadgen push`: Apple's stand-in, and moves with
+//!   push to phones against without, and how late the pushes go out.
 
 mod append_cost;
 mod baseline;
@@ -40,6 +42,7 @@ mod erasure;
 mod history_cost;
 mod load;
 mod my_tables;
+mod push;
 mod quickplay;
 mod ratings;
 mod replay;
@@ -208,6 +211,12 @@ enum Command {
     CorrectionCost(correction::CorrectionArgs),
     /// Erasing accounts of 100, 1,000 and 10,000 games, and moves meanwhile.
     Erasure(erasure::ErasureArgs),
+    /// Apple's stand-in for `push`: an authority, a team key and an
+    /// HTTP/2 TLS server answering every push 200, until killed.
+    PushFake(push::FakeArgs),
+    /// Moves with push to phones against without (players polling, and
+    /// players following), and the pushes' lag.
+    Push(push::PushArgs),
     /// Write a long table to the database, then time its rebuild from the log.
     ReplaySpeed {
         #[arg(long, env = "DATABASE_URL")]
@@ -324,6 +333,12 @@ fn main() -> std::io::Result<()> {
             tokio::runtime::Builder::new_multi_thread(),
             correction::run(args),
         ),
+        Command::PushFake(args) => actix_web::rt::System::new()
+            .block_on(push::fake(args))
+            .map_err(|e| std::io::Error::other(e.to_string())),
+        Command::Push(args) => actix_web::rt::System::new()
+            .block_on(push::run(args))
+            .map_err(|e| std::io::Error::other(e.to_string())),
         Command::Erasure(args) => block_on(
             tokio::runtime::Builder::new_current_thread(),
             erasure::run(args),

@@ -444,6 +444,12 @@ def main():
         wait.until(EC.text_to_be_present_in_element((By.ID, "dispute-status"), "resolved"))
         log("the altered table's first bad seq is shown; its dispute resolved from the page")
         webhooks(driver, wait, admin)
+        # The pushes' page beside it (push is off here: the fakes of Apple
+        # and Google are in tests/tests/server/push.rs).
+        driver.find_element(By.CSS_SELECTOR, "nav a[href='/admin#/pushes']").click()
+        wait.until(EC.text_to_be_present_in_element((By.TAG_NAME, "h1"), "Pushes to phones"))
+        assert "Push is off" in driver.find_element(By.TAG_NAME, "main").text
+        log("the pushes' page says push is off")
         alice = correction_and_sanction(driver, wait, admin, bob, rated)
         player_page(driver, wait, rated, "player-desktop.png")
         log("a player's public page: ratings and last games, with their replays")

@@ -42,9 +42,13 @@ pub struct RunArgs {
     /// view: one request per change), `view-stream` (one `/view/stream`
     /// for the whole run), `poll` (long polls of `/events`, and its view
     /// when they concern it) or `stream` (one `/events/stream` for the whole
-    /// run, and its view when an event concerns it).
+    /// run, and its view when an event concerns it), or `plain` (a plain
+    /// GET of its view every 50 ms: not following, as push counts it).
     #[arg(long, value_enum, default_value_t = Follow::View)]
-    follow: Follow,
+    pub follow: Follow,
+    /// Each player registers an APNs device (`loadgen push`).
+    #[arg(skip)]
+    pub devices: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -53,6 +57,7 @@ pub enum Follow {
     View,
     ViewStream,
     Stream,
+    Plain,
 }
 
 impl RunArgs {
@@ -69,6 +74,7 @@ impl RunArgs {
             ruleset: "classique".into(),
             seed,
             follow: Follow::View,
+            devices: false,
         }
     }
 }
@@ -255,6 +261,14 @@ async fn expect_json(res: reqwest::Response, what: &str) -> Result<Value, Error>
 
 /// Registers and logs in every player, opens the tables, seats everyone and
 /// starts the games. Returns (table id, token) per player.
+/// A number of `name`'s own.
+fn hash_of(name: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    name.hash(&mut hasher);
+    hasher.finish()
+}
+
 async fn setup(client: &reqwest::Client, args: &RunArgs) -> Result<Vec<(String, String)>, Error> {
     let base = args.base_url.trim_end_matches('/').to_owned();
     let run: u32 = rand::thread_rng().gen();
@@ -264,6 +278,7 @@ async fn setup(client: &reqwest::Client, args: &RunArgs) -> Result<Vec<(String, 
             let client = client.clone();
             let base = base.clone();
             let username = format!("b{run:08x}_{t}_{p}");
+            let devices = args.devices;
             logins.push(tokio::spawn(async move {
                 let creds = json!({"username": username, "password": "bench-password-1"});
                 let res = client
@@ -278,7 +293,19 @@ async fn setup(client: &reqwest::Client, args: &RunArgs) -> Result<Vec<(String, 
                     .send()
                     .await?;
                 let session = expect_json(res, "log in").await?;
-                Ok::<String, Error>(session["token"].as_str().unwrap_or_default().to_owned())
+                let token = session["token"].as_str().unwrap_or_default().to_owned();
+                if devices {
+                    // A phone of its own (64 hex digits, from the name).
+                    let phone = format!("{:0>64}", format!("{:x}", hash_of(&username)));
+                    let res = client
+                        .post(format!("{base}/v1/me/devices"))
+                        .bearer_auth(&token)
+                        .json(&json!({"platform": "apns", "token": phone}))
+                        .send()
+                        .await?;
+                    expect_json(res, "register a phone").await?;
+                }
+                Ok::<String, Error>(token)
             }));
         }
     }
