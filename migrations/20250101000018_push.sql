@@ -47,8 +47,10 @@ ALTER TABLE admin_actions ADD CONSTRAINT admin_actions_action_valid
 -- `feed_write` as before (migration 11), and the items' pushes to the
 -- devices of their accounts whose platform is among `platforms`, in the
 -- items' order: under the same feed locks, so that a device's pushes are
--- in its account's commit order too. No platforms: the same statement as
--- before, and nothing more.
+-- in its account's commit order too. An item whose player follows its
+-- table or their feed now (`watching`) is pushed to no device: nothing is
+-- written for it (the sender checks again when it sends). No platforms:
+-- the pushes' part is not run at all (a one-time filter).
 DROP FUNCTION feed_write(uuid[], text[], uuid[], timestamptz[], timestamptz[], bigint[], boolean);
 CREATE FUNCTION feed_write(accounts uuid[], kinds text[], tables uuid[], ats timestamptz[],
                            deadlines timestamptz[], my_turns bigint[], outbox boolean,
@@ -59,17 +61,6 @@ DECLARE
 BEGIN
     PERFORM pg_advisory_xact_lock(8, k.key)
     FROM (SELECT DISTINCT hashtext(a::text) AS key FROM unnest(accounts) AS a ORDER BY 1) k;
-    IF cardinality(platforms) = 0 THEN
-        INSERT INTO feed_items (account_id, kind, table_id, at, deadline, my_turn,
-                                delivery, next_attempt_at)
-        SELECT i.account, i.kind, i.table_id, i.at, i.deadline, i.my_turn,
-               CASE WHEN outbox THEN 'pending' END, CASE WHEN outbox THEN i.at END
-        FROM unnest(accounts, kinds, tables, ats, deadlines, my_turns) WITH ORDINALITY
-             AS i(account, kind, table_id, at, deadline, my_turn, ord)
-        ORDER BY i.ord;
-        GET DIAGNOSTICS written = ROW_COUNT;
-        RETURN written;
-    END IF;
     WITH items AS (
         INSERT INTO feed_items (account_id, kind, table_id, at, deadline, my_turn,
                                 delivery, next_attempt_at)
@@ -78,13 +69,20 @@ BEGIN
         FROM unnest(accounts, kinds, tables, ats, deadlines, my_turns) WITH ORDINALITY
              AS i(account, kind, table_id, at, deadline, my_turn, ord)
         ORDER BY i.ord
-        RETURNING id, account_id, at
+        RETURNING id, account_id, table_id, at
     ), pushed AS (
         INSERT INTO pushes (device_id, feed_item_id, next_attempt_at)
         SELECT d.id, i.id, i.at
         FROM items i JOIN devices d ON d.account_id = i.account_id
-        WHERE d.platform = ANY (platforms)
+        WHERE cardinality(platforms) > 0 AND d.platform = ANY (platforms)
+          AND NOT EXISTS (SELECT 1 FROM watching w
+                          WHERE w.account_id = i.account_id
+                            AND w.table_id IN (i.table_id, '00000000-0000-0000-0000-000000000000')
+                            AND w.until > now())
         ORDER BY i.id, d.id
+        -- A device its platform called dead may be dropped meanwhile: it is
+        -- skipped (not a failed foreign key, which would fail the move).
+        FOR KEY SHARE OF d
     )
     SELECT count(*) INTO written FROM items;
     RETURN written;

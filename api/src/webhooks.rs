@@ -248,20 +248,11 @@ async fn send_due(webhooks: &Webhooks, pool: &PgPool) -> Result<Sent, sqlx::Erro
 /// feed's retention), a batch at a time, counted as failed deliveries: a
 /// URL paused for long, or one that keeps failing, leaves a bounded outbox.
 pub async fn expire(pool: &PgPool, before: DateTime<Utc>, batch: i64) {
-    for _ in 0..100 {
-        match store::outbox::expire(pool, before, batch).await {
-            Ok(n) => {
-                metrics::counter!(WEBHOOK_DELIVERIES, "outcome" => "failed").increment(n);
-                if n < batch as u64 {
-                    return;
-                }
-            }
-            Err(e) => {
-                tracing::warn!(error = %e, "webhooks: items past the retention were not failed");
-                return;
-            }
-        }
-    }
+    let failed = "webhooks: items past the retention were not failed";
+    let expired =
+        crate::deadlines::in_batches(batch, failed, || store::outbox::expire(pool, before, batch))
+            .await;
+    metrics::counter!(WEBHOOK_DELIVERIES, "outcome" => "failed").increment(expired);
 }
 
 /// The gauges of a scrape: the items still to deliver, and the oldest's

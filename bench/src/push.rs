@@ -6,12 +6,13 @@
 //! (`<dir>/AuthKey.p8`), and an HTTP/2-only TLS server answering every
 //! `POST /3/device/<token>` 200 at once, until killed.
 //!
-//! `push` plays `loadgen run`'s load (16 × 4, every player with a phone)
-//! against two servers on the same PostgreSQL, one without push and one
-//! pushing to the fake, in a rotating order, two ways: players who poll
-//! their view with plain GETs (not following, as push counts it: every feed
-//! item is pushed), and players who long-poll it (following: every push is
-//! written and skipped). Prints `push moves_per_sec_off=<x>
+//! `push` plays `loadgen run`'s load (16 × 4, every player with a phone,
+//! long-polling its view) against two servers on the same PostgreSQL, one
+//! without push and one pushing to the fake, in a rotating order, two ways:
+//! players away (this program deletes the on-server's `watching` rows
+//! every 20 ms, so that every feed item is pushed, as to players who left
+//! the app, while the load and the server's own work of following stay
+//! the same), and players following (nothing is pushed). Prints `push moves_per_sec_off=<x>
 //! moves_per_sec_on=<y> cost_pct=<c> p99_off_ms=<a> p99_on_ms=<b>
 //! following_moves_per_sec_off=<x> following_moves_per_sec_on=<y>
 //! following_cost_pct=<c> delivered=<n> skipped=<n> lag_p50_ms=<l>
@@ -21,13 +22,12 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use actix_web::{http::Version, web, App, HttpRequest, HttpResponse, HttpServer};
 use sqlx::postgres::PgPoolOptions;
 
 use crate::load::measure::percentile;
-use crate::load::{play_load, Figures, Follow, RunArgs};
+use crate::load::{play_load, Figures, RunArgs};
 use crate::Error;
 
 /// The arguments of `loadgen push-fake`.
@@ -100,27 +100,24 @@ pub async fn fake(args: FakeArgs) -> Result<(), Error> {
     Ok(())
 }
 
+/// Deletes the `watching` rows every 20 ms until stopped: the players
+/// count as away.
+fn away(pool: sqlx::PgPool) -> tokio::sync::oneshot::Sender<()> {
+    let (stop, mut stopped) = tokio::sync::oneshot::channel();
+    tokio::spawn(async move {
+        while stopped.try_recv().is_err() {
+            let _ = sqlx::query("DELETE FROM watching").execute(&pool).await;
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    });
+    stop
+}
+
 /// How a run's players follow, and which server they play on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Side {
     push: bool,
     following: bool,
-}
-
-/// Waits until the on-server sent or skipped every push (bounded): how
-/// many are left.
-async fn drained(pool: &sqlx::PgPool) -> Result<i64, Error> {
-    let started = Instant::now();
-    loop {
-        let pending: i64 =
-            sqlx::query_scalar("SELECT count(*) FROM pushes WHERE status = 'pending'")
-                .fetch_one(pool)
-                .await?;
-        if pending == 0 || started.elapsed() > Duration::from_secs(120) {
-            return Ok(pending);
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
 }
 
 fn median(mut xs: Vec<f64>) -> f64 {
@@ -130,7 +127,7 @@ fn median(mut xs: Vec<f64>) -> f64 {
 
 pub async fn run(args: PushArgs) -> Result<(), Error> {
     let pool = PgPoolOptions::new()
-        .max_connections(1)
+        .max_connections(2)
         .connect(&args.database_url)
         .await?;
     let sides = [
@@ -163,15 +160,14 @@ pub async fn run(args: PushArgs) -> Result<(), Error> {
             };
             let seed = 300 + (round * sides.len() + k) as u64;
             let mut load = RunArgs::against(url, args.seconds, seed);
-            load.follow = if side.following {
-                Follow::View
-            } else {
-                Follow::Plain
-            };
             load.devices = true;
-            let figures = play_load(load).await?;
+            let away = (side.push && !side.following).then(|| away(pool.clone()));
+            let figures = play_load(load).await;
+            away.map(|stop| stop.send(()));
+            let figures = figures?;
             eprintln!("loadgen: push {side:?} {figures:?}");
-            left += drained(&pool).await?;
+            let pending = "SELECT count(*) FROM pushes WHERE status = 'pending'";
+            left += crate::webhooks::drained(&pool, pending).await?;
             runs.push((side, figures));
         }
     }

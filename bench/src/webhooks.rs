@@ -73,16 +73,14 @@ enum Side {
     On,
 }
 
-/// Waits until the on-server's outbox is empty (bounded): what is left.
-async fn drained(pool: &sqlx::PgPool) -> Result<i64, Error> {
+/// Waits until `pending` (a count) answers 0, at most two minutes: what is
+/// left.
+pub async fn drained(pool: &sqlx::PgPool, pending: &str) -> Result<i64, Error> {
     let started = Instant::now();
     loop {
-        let pending: i64 =
-            sqlx::query_scalar("SELECT count(*) FROM feed_items WHERE delivery = 'pending'")
-                .fetch_one(pool)
-                .await?;
-        if pending == 0 || started.elapsed() > Duration::from_secs(120) {
-            return Ok(pending);
+        let left: i64 = sqlx::query_scalar(pending).fetch_one(pool).await?;
+        if left == 0 || started.elapsed() > Duration::from_secs(120) {
+            return Ok(left);
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
@@ -139,7 +137,11 @@ pub async fn run(args: WebhooksArgs) -> Result<(), Error> {
             let figures = play_load(RunArgs::against(url, args.seconds, seed)).await?;
             eprintln!("loadgen: webhooks {side:?} {figures:?}");
             pause(&pool, &hook_url, false).await?;
-            left = drained(&pool).await?;
+            left = drained(
+                &pool,
+                "SELECT count(*) FROM feed_items WHERE delivery = 'pending'",
+            )
+            .await?;
             measured.extend(lags.lock().unwrap().take().unwrap_or_default());
             runs.push((side, figures));
         }

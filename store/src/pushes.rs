@@ -56,6 +56,22 @@ struct PushRow {
     watched: bool,
 }
 
+/// The feed item of a row's columns (`item_id`, `account_id`, `kind`,
+/// `table_id`, `at`, `deadline`, `my_turn`).
+macro_rules! item_of {
+    ($r:expr) => {
+        Item {
+            id: $r.item_id,
+            account_id: $r.account_id,
+            kind: $r.kind,
+            table_id: $r.table_id,
+            at: $r.at,
+            deadline: $r.deadline,
+            my_turn: $r.my_turn,
+        }
+    };
+}
+
 impl From<PushRow> for Push {
     fn from(r: PushRow) -> Self {
         Self {
@@ -64,16 +80,8 @@ impl From<PushRow> for Push {
             platform: r.platform,
             token: r.token,
             attempts: r.attempts,
-            item: Item {
-                id: r.item_id,
-                account_id: r.account_id,
-                kind: r.kind,
-                table_id: r.table_id,
-                at: r.at,
-                deadline: r.deadline,
-                my_turn: r.my_turn,
-            },
             watched: r.watched,
+            item: item_of!(r),
         }
     }
 }
@@ -227,20 +235,12 @@ impl From<DeliveryRow> for Delivery {
             id: r.id,
             device_id: r.device_id,
             platform: r.platform,
-            item: Item {
-                id: r.item_id,
-                account_id: r.account_id,
-                kind: r.kind,
-                table_id: r.table_id,
-                at: r.at,
-                deadline: r.deadline,
-                my_turn: r.my_turn,
-            },
             status: r.status,
             attempts: r.attempts,
             next_attempt_at: r.next_attempt_at,
             last_error: r.last_error,
             delivered_at: r.delivered_at,
+            item: item_of!(r),
         }
     }
 }

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use serde::Deserialize;
 
-use super::{text_args, text_key, Answer};
+use super::{refusal, text_args, text_key, Answer};
 use crate::config::Settings;
 use crate::outbound::{self, ExtraRoots};
 use store::feed::Item;
@@ -148,16 +148,11 @@ impl Apns {
             .json(&payload(item))
             .send()
             .await;
-        let response = match sent {
+        let response = match refusal(sent, "APNs") {
             Ok(response) => response,
-            Err(e) => {
-                return Answer::Again(format!("APNs: {}", outbound::described(&e.without_url())))
-            }
+            Err(answer) => return answer,
         };
         let status = response.status();
-        if status.is_success() {
-            return Answer::Delivered;
-        }
         let reason = response
             .json::<Refusal>()
             .await

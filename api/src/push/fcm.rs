@@ -13,7 +13,7 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use serde::Deserialize;
 use yup_oauth2::authenticator::Authenticator;
 
-use super::{text_args, text_key, Answer};
+use super::{refusal, text_args, text_key, Answer};
 use crate::outbound::{self, ExtraRoots};
 use store::feed::Item;
 
@@ -131,16 +131,11 @@ impl Fcm {
             .json(&message(token, item))
             .send()
             .await;
-        let response = match sent {
+        let response = match refusal(sent, "FCM") {
             Ok(response) => response,
-            Err(e) => {
-                return Answer::Again(format!("FCM: {}", outbound::described(&e.without_url())))
-            }
+            Err(answer) => return answer,
         };
         let status = response.status();
-        if status.is_success() {
-            return Answer::Delivered;
-        }
         let refusal = response.json::<Refusal>().await.ok();
         let codes: Vec<String> = refusal
             .iter()

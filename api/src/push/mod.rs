@@ -105,6 +105,22 @@ pub enum Answer {
     Refused(String),
 }
 
+/// A push's HTTP answer when it needs reading: `Err` with what it means
+/// when it does not (a 2xx: delivered; no answer: tried again).
+fn refusal(
+    sent: reqwest::Result<reqwest::Response>,
+    service: &str,
+) -> Result<reqwest::Response, Answer> {
+    match sent {
+        Ok(response) if response.status().is_success() => Err(Answer::Delivered),
+        Ok(response) => Ok(response),
+        Err(e) => Err(Answer::Again(format!(
+            "{service}: {}",
+            crate::outbound::described(&e.without_url())
+        ))),
+    }
+}
+
 /// The localisation key of an item's text (`huit.<kind>`, and
 /// `huit.<kind>.title` for its title): the app holds the words, in the
 /// player's language.
@@ -270,16 +286,11 @@ async fn send_due(pushers: &Pushers, pool: &PgPool) -> Result<bool, sqlx::Error>
 /// feed's retention), a batch at a time: a platform down for that long
 /// leaves a bounded outbox.
 pub async fn expire(pool: &PgPool, before: DateTime<Utc>, batch: i64) {
-    for _ in 0..100 {
-        match store::pushes::expire(pool, before, batch).await {
-            Ok(n) if n < batch as u64 => return,
-            Ok(_) => {}
-            Err(e) => {
-                tracing::warn!(error = %e, "push: pushes past the retention were not failed");
-                return;
-            }
-        }
-    }
+    let failed = "push: pushes past the retention were not failed";
+    let expired =
+        crate::deadlines::in_batches(batch, failed, || store::pushes::expire(pool, before, batch))
+            .await;
+    metrics::counter!(PUSHES, "platform" => "any", "outcome" => "failed").increment(expired);
 }
 
 /// The gauges of a scrape: the pushes still to send, and the oldest's age.

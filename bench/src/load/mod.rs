@@ -42,10 +42,9 @@ pub struct RunArgs {
     /// view: one request per change), `view-stream` (one `/view/stream`
     /// for the whole run), `poll` (long polls of `/events`, and its view
     /// when they concern it) or `stream` (one `/events/stream` for the whole
-    /// run, and its view when an event concerns it), or `plain` (a plain
-    /// GET of its view every 50 ms: not following, as push counts it).
+    /// run, and its view when an event concerns it).
     #[arg(long, value_enum, default_value_t = Follow::View)]
-    pub follow: Follow,
+    follow: Follow,
     /// Each player registers an APNs device (`loadgen push`).
     #[arg(skip)]
     pub devices: bool,
@@ -57,7 +56,6 @@ pub enum Follow {
     View,
     ViewStream,
     Stream,
-    Plain,
 }
 
 impl RunArgs {

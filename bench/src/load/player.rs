@@ -58,7 +58,7 @@ pub(super) async fn play(
     };
     let mut after = view.version;
     let mut stream = match follow {
-        Follow::Poll | Follow::View | Follow::Plain => None,
+        Follow::Poll | Follow::View => None,
         Follow::Stream | Follow::ViewStream => {
             let url = match follow {
                 Follow::Stream => url("events/stream"),
@@ -144,10 +144,6 @@ pub(super) async fn play(
                 Err(_) => break,
             }
             continue;
-        } else if follow == Follow::Plain {
-            // A plain GET of the view a moment later (below): a client
-            // that polls, which push does not count as following.
-            tokio::time::sleep(Duration::from_millis(50)).await;
         } else if follow == Follow::ViewStream {
             // The view stream: the next view as the table moves.
             let Some(stream) = stream.as_mut() else { break };

@@ -98,6 +98,18 @@ async fn some_moves(app: &TestApp, tokens: [&str; 2], id: &str, moves: usize) {
     }
 }
 
+/// The seat on turn moves until `token`'s feed holds more than `than`
+/// items (at most 30 moves).
+async fn until_fed(app: &TestApp, tokens: [&str; 2], id: &str, token: &str, than: usize) {
+    for _ in 0..30 {
+        if feed(app, token).await.len() > than {
+            return;
+        }
+        some_moves(app, tokens, id, 1).await;
+    }
+    panic!("no new item for {token} in 30 moves");
+}
+
 /// The pushes by status, of the device `device` (all when `None`).
 async fn statuses(app: &TestApp, device: Option<&str>) -> Vec<String> {
     sqlx::query_scalar(
@@ -202,14 +214,19 @@ async fn every_item_reaches_each_phone_as_apple_and_google_check_it_in_order() {
 
 #[tokio::test]
 async fn no_push_while_the_player_follows_the_table_and_one_as_soon_as_they_stop() {
-    let Phones { app, apns, .. } = phones("100ms").await;
+    let Phones { app, apns, .. } = phones("2s").await;
     let [a, b]: [String; 2] = crate::support::players(&app, 2).await.try_into().unwrap();
     let device = register(&app, &b, "apns", &apns_token(3)).await;
     let device = device["id"].as_str().unwrap().to_owned();
+    // Apple is busy at first: b's first push waits 2 s for its retry.
+    apns.fake.answer(&[(503, Duration::ZERO)]);
     let id = two_player_table(&app, &a, &b, None).await;
-    let before_following = settled(&app, Some(&device)).await.len();
-    let pushed_before = apns.fake.got().len();
-    // b follows the table: its view's stream is open.
+    eventually(Duration::from_secs(10), || async {
+        (!apns.fake.got().is_empty()).then_some(())
+    })
+    .await
+    .expect("the first push meets a 503");
+    // Meanwhile b follows the table: its view's stream is open.
     let stream = app
         .client
         .get(app.url(&format!("/v1/tables/{id}/view/stream")))
@@ -218,18 +235,25 @@ async fn no_push_while_the_player_follows_the_table_and_one_as_soon_as_they_stop
         .await
         .unwrap();
     assert_eq!(stream.status(), 200);
-    some_moves(&app, [&a, &b], &id, 4).await;
-    let while_following = settled(&app, Some(&device)).await;
-    let while_following = &while_following[before_following..];
-    assert!(
-        !while_following.is_empty() && while_following.iter().all(|s| s == "skipped"),
-        "{while_following:?}"
+    let written_before = statuses(&app, Some(&device)).await.len();
+    let feed_before = feed(&app, &b).await.len();
+    // b's feed grows by two while b follows.
+    until_fed(&app, [&a, &b], &id, &b, feed_before + 1).await;
+    // What was written before b followed is skipped when it comes due;
+    // what came while b followed was never to be pushed.
+    let skipped = settled(&app, Some(&device)).await;
+    assert_eq!(
+        skipped.len(),
+        written_before,
+        "no push written while following"
     );
+    assert!(skipped.iter().all(|s| s == "skipped"), "{skipped:?}");
     assert_eq!(
         apns.fake.got().len(),
-        pushed_before,
-        "nothing reached the phone"
+        1,
+        "nothing reached the phone but the 503"
     );
+    let pushed_before = 1;
 
     // A long poll of the feed is following too, every table.
     let poll = app
@@ -264,7 +288,7 @@ async fn no_push_while_the_player_follows_the_table_and_one_as_soon_as_they_stop
     .await
     .expect("the grace ends");
     let before = feed(&app, &b).await.len();
-    some_moves(&app, [&a, &b], &id, 4).await;
+    until_fed(&app, [&a, &b], &id, &b, before).await;
     let pushed = eventually(Duration::from_secs(10), || async {
         let got = apns.fake.got();
         (got.len() > pushed_before).then(|| got[pushed_before..].to_vec())
