@@ -44,6 +44,11 @@ const PER_DEVICE: i64 = 32;
 /// How often a sender looks for due pushes when nothing woke it (retries
 /// coming due, pushes written by other processes).
 const POLL: Duration = Duration::from_millis(500);
+/// How long a woken sender lets feed items gather before it looks: every
+/// move that writes one wakes it, and most write no push (players who
+/// follow, accounts without a phone): one look per move would cost the
+/// moves a third of their rate (BENCHMARKS.md, twenty-sixth pass).
+const GATHER: Duration = Duration::from_millis(20);
 
 /// A phone's push service.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
@@ -245,6 +250,7 @@ pub fn spawn(pushers: Pushers, pool: PgPool, wake: Arc<Notify>) -> tokio::task::
                 Ok(true) => {}
                 Ok(false) => {
                     let _ = tokio::time::timeout(POLL, wake.notified()).await;
+                    tokio::time::sleep(GATHER).await;
                 }
                 Err(e) => {
                     tracing::warn!(error = %e, "push: could not send");
