@@ -328,6 +328,18 @@ async fn a_dead_token_drops_its_phone_and_a_busy_platform_is_retried_in_order() 
         ids(&feed(&app, &a).await),
         "in order"
     );
+
+    // Google's UNREGISTERED drops a phone too.
+    fcm.fake.kill_token(&fcm_token(4));
+    until_fed(&app, [&a, &b], &id, &a, feed(&app, &a).await.len()).await;
+    let gone = eventually(Duration::from_secs(20), || async {
+        let mine = json_of(get(&app, &a, "/v1/me/devices").await, 200).await;
+        mine["devices"].as_array().unwrap().is_empty().then_some(())
+    })
+    .await;
+    assert!(gone.is_some(), "Google's UNREGISTERED drops the phone");
+    let last = fcm.fake.got().last().cloned().unwrap();
+    assert_eq!(last.status, 404);
 }
 
 #[tokio::test]
