@@ -333,9 +333,10 @@ fn main() -> std::io::Result<()> {
             tokio::runtime::Builder::new_multi_thread(),
             correction::run(args),
         ),
-        Command::PushFake(args) => actix_web::rt::System::new()
-            .block_on(push::fake(args))
-            .map_err(|e| std::io::Error::other(e.to_string())),
+        Command::PushFake(args) => block_on(
+            tokio::runtime::Builder::new_multi_thread(),
+            push::fake(args),
+        ),
         Command::Push(args) => actix_web::rt::System::new()
             .block_on(push::run(args))
             .map_err(|e| std::io::Error::other(e.to_string())),

@@ -23,7 +23,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use actix_web::{http::Version, web, App, HttpRequest, HttpResponse, HttpServer};
+use hyper_util::rt::{TokioExecutor, TokioIo};
 use sqlx::postgres::PgPoolOptions;
 
 use crate::load::measure::percentile;
@@ -60,30 +60,25 @@ pub struct PushArgs {
     pub rounds: usize,
 }
 
-async fn apns(req: HttpRequest) -> HttpResponse {
-    if req.version() == Version::HTTP_2 {
-        HttpResponse::Ok().finish()
-    } else {
-        HttpResponse::MethodNotAllowed().json(serde_json::json!({"reason": "MethodNotAllowed"}))
-    }
+/// Apple's answer to any push: 200, empty.
+async fn apns(
+    _: hyper::Request<hyper::body::Incoming>,
+) -> Result<hyper::Response<http_body_util::Empty<bytes::Bytes>>, std::convert::Infallible> {
+    Ok(hyper::Response::new(http_body_util::Empty::new()))
 }
 
-/// The authority, the team key, and Apple's stand-in, until killed.
+/// The authority, the team key, and Apple's stand-in (HTTP/2 only, as
+/// APNs), until killed.
 pub async fn fake(args: FakeArgs) -> Result<(), Error> {
     use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, IsCa, KeyPair};
     std::fs::create_dir_all(&args.dir)?;
     let mut params = CertificateParams::new(Vec::<String>::new())?;
     params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
     let authority = CertifiedIssuer::self_signed(params, KeyPair::generate()?)?;
-    std::fs::write(args.dir.join("ca.pem"), authority.pem())?;
-    std::fs::write(
-        args.dir.join("AuthKey.p8"),
-        KeyPair::generate()?.serialize_pem(),
-    )?;
     let key = KeyPair::generate()?;
     let names = vec!["127.0.0.1".to_owned(), "localhost".to_owned()];
     let certificate = CertificateParams::new(names)?.signed_by(&key, &authority)?;
-    let tls = rustls::ServerConfig::builder_with_provider(Arc::new(
+    let mut tls = rustls::ServerConfig::builder_with_provider(Arc::new(
         rustls::crypto::ring::default_provider(),
     ))
     .with_safe_default_protocol_versions()?
@@ -92,12 +87,28 @@ pub async fn fake(args: FakeArgs) -> Result<(), Error> {
         vec![certificate.der().clone()],
         rustls::pki_types::PrivateKeyDer::Pkcs8(key.serialize_der().into()),
     )?;
-    HttpServer::new(|| App::new().route("/3/device/{token}", web::post().to(apns)))
-        .workers(2)
-        .bind_rustls_0_23(&args.listen, tls)?
-        .run()
-        .await?;
-    Ok(())
+    tls.alpn_protocols = vec![b"h2".to_vec()];
+    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(tls));
+    let listener = tokio::net::TcpListener::bind(&args.listen).await?;
+    // The files last: the script starts the server once the key is there.
+    std::fs::write(args.dir.join("ca.pem"), authority.pem())?;
+    std::fs::write(
+        args.dir.join("AuthKey.p8"),
+        KeyPair::generate()?.serialize_pem(),
+    )?;
+    loop {
+        let (tcp, _) = listener.accept().await?;
+        let acceptor = acceptor.clone();
+        tokio::spawn(async move {
+            let Ok(tls) = acceptor.accept(tcp).await else {
+                return;
+            };
+            let service = hyper::service::service_fn(apns);
+            let _ = hyper::server::conn::http2::Builder::new(TokioExecutor::new())
+                .serve_connection(TokioIo::new(tls), service)
+                .await;
+        });
+    }
 }
 
 /// Deletes the `watching` rows every 20 ms until stopped: the players
