@@ -60,10 +60,13 @@ pub struct PushArgs {
     pub rounds: usize,
 }
 
-/// Apple's answer to any push: 200, empty.
+/// Apple's answer to any push, once its body is read (an unread body would
+/// hold the connection's flow-control window): 200, empty.
 async fn apns(
-    _: hyper::Request<hyper::body::Incoming>,
+    req: hyper::Request<hyper::body::Incoming>,
 ) -> Result<hyper::Response<http_body_util::Empty<bytes::Bytes>>, std::convert::Infallible> {
+    use http_body_util::BodyExt;
+    let _ = req.into_body().collect().await;
     Ok(hyper::Response::new(http_body_util::Empty::new()))
 }
 
@@ -104,7 +107,10 @@ pub async fn fake(args: FakeArgs) -> Result<(), Error> {
                 return;
             };
             let service = hyper::service::service_fn(apns);
+            // As APNs: up to 1,000 streams at once on a connection.
             let _ = hyper::server::conn::http2::Builder::new(TokioExecutor::new())
+                .max_concurrent_streams(1000)
+                .adaptive_window(true)
                 .serve_connection(TokioIo::new(tls), service)
                 .await;
         });
