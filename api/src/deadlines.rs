@@ -122,38 +122,14 @@ async fn ring(tables: &TableService) {
 /// meanwhile).
 async fn prune(pool: &PgPool, retention: Duration) {
     let before = chrono::Utc::now() - chrono::Duration::from_std(retention).unwrap_or_default();
-    in_batches(PRUNE_BATCH, "the feeds were not pruned", || {
+    let pruned = store::in_batches(PRUNE_BATCH, || {
         store::feed::prune(pool, before, PRUNE_BATCH)
-    })
-    .await;
+    });
+    if let Err(e) = pruned.await {
+        tracing::warn!(error = %e, "could not prune the feeds");
+    }
     webhooks::expire(pool, before, PRUNE_BATCH).await;
     crate::push::expire(pool, before, PRUNE_BATCH).await;
-}
-
-/// Runs `step` (a statement on at most `batch` rows: how many it did)
-/// until it does fewer, at most 100 times; a failure is logged with
-/// `failed`, and ends it. Answers the rows done.
-pub async fn in_batches<F, Fut>(batch: i64, failed: &str, mut step: F) -> u64
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Result<u64, sqlx::Error>>,
-{
-    let mut done = 0;
-    for _ in 0..100 {
-        match step().await {
-            Ok(n) => {
-                done += n;
-                if n < batch as u64 {
-                    break;
-                }
-            }
-            Err(e) => {
-                tracing::warn!(error = %e, "{failed}");
-                break;
-            }
-        }
-    }
-    done
 }
 
 /// What the server does on a due table.

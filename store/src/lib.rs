@@ -46,6 +46,24 @@ pub mod tables;
 
 pub use records::{ChainedAppend, EventData, FeedNotice, NewEvent, StoredEvent};
 
+/// Runs `step` (a statement on at most `batch` rows, answering how many
+/// it did) until it does fewer, at most 100 times: the rows done in all.
+pub async fn in_batches<F, Fut>(batch: i64, mut step: F) -> Result<u64, sqlx::Error>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<u64, sqlx::Error>>,
+{
+    let mut done = 0;
+    for _ in 0..100 {
+        let n = step().await?;
+        done += n;
+        if n < batch as u64 {
+            break;
+        }
+    }
+    Ok(done)
+}
+
 /// The migrations of `migrations/` (the schema these statements are
 /// written for), embedded in the binary.
 pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../migrations");
