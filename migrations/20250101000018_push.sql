@@ -36,6 +36,17 @@ CREATE UNLOGGED TABLE watching (
     PRIMARY KEY (account_id, table_id)
 );
 
+-- Whether account `follower` follows table `followed` (or its feed) now: the one reading
+-- of `watching`, for `feed_write` (no push is written) and the sender (a
+-- push is skipped). Inlined by the planner.
+CREATE FUNCTION follows(follower uuid, followed uuid) RETURNS boolean
+LANGUAGE sql STABLE AS $$
+    SELECT EXISTS (SELECT 1 FROM watching w
+                   WHERE w.account_id = follower
+                     AND w.table_id IN (followed, '00000000-0000-0000-0000-000000000000')
+                     AND w.until > now())
+$$;
+
 -- Admins' push actions are recorded like the others.
 ALTER TABLE admin_actions ADD COLUMN push_id bigint;
 ALTER TABLE admin_actions DROP CONSTRAINT admin_actions_action_valid;
@@ -75,10 +86,7 @@ BEGIN
         SELECT d.id, i.id, i.at
         FROM items i JOIN devices d ON d.account_id = i.account_id
         WHERE cardinality(platforms) > 0 AND d.platform = ANY (platforms)
-          AND NOT EXISTS (SELECT 1 FROM watching w
-                          WHERE w.account_id = i.account_id
-                            AND w.table_id IN (i.table_id, '00000000-0000-0000-0000-000000000000')
-                            AND w.until > now())
+          AND NOT follows(i.account_id, i.table_id)
         ORDER BY i.id, d.id
         -- A device its platform called dead may be dropped meanwhile: it is
         -- skipped (not a failed foreign key, which would fail the move).

@@ -136,3 +136,13 @@ pub async fn drop_all(executor: impl PgExecutor<'_>, account_id: Uuid) -> Result
         .await?;
     Ok(dropped.rows_affected())
 }
+
+/// Drops the devices `ids` (their platform said their token is dead), and
+/// with them their pushes: how many were dropped.
+#[tracing::instrument(skip(executor))]
+pub async fn drop_dead(executor: impl PgExecutor<'_>, ids: &[Uuid]) -> Result<u64, sqlx::Error> {
+    let dropped = sqlx::query!("DELETE FROM devices WHERE id = ANY($1)", ids)
+        .execute(executor)
+        .await?;
+    Ok(dropped.rows_affected())
+}

@@ -171,11 +171,6 @@ impl Outbox {
             .filter_map(|(platform, on)| on.then_some(platform))
             .collect()
     }
-
-    /// Whether any platform is pushed to.
-    pub fn pushes(self) -> bool {
-        self.apns || self.fcm
-    }
 }
 
 /// What became of each table of `batch`, from the table of each event

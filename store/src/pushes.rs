@@ -122,10 +122,7 @@ pub async fn claim(
            SELECT p.id AS "id!", p.device_id AS "device_id!", dv.platform, dv.token,
                   p.attempts AS "attempts!", f.id AS item_id, f.account_id, f.kind,
                   f.table_id, f.at, f.deadline, f.my_turn,
-                  EXISTS (SELECT 1 FROM watching w
-                          WHERE w.account_id = f.account_id
-                            AND w.table_id IN (f.table_id, '00000000-0000-0000-0000-000000000000')
-                            AND w.until > now()) AS "watched!"
+                  follows(f.account_id, f.table_id) AS "watched!"
            FROM due d CROSS JOIN LATERAL (
                SELECT * FROM pushes q
                WHERE q.device_id = d.device_id AND q.status = 'pending' AND q.id >= d.id
@@ -198,16 +195,6 @@ pub async fn settle(
     .execute(executor)
     .await?;
     Ok(())
-}
-
-/// Drops the devices `ids` (their platform said their token is dead),
-/// and with them their pushes: how many were dropped.
-#[tracing::instrument(skip(executor))]
-pub async fn drop_dead(executor: impl PgExecutor<'_>, ids: &[Uuid]) -> Result<u64, sqlx::Error> {
-    let dropped = sqlx::query!("DELETE FROM devices WHERE id = ANY($1)", ids)
-        .execute(executor)
-        .await?;
-    Ok(dropped.rows_affected())
 }
 
 /// An admin's row, flat.
@@ -350,7 +337,8 @@ pub async fn backlog(executor: impl PgExecutor<'_>) -> Result<(i64, f64), sqlx::
 }
 
 /// What a process follows (docs/API.md "Push to phones"): an account's
-/// table, or its feed (stored as the nil uuid).
+/// table, or its feed (stored as the nil uuid, which migration 18's
+/// `follows` reads as every table).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Following {
     Feed,

@@ -12,7 +12,7 @@ use serde::Deserialize;
 
 use super::{refusal, text_args, text_key, Answer};
 use crate::config::Settings;
-use crate::outbound::{self, ExtraRoots};
+use crate::outbound::ExtraRoots;
 use store::feed::Item;
 
 /// How long a provider token is used: Apple refuses one older than an hour,
@@ -87,13 +87,8 @@ impl Apns {
             .ok()
             .filter(|u| u.scheme() == "https" && u.host().is_some())
             .ok_or_else(|| format!("HUIT_APNS_URL: an https:// URL, not {url:?}"))?;
-        let client = outbound::client(roots)
+        let client = super::client(roots, timeout)
             .http2_prior_knowledge()
-            .timeout(timeout)
-            .connect_timeout(timeout)
-            .pool_idle_timeout(Duration::from_secs(600))
-            .redirect(reqwest::redirect::Policy::none())
-            .user_agent("huit-push")
             .build()
             .map_err(|e| format!("APNs: {e}"))?;
         Ok(Some(Self {

@@ -87,12 +87,7 @@ impl Fcm {
             .build()
             .await
             .map_err(|e| format!("HUIT_FCM_CREDENTIALS {shown}: {e}"))?;
-        let client = outbound::client(roots)
-            .timeout(timeout)
-            .connect_timeout(timeout)
-            .pool_idle_timeout(Duration::from_secs(600))
-            .redirect(reqwest::redirect::Policy::none())
-            .user_agent("huit-push")
+        let client = super::client(roots, timeout)
             .build()
             .map_err(|e| format!("FCM: {e}"))?;
         Ok(Self {

@@ -32,7 +32,6 @@ use crate::metric_names::{
     PUSHES, PUSH_DEVICES_DROPPED, PUSH_LAG, PUSH_OLDEST_PENDING, PUSH_PENDING,
 };
 use crate::outbound::ExtraRoots;
-use store::events::Outbox;
 use store::feed::Item;
 use store::pushes::{Outcome, Push};
 
@@ -126,6 +125,17 @@ fn refusal(
     }
 }
 
+/// A client for a push service (APNs, FCM), trusting `roots` too: each
+/// request given `timeout`, connections kept 10 minutes, no redirect.
+fn client(roots: &ExtraRoots, timeout: Duration) -> reqwest::ClientBuilder {
+    crate::outbound::client(roots)
+        .timeout(timeout)
+        .connect_timeout(timeout)
+        .pool_idle_timeout(Duration::from_secs(600))
+        .redirect(reqwest::redirect::Policy::none())
+        .user_agent("huit-push")
+}
+
 /// The localisation key of an item's text (`huit.<kind>`, and
 /// `huit.<kind>.title` for its title): the app holds the words, in the
 /// player's language.
@@ -165,19 +175,18 @@ impl Pushers {
         }))
     }
 
-    /// Where feed items go besides webhooks: the platforms pushed to.
-    pub fn outbox(&self, webhooks: bool) -> Outbox {
-        Outbox {
-            webhooks,
-            apns: self.apns.is_some(),
-            fcm: self.fcm.is_some(),
+    /// Whether this process pushes to `platform`.
+    pub fn pushes_to(&self, platform: Platform) -> bool {
+        match platform {
+            Platform::Apns => self.apns.is_some(),
+            Platform::Fcm => self.fcm.is_some(),
         }
     }
 
     /// One push, to its device's platform.
-    async fn send(&self, push: &Push) -> Answer {
+    async fn send(&self, platform: Option<Platform>, push: &Push) -> Answer {
         let not_on = |name: &str| Answer::Refused(format!("this server does not push to {name}"));
-        match Platform::stored(&push.platform) {
+        match platform {
             Some(Platform::Apns) => match &self.apns {
                 Some(apns) => apns.send(&push.token, &push.item).await,
                 None => not_on("APNs"),
@@ -196,21 +205,21 @@ impl Pushers {
     async fn send_in_order(&self, pushes: &[Push]) -> (Vec<(i64, Outcome)>, Option<Uuid>) {
         let mut settled = Vec::with_capacity(pushes.len());
         for push in pushes {
-            let platform = Platform::stored(&push.platform).map_or("unknown", Platform::as_str);
+            let platform = Platform::stored(&push.platform);
+            let label = platform.map_or("unknown", Platform::as_str);
             let count = |outcome: &'static str| {
-                metrics::counter!(PUSHES, "platform" => platform, "outcome" => outcome)
-                    .increment(1);
+                metrics::counter!(PUSHES, "platform" => label, "outcome" => outcome).increment(1);
             };
             if push.watched {
                 count("skipped");
                 settled.push((push.id, Outcome::Skipped));
                 continue;
             }
-            match self.send(push).await {
+            match self.send(platform, push).await {
                 Answer::Delivered => {
                     count("delivered");
                     let lag = (Utc::now() - push.item.at).to_std().unwrap_or_default();
-                    metrics::histogram!(PUSH_LAG, "platform" => platform).record(lag.as_secs_f64());
+                    metrics::histogram!(PUSH_LAG, "platform" => label).record(lag.as_secs_f64());
                     settled.push((push.id, Outcome::Delivered));
                 }
                 Answer::Dead(why) => {
@@ -281,7 +290,7 @@ async fn send_due(pushers: &Pushers, pool: &PgPool) -> Result<bool, sqlx::Error>
         store::pushes::settle(&mut *tx, &settled).await?;
     }
     if !dead.is_empty() {
-        let dropped = store::pushes::drop_dead(&mut *tx, &dead).await?;
+        let dropped = store::devices::drop_dead(&mut *tx, &dead).await?;
         metrics::counter!(PUSH_DEVICES_DROPPED).increment(dropped);
     }
     tx.commit().await?;

@@ -23,7 +23,7 @@ use crate::log::hub::CommitHub;
 use crate::metric_names::{DB_CONNECTIONS, DB_CONNECTIONS_MAX};
 use crate::openapi::{self, ApiDoc};
 use crate::outbound::ExtraRoots;
-use crate::push::Pushers;
+use crate::push::{Platform, Pushers};
 use crate::rates::{RateLimits, Rates};
 use crate::searches::SearchBudget;
 use crate::table_service::{BotCaps, TableService};
@@ -187,17 +187,12 @@ impl Application {
 
         let (throttle, guesses, rates) = request_limits(&settings);
         let descriptors = descriptor_limit();
-        let roots = extra_roots(&settings)?;
-        let webhooks = webhooks(&settings, &roots)?;
-        let pushers = Pushers::of(&settings, &roots).await.map_err(invalid)?;
-        let limits = watch_limits(&settings, descriptors);
-        let following = pushers.as_ref().map(|_| pool.clone());
-        let watchers = web::Data::new(Watchers::new(limits, following));
+        let (outgoing, watchers) = outgoing(&settings, &pool, descriptors).await?;
         let Services {
             tables,
             accounts,
             tasks,
-        } = services(&settings, &pool, &hub, &watchers, webhooks, pushers);
+        } = services(&settings, &pool, &hub, &watchers, outgoing);
         let pool = web::Data::new(pool);
         let metrics = metrics_listener(&settings, &pool, &tables, &watchers)?;
         let cors_origins = cors_origins(&settings.cors_origins)?;
@@ -396,19 +391,10 @@ fn services(
     pool: &PgPool,
     hub: &CommitHub,
     watchers: &Watchers,
-    webhooks: Option<Webhooks>,
-    pushers: Option<Pushers>,
+    outgoing: Outgoing,
 ) -> Services {
-    let outbox = match &pushers {
-        Some(pushers) => pushers.outbox(webhooks.is_some()),
-        None => Outbox {
-            webhooks: webhooks.is_some(),
-            ..Outbox::OFF
-        },
-    };
-    let tables = web::Data::new(table_service(settings, pool, hub, outbox));
+    let tables = web::Data::new(table_service(settings, pool, hub, outgoing.outbox()));
     let accounts = web::Data::new(accounts_service(settings, pool, &tables));
-    let outgoing = Outgoing { webhooks, pushers };
     let tasks = spawn_tasks(settings, pool, hub, watchers, &tables, &accounts, outgoing);
     Services {
         tables,
@@ -421,6 +407,34 @@ fn services(
 struct Outgoing {
     webhooks: Option<Webhooks>,
     pushers: Option<Pushers>,
+}
+
+impl Outgoing {
+    /// The outboxes feed items are written to.
+    fn outbox(&self) -> Outbox {
+        let pushes_to = |platform| self.pushers.as_ref().is_some_and(|p| p.pushes_to(platform));
+        Outbox {
+            webhooks: self.webhooks.is_some(),
+            apns: pushes_to(Platform::Apns),
+            fcm: pushes_to(Platform::Fcm),
+        }
+    }
+}
+
+/// The webhooks and pushes `settings` ask for, their clients trusting
+/// `HUIT_EXTRA_CA_FILE`, and the process's watches (what they follow is
+/// kept for push when there is any).
+async fn outgoing(
+    settings: &Settings,
+    pool: &PgPool,
+    descriptors: usize,
+) -> std::io::Result<(Outgoing, web::Data<Watchers>)> {
+    let roots = extra_roots(settings)?;
+    let webhooks = webhooks(settings, &roots)?;
+    let pushers = Pushers::of(settings, &roots).await.map_err(invalid)?;
+    let following = pushers.as_ref().map(|_| pool.clone());
+    let watchers = Watchers::new(watch_limits(settings, descriptors), following);
+    Ok((Outgoing { webhooks, pushers }, web::Data::new(watchers)))
 }
 
 /// What [`services`] starts.

@@ -132,6 +132,15 @@ async fn settled(app: &TestApp, device: Option<&str>) -> Vec<String> {
     .expect("every push settles")
 }
 
+/// Waits until no push is pending and none failed.
+async fn all_delivered_but_skipped(app: &TestApp) {
+    let all = settled(app, None).await;
+    assert!(
+        all.iter().all(|s| s == "delivered" || s == "skipped"),
+        "{all:?}"
+    );
+}
+
 /// Waits until every push was delivered (else says what they met).
 async fn all_delivered(app: &TestApp) {
     let all = settled(app, None).await;
@@ -253,7 +262,18 @@ async fn no_push_while_the_player_follows_the_table_and_one_as_soon_as_they_stop
         1,
         "nothing reached the phone but the 503"
     );
-    let pushed_before = 1;
+    // Following one table is not following another.
+    let other = two_player_table(&app, &a, &b, None).await;
+    let elsewhere = eventually(Duration::from_secs(10), || async {
+        apns.fake
+            .got()
+            .into_iter()
+            .find(|p| p.status == 200 && p.body["table_id"] == json!(other))
+    })
+    .await;
+    assert!(elsewhere.is_some(), "b's other table is pushed");
+    all_delivered_but_skipped(&app).await;
+    let pushed_before = apns.fake.got().len();
 
     // A long poll of the feed is following too, every table.
     let poll = app
