@@ -100,12 +100,13 @@ pub async fn insert_batch(
                WHERE e.table_id IN (SELECT id FROM moved)
                RETURNING table_id
            ), noted AS (
-               SELECT n.*, tables_waiting_for(n.account_id, $1::uuid[])
+               SELECT n.*, w.n
                              + (SELECT count(*) FROM moved m WHERE m.turn_account = n.account_id)
                              AS my_turn
                FROM UNNEST($18::uuid[], $19::uuid[], $20::text[], $21::timestamptz[],
                            $22::timestamptz[]) WITH ORDINALITY
                     AS n(table_id, account_id, kind, at, deadline, ord)
+                    CROSS JOIN LATERAL tables_waiting_for(n.account_id, $1::uuid[]) w
                WHERE n.table_id IN (SELECT id FROM moved)
            ), fed AS (
                SELECT feed_write(array_agg(account_id ORDER BY ord), array_agg(kind ORDER BY ord),

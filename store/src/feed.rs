@@ -65,9 +65,10 @@ pub async fn ring_turn_endings(
                  AND g.turn_ending_at <= now()
                RETURNING g.id, g.turn_account, g.due_at
            ), noted AS (
-               SELECT id AS table_id, turn_account AS account_id, due_at,
-                      tables_waiting_for(turn_account, '{}') AS my_turn
-               FROM rung WHERE turn_account IS NOT NULL
+               SELECT r.id AS table_id, r.turn_account AS account_id, r.due_at,
+                      w.n AS my_turn
+               FROM rung r CROSS JOIN LATERAL tables_waiting_for(r.turn_account, '{}') w
+               WHERE r.turn_account IS NOT NULL
            ), fed AS (
                SELECT feed_write(array_agg(account_id ORDER BY table_id),
                                  array_agg('turn_ending'::text ORDER BY table_id),

@@ -46,7 +46,7 @@ pub async fn on_turn_count(
     executor: impl PgExecutor<'_>,
     account_id: Uuid,
 ) -> Result<i64, sqlx::Error> {
-    sqlx::query_scalar!(r#"SELECT tables_waiting_for($1, '{}') AS "n!""#, account_id)
+    sqlx::query_scalar!(r#"SELECT n AS "n!" FROM tables_waiting_for($1, '{}')"#, account_id)
         .fetch_one(executor)
         .await
 }

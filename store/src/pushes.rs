@@ -122,7 +122,7 @@ pub async fn claim(
            SELECT p.id AS "id!", p.device_id AS "device_id!", dv.platform, dv.token,
                   p.attempts AS "attempts!", f.id AS item_id, f.account_id, f.kind,
                   f.table_id, f.at, f.deadline, f.my_turn,
-                  follows(f.account_id, f.table_id) AS "watched!"
+                  EXISTS (SELECT FROM following(f.account_id, f.table_id)) AS "watched!"
            FROM due d CROSS JOIN LATERAL (
                SELECT * FROM pushes q
                WHERE q.device_id = d.device_id AND q.status = 'pending' AND q.id >= d.id
@@ -337,8 +337,8 @@ pub async fn backlog(executor: impl PgExecutor<'_>) -> Result<(i64, f64), sqlx::
 }
 
 /// What a process follows (docs/API.md "Push to phones"): an account's
-/// table, or its feed (stored as the nil uuid, which migration 18's
-/// `follows` reads as every table).
+/// table, or its feed (stored as the nil uuid, which migration 19's
+/// `following` reads as every table).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Following {
     Feed,
