@@ -10,7 +10,8 @@
 //! When it is due lives in PostgreSQL (`game_tables.due_at`), set by the
 //! statement that appends the events that make it so (see
 //! `domain::Table::due_after`), not in a process's memory. Every server
-//! process looks for due tables every `HUIT_DUE_POLL_MS` and fires each one
+//! process looks for due tables at the next deadline to come, and every
+//! `HUIT_DUE_POLL_MS` at the latest, and fires each one
 //! with an ordinary append at the version that made it due: should a move
 //! come first, or another process fire it first, the append meets another
 //! version and does nothing. So a due table is fired once, by any process,
@@ -31,6 +32,7 @@ use domain::{Table, TableCommand};
 use futures_util::StreamExt;
 use rand::Rng;
 use sqlx::PgPool;
+use tokio::time::Instant;
 use uuid::Uuid;
 
 use crate::metric_names::{DEADLINES_DUE, DEADLINES_FIRED, DEADLINES_PENDING, DEADLINE_LATENESS};
@@ -50,8 +52,10 @@ const PRUNE_EVERY: Duration = Duration::from_secs(60);
 /// Feed items deleted per statement when pruning.
 const PRUNE_BATCH: i64 = 10_000;
 
-/// Looks for due tables every `every` and fires them, and rings the turns'
-/// alarms, until the process ends; prunes the feed items older than
+/// Looks for due tables and fires them, and rings the turns' alarms, until
+/// the process ends: at the next deadline this process knows of, or every
+/// `every` at the latest (a deadline another process sets, or one set
+/// meanwhile, is seen at the next look); prunes the feed items older than
 /// `retention`.
 pub fn spawn(
     tables: Arc<TableService>,
@@ -61,41 +65,60 @@ pub fn spawn(
 ) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         let moving = Moving::default();
-        let mut ticks = tokio::time::interval(every.max(Duration::from_millis(10)));
-        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        let mut pruned = tokio::time::Instant::now();
+        let every = every.max(Duration::from_millis(10));
+        let mut pruned = Instant::now();
+        let mut next = Instant::now();
         loop {
-            ticks.tick().await;
+            tokio::time::sleep_until(next).await;
+            let looked = Instant::now();
             ring(&tables).await;
             if pruned.elapsed() >= PRUNE_EVERY.min(retention) {
-                pruned = tokio::time::Instant::now();
+                pruned = Instant::now();
                 prune(&pool, retention).await;
             }
-            // Everything due now, a batch at a time, fired concurrently:
-            // the log writer gathers their appends into few statements. A
-            // bounded number of batches per look, should some keep failing.
-            for _ in 0..16 {
-                let underway = moving.underway();
-                let due = match store::due::due(&pool, BATCH, &underway).await {
-                    Ok(due) => due,
-                    Err(e) => {
-                        tracing::warn!(error = %e, "could not read the due tables");
-                        break;
-                    }
-                };
-                let full = due.len() as i64 == BATCH;
-                futures_util::stream::iter(due)
-                    .for_each_concurrent(CONCURRENT, |table| {
-                        let (tables, pool, moving) = (&tables, &pool, &moving);
-                        async move { fire(tables, pool, moving, table).await }
-                    })
-                    .await;
-                if !full {
-                    break;
-                }
-            }
+            fire_due(&tables, &pool, &moving).await;
+            next = wake_at(&pool, looked + every).await;
         }
     })
+}
+
+/// Fires everything due now, a batch at a time, concurrently: the log
+/// writer gathers their appends into few statements. A bounded number of
+/// batches per look, should some keep failing.
+async fn fire_due(tables: &Arc<TableService>, pool: &PgPool, moving: &Moving) {
+    for _ in 0..16 {
+        let underway = moving.underway();
+        let due = match store::due::due(pool, BATCH, &underway).await {
+            Ok(due) => due,
+            Err(e) => {
+                tracing::warn!(error = %e, "could not read the due tables");
+                return;
+            }
+        };
+        let full = due.len() as i64 == BATCH;
+        futures_util::stream::iter(due)
+            .for_each_concurrent(CONCURRENT, |table| fire(tables, pool, moving, table))
+            .await;
+        if !full {
+            return;
+        }
+    }
+}
+
+/// When to look again: at the next deadline or alarm to come, if it comes
+/// before `latest`.
+async fn wake_at(pool: &PgPool, latest: Instant) -> Instant {
+    match store::due::next_due(pool).await {
+        Ok(Some(at)) => {
+            let wait = (at - chrono::Utc::now()).to_std().unwrap_or_default();
+            latest.min(Instant::now() + wait)
+        }
+        Ok(None) => latest,
+        Err(e) => {
+            tracing::warn!(error = %e, "could not read the next deadline");
+            latest
+        }
+    }
 }
 
 /// Rings every turn's alarm due now, a batch at a time.

@@ -51,6 +51,20 @@ pub async fn due(
     .await
 }
 
+/// The next moment the server has something to do on a table by itself
+/// after now: the earliest `due_at` or turn's alarm (`turn_ending_at`) yet
+/// to come, if any (two reads of their indexes' first entries).
+#[tracing::instrument(skip(executor))]
+pub async fn next_due(executor: impl PgExecutor<'_>) -> Result<Option<DateTime<Utc>>, sqlx::Error> {
+    sqlx::query_scalar!(
+        r#"SELECT LEAST((SELECT min(due_at) FROM game_tables WHERE due_at > now()),
+                        (SELECT min(turn_ending_at) FROM game_tables
+                         WHERE turn_ending_at > now()))"#
+    )
+    .fetch_one(executor)
+    .await
+}
+
 /// Clears a table's `due_at` while the table is still at `version` (a
 /// firing that had nothing to do).
 #[tracing::instrument(skip(executor))]

@@ -99,14 +99,18 @@ pub async fn insert_batch(
                     AS e(table_id, seq, type, v, at, data, prev_hash, hash)
                WHERE e.table_id IN (SELECT id FROM moved)
                RETURNING table_id
+           ), badges AS (
+               SELECT a.account_id, w.n
+               FROM (SELECT DISTINCT account_id FROM UNNEST($19::uuid[]) AS account_id) a
+                    CROSS JOIN LATERAL tables_waiting_for(a.account_id, $1::uuid[]) w
            ), noted AS (
-               SELECT n.*, w.n
+               SELECT n.*, b.n
                              + (SELECT count(*) FROM moved m WHERE m.turn_account = n.account_id)
                              AS my_turn
                FROM UNNEST($18::uuid[], $19::uuid[], $20::text[], $21::timestamptz[],
                            $22::timestamptz[]) WITH ORDINALITY
                     AS n(table_id, account_id, kind, at, deadline, ord)
-                    CROSS JOIN LATERAL tables_waiting_for(n.account_id, $1::uuid[]) w
+                    JOIN badges b ON b.account_id = n.account_id
                WHERE n.table_id IN (SELECT id FROM moved)
            ), fed AS (
                SELECT feed_write(array_agg(account_id ORDER BY ord), array_agg(kind ORDER BY ord),

@@ -64,11 +64,15 @@ pub async fn ring_turn_endings(
                               FOR UPDATE SKIP LOCKED)
                  AND g.turn_ending_at <= now()
                RETURNING g.id, g.turn_account, g.due_at
+           ), badges AS (
+               SELECT a.account_id, w.n
+               FROM (SELECT DISTINCT turn_account AS account_id FROM rung
+                     WHERE turn_account IS NOT NULL) a
+                    CROSS JOIN LATERAL tables_waiting_for(a.account_id, '{}') w
            ), noted AS (
                SELECT r.id AS table_id, r.turn_account AS account_id, r.due_at,
-                      w.n AS my_turn
-               FROM rung r CROSS JOIN LATERAL tables_waiting_for(r.turn_account, '{}') w
-               WHERE r.turn_account IS NOT NULL
+                      b.n AS my_turn
+               FROM rung r JOIN badges b ON b.account_id = r.turn_account
            ), fed AS (
                SELECT feed_write(array_agg(account_id ORDER BY table_id),
                                  array_agg('turn_ending'::text ORDER BY table_id),

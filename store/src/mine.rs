@@ -46,9 +46,12 @@ pub async fn on_turn_count(
     executor: impl PgExecutor<'_>,
     account_id: Uuid,
 ) -> Result<i64, sqlx::Error> {
-    sqlx::query_scalar!(r#"SELECT n AS "n!" FROM tables_waiting_for($1, '{}')"#, account_id)
-        .fetch_one(executor)
-        .await
+    sqlx::query_scalar!(
+        r#"SELECT n AS "n!" FROM tables_waiting_for($1, '{}')"#,
+        account_id
+    )
+    .fetch_one(executor)
+    .await
 }
 
 /// The tables `account_id` sits at that are not over, oldest first, after

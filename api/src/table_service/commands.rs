@@ -317,7 +317,7 @@ impl TableService {
             };
             let with_writes = writes.tx.is_some()
                 || writes.idempotency.is_some()
-                || decided.lobby()
+                || decided.projected()
                 || decided.ended().is_some()
                 || decided.corrected().is_some();
             let appended = self
@@ -540,11 +540,10 @@ struct Decided {
 }
 
 impl Decided {
-    /// Whether the events hold lobby events (seats to project).
-    fn lobby(&self) -> bool {
-        self.events
-            .iter()
-            .any(|e| !matches!(e, TableEvent::Game(_)))
+    /// Whether the events change a projection (seats, bots, a rematch's
+    /// reservations: [`super::projections::projected`]).
+    fn projected(&self) -> bool {
+        self.events.iter().any(super::projections::projected)
     }
 
     /// The game's end, when the events end it.

@@ -39,6 +39,32 @@ impl Default for BotCaps {
 /// What a client refused for its bots is told to wait: a game lasts minutes.
 pub const BOTS_RETRY_AFTER: Duration = Duration::from_secs(60);
 
+/// Whether `event` changes what [`TableService::project`] keeps (so that
+/// its append commits in a transaction with those writes, not in the log
+/// writer's shared statement). A timeout, a seat going away or coming back,
+/// a bot's move, a resignation, an abort or a rematch's offer changes no
+/// projection: those are appended like the game's moves (deadlines fire
+/// them by the thousand, BENCHMARKS.md twenty-seventh pass).
+pub(super) fn projected(event: &TableEvent) -> bool {
+    match event {
+        TableEvent::TableCreated(_)
+        | TableEvent::PlayerJoined(_)
+        | TableEvent::PlayerLeft { .. }
+        | TableEvent::GameStarted { .. }
+        | TableEvent::BotSeated { .. } => true,
+        TableEvent::TurnTimedOut { .. }
+        | TableEvent::SeatAway { .. }
+        | TableEvent::SeatBack { .. }
+        | TableEvent::PlayerResigned { .. }
+        | TableEvent::GameAborted { .. }
+        | TableEvent::BotMoved { .. }
+        | TableEvent::RematchOffered { .. }
+        | TableEvent::RematchDeclined { .. }
+        | TableEvent::ResultCorrected(_)
+        | TableEvent::Game(_) => false,
+    }
+}
+
 impl TableService {
     /// Keeps the projections in step with lobby events, on the appending
     /// transaction: `table_players` (the accounts seated, for listings),
@@ -65,7 +91,7 @@ impl TableService {
                     | TableEvent::GameStarted { .. }
             )
         });
-        for e in events {
+        for e in events.iter().filter(|e| projected(e)) {
             match e {
                 TableEvent::TableCreated(created) => {
                     if let Some(of) = &created.rematch_of {

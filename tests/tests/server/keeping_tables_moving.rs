@@ -908,3 +908,57 @@ async fn every_commands_answer_is_what_a_read_of_its_version_shows() {
 async fn started_table_of_two(app: &TestApp) -> (String, Vec<String>) {
     started(app, 2, json!({"turn_seconds": 60, "away_after": 2})).await
 }
+
+/// Deadlines falling due together are fired together: a timeout changes
+/// no projection, so its append joins the log writer's shared statement
+/// with the others' (a transaction of its own each, holding its players'
+/// feed locks, made 1,000 of them late by seconds: BENCHMARKS.md,
+/// twenty-seventh pass). Each still fires once.
+#[tokio::test]
+async fn deadlines_due_together_are_appended_together_each_once() {
+    let app = spawn_app_with(|s| {
+        s.due_poll_ms = 20;
+        s.tables_per_minute = 0;
+    })
+    .await;
+    let a = app.player_token("together_a").await;
+    let b = app.player_token("together_b").await;
+    let body = json!({"ruleset": "classique", "seats": 2,
+                      "clock": {"turn_seconds": 3600, "away_after": 10}});
+    let mut tables = Vec::new();
+    for _ in 0..12 {
+        let table = json_of(post(&app, &a, "/v1/tables", &body).await, 201).await;
+        let id = table["id"].as_str().unwrap().to_owned();
+        let joined = post_empty(&app, &b, &format!("/v1/tables/{id}/players")).await;
+        json_of(joined, 200).await;
+        json_of(start(&app, &a, &id).await, 200).await;
+        tables.push(id.parse::<uuid::Uuid>().unwrap());
+    }
+    sqlx::query("UPDATE game_tables SET due_at = now() WHERE id = ANY($1)")
+        .bind(&tables)
+        .execute(&app.pool)
+        .await
+        .unwrap();
+    let timed_out = || async {
+        sqlx::query_as::<_, (i64, i64)>(
+            "SELECT count(*), count(DISTINCT xmin::text) FROM events
+             WHERE table_id = ANY($1) AND type = 'turn_timed_out'",
+        )
+        .bind(&tables)
+        .fetch_one(&app.pool)
+        .await
+        .unwrap()
+    };
+    let (fired, transactions) = eventually(Duration::from_secs(10), || async {
+        let (fired, transactions) = timed_out().await;
+        (fired == 12).then_some((fired, transactions))
+    })
+    .await
+    .expect("every table timed out");
+    assert!(
+        transactions < fired,
+        "{fired} timeouts written by {transactions} transactions"
+    );
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(timed_out().await.0, 12, "each fired once");
+}
