@@ -141,10 +141,24 @@ impl TableService {
         loaded: &mut CachedTable,
         accounts: Option<u64>,
     ) -> Result<(), ServiceError> {
-        let read = loaded
-            .names
-            .refreshed(&self.pool, &loaded.table, accounts)
-            .await?;
+        self.name_in(None, loaded, accounts).await
+    }
+
+    /// [`Self::name`], on the connection of the transaction `tx` when the
+    /// caller holds one open (a command whose answer names a person it just
+    /// seated): it reads them itself rather than wait for another of the
+    /// pool while holding one (twenty joins at once held all of it).
+    pub(super) async fn name_in(
+        &self,
+        tx: Option<&mut sqlx::PgConnection>,
+        loaded: &mut CachedTable,
+        accounts: Option<u64>,
+    ) -> Result<(), ServiceError> {
+        let names = &loaded.names;
+        let read = match tx {
+            Some(conn) => names.refreshed(conn, &loaded.table, accounts).await?,
+            None => names.refreshed(&self.pool, &loaded.table, accounts).await?,
+        };
         if let Some(names) = read {
             loaded.set_names(names);
         }

@@ -329,7 +329,7 @@ impl TableService {
                     with_writes.then(|| writes.tx.take()),
                 )
                 .await;
-            let (stored, tx, due_at) = match appended {
+            let (stored, mut tx, due_at) = match appended {
                 Ok(appended) => appended,
                 // Another process appended first: read the log again (the
                 // pending table is dropped) and decide again.
@@ -353,7 +353,8 @@ impl TableService {
                 loaded.due_at = due_at;
             }
             // A person just seated is named before the answer shows them.
-            self.name(loaded, self.log.hub().accounts_epoch()).await?;
+            let accounts = self.log.hub().accounts_epoch();
+            self.name_in(tx.as_deref_mut(), loaded, accounts).await?;
             let answer = answer(loaded, &stored, &decided.events)?;
             if let Some(tx) = tx {
                 let project = (&loaded.table, &decided.events[..]);

@@ -13,7 +13,7 @@ use std::collections::HashMap;
 
 use domain::bots::Level;
 use domain::{PlayerId, Seated, Table};
-use sqlx::PgPool;
+use sqlx::PgExecutor;
 use uuid::Uuid;
 
 /// The names of a table's persons, as last read.
@@ -68,19 +68,19 @@ impl Names {
     /// hold. `epoch` is the hub's accounts epoch taken before the read.
     pub async fn refreshed(
         &self,
-        pool: &PgPool,
+        executor: impl PgExecutor<'_>,
         table: &Table,
         epoch: Option<u64>,
     ) -> Result<Option<Names>, sqlx::Error> {
         if self.cover(table, epoch) {
             return Ok(None);
         }
-        Ok(Some(Names::read(pool, persons(table), epoch).await?))
+        Ok(Some(Names::read(executor, persons(table), epoch).await?))
     }
 
     /// The names of these persons now, read in `epoch`.
     pub async fn read(
-        pool: &PgPool,
+        executor: impl PgExecutor<'_>,
         persons: impl Iterator<Item = &PlayerId>,
         epoch: Option<u64>,
     ) -> Result<Names, sqlx::Error> {
@@ -92,7 +92,7 @@ impl Names {
         let read: HashMap<Uuid, Option<String>> = if uuids.is_empty() {
             HashMap::new()
         } else {
-            store::accounts::names(pool, &uuids)
+            store::accounts::names(executor, &uuids)
                 .await?
                 .into_iter()
                 .collect()

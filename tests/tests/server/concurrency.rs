@@ -237,3 +237,37 @@ async fn a_view_long_poll_on_one_process_is_answered_by_a_move_through_another()
     let res = poll_b(answer["version"].as_i64().unwrap(), 1).await;
     assert_eq!(res.status(), 304);
 }
+
+/// A join appends in a transaction and names the person it seats before
+/// answering: on that transaction's connection. Reading the names from
+/// another of the pool while holding one, as many joins at once as the
+/// pool has connections held all of it and waited for each other until
+/// they got 503 (`scripts/bench --ccu` opening its tables).
+#[tokio::test]
+async fn more_joins_at_once_than_the_pool_has_connections_are_all_seated() {
+    let app = e2e::spawn_app_with(|s| {
+        s.db_max_connections = 4;
+        s.db_acquire_timeout_secs = 2;
+        s.tables_per_minute = 0;
+        s.sign_ups_per_minute = 0;
+    })
+    .await;
+    let host = app.player_token("pool_host").await;
+    let mut tables = Vec::new();
+    for _ in 0..12 {
+        let body = json!({"ruleset": "classique", "seats": 2});
+        let table = json_of(support::post(&app, &host, "/v1/tables", &body).await, 201).await;
+        tables.push(table["id"].as_str().unwrap().to_owned());
+    }
+    let mut guests = Vec::new();
+    for i in 0..12 {
+        guests.push(app.player_token(&format!("pool_guest_{i}")).await);
+    }
+    let joins = tables.iter().zip(&guests).map(|(id, token)| {
+        let app = &app;
+        async move { post_empty(app, token, &format!("/v1/tables/{id}/players")).await }
+    });
+    for joined in futures_util::future::join_all(joins).await {
+        json_of(joined, 200).await;
+    }
+}
