@@ -11,7 +11,7 @@ use rand::{Rng, SeedableRng};
 use serde_json::json;
 use sqlx::{PgPool, Row};
 use store::chain::GENESIS_PREV_HASH;
-use store::copy::{copy_data_after, CopyRows};
+use store::copy::{CopyRows, LogCopy};
 use store::{self, accounts::Role};
 use store::{ChainedAppend, EventData, NewEvent};
 use uuid::Uuid;
@@ -194,12 +194,14 @@ async fn read_all_data(pool: &PgPool, table_id: Uuid) -> Result<Vec<EventData>, 
 
 /// The same by `COPY` (what a cold load reads), decoded and collected.
 async fn copy_all_data(pool: &PgPool, table_id: Uuid) -> Result<Vec<EventData>, Error> {
-    let mut conn = pool.acquire().await?;
-    let mut chunks = copy_data_after(&mut conn, table_id, 0).await?;
+    let mut log = LogCopy::begin(pool).await?;
+    let mut chunks = log.data_after(table_id, 0).await?;
     let mut decoder = CopyRows::default();
     let mut out = Vec::new();
     while let Some(chunk) = chunks.try_next().await? {
         decoder.feed(&chunk, &mut out)?;
     }
+    drop(chunks);
+    log.end().await?;
     Ok(out)
 }

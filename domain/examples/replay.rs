@@ -74,7 +74,12 @@ fn main() {
     }
     let stored: Vec<(&'static str, String)> = log
         .iter()
-        .map(|e| (e.kind(), e.data().to_string()))
+        .map(|e| {
+            (
+                e.kind(),
+                e.sealed_data(domain::Salt::draw(&mut rng)).to_string(),
+            )
+        })
         .collect();
     let n = stored.len() as f64;
 

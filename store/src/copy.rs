@@ -3,30 +3,66 @@
 //! comes as raw chunks; [`CopyRows`] decodes them into [`EventData`]
 //! (seq, type, format version and data text).
 
-use sqlx::PgConnection;
+use sqlx::{PgPool, Postgres, Transaction};
 use uuid::Uuid;
 
 use crate::EventData;
 
-/// Every event after `after` as seq, type and data text, by
-/// `COPY … TO STDOUT (FORMAT binary)`: the raw copy data, to decode with
-/// [`CopyRows`]. Cheaper per row than a query's rows (a cold load of a long
-/// log). The statement takes no parameters; the values written into it are
-/// a UUID and an integer.
-pub async fn copy_data_after<'c>(
-    conn: &'c mut PgConnection,
-    table_id: Uuid,
-    after: i64,
-) -> Result<futures_util::stream::BoxStream<'c, Result<bytes::Bytes, sqlx::Error>>, sqlx::Error> {
-    let statement = format!(
-        "COPY (SELECT seq, type, v, data::text FROM events \
-         WHERE table_id = '{table_id}' AND seq > {after} ORDER BY seq) \
-         TO STDOUT (FORMAT binary)"
-    );
-    conn.copy_out_raw(&statement).await
+/// A read-only transaction in which a table's log is read in seq order by
+/// walking its primary key, whatever the statistics say. A table's rows
+/// are estimated from the average table: a long log thought short was read
+/// by a bitmap scan and sorted, on disk past `work_mem`, at twice the cost.
+/// Sorting is disabled for this transaction alone (`SET LOCAL`), in the
+/// round trip that begins it.
+#[derive(Debug)]
+pub struct LogCopy(Transaction<'static, Postgres>);
+
+impl LogCopy {
+    pub async fn begin(pool: &PgPool) -> Result<Self, sqlx::Error> {
+        pool.begin_with("BEGIN READ ONLY; SET LOCAL enable_sort = off")
+            .await
+            .map(Self)
+    }
+
+    /// Every event after `after` as seq, type and data text: the raw copy
+    /// data, to decode with [`CopyRows`]. The statement takes no
+    /// parameters; the values written into it are a UUID and an integer.
+    pub async fn data_after(
+        &mut self,
+        table_id: Uuid,
+        after: i64,
+    ) -> Result<futures_util::stream::BoxStream<'_, Result<bytes::Bytes, sqlx::Error>>, sqlx::Error>
+    {
+        let statement = format!(
+            "COPY ({}) TO STDOUT (FORMAT binary)",
+            query(table_id, after)
+        );
+        self.0.copy_out_raw(&statement).await
+    }
+
+    /// The plan PostgreSQL follows for [`Self::data_after`], one line a
+    /// node (what the tests check, and a way to look).
+    pub async fn plan(&mut self, table_id: Uuid, after: i64) -> Result<Vec<String>, sqlx::Error> {
+        let explain = format!("EXPLAIN {}", query(table_id, after));
+        sqlx::query_scalar(&explain).fetch_all(&mut *self.0).await
+    }
+
+    /// Ends the transaction (it wrote nothing).
+    pub async fn end(self) -> Result<(), sqlx::Error> {
+        self.0.commit().await
+    }
 }
 
-/// A decoder of the binary copy data of [`copy_data_after`], fed chunk by
+/// The events after `after` in seq order, as seq, type, format and data
+/// text.
+fn query(table_id: Uuid, after: i64) -> String {
+    format!(
+        "SELECT seq, type, v, data::text FROM events \
+         WHERE table_id = '{table_id}' AND seq > {after} ORDER BY seq"
+    )
+}
+
+/// A decoder of the binary copy data of [`LogCopy::data_after`], fed chunk by
 /// chunk (chunks may cut rows anywhere).
 #[derive(Debug, Default)]
 pub struct CopyRows {

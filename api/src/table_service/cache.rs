@@ -12,7 +12,7 @@ use uuid::Uuid;
 
 use super::{corrupt, corrupt_event, not_found, parse_event, CachedTable, TableService};
 use crate::service_error::ServiceError;
-use store::copy::CopyRows;
+use store::copy::{CopyRows, LogCopy};
 use store::{EventData, StoredEvent};
 
 /// Events read per query when a cached table is brought up to date.
@@ -176,8 +176,8 @@ impl TableService {
         let (batches, mut received) = tokio::sync::mpsc::channel::<Vec<EventData>>(4);
         let folder = tokio::task::spawn_blocking(move || fold_batches(&mut received));
         let read = async {
-            let mut conn = self.pool.acquire().await?;
-            let mut chunks = store::copy::copy_data_after(&mut conn, table_id, 0).await?;
+            let mut log = LogCopy::begin(&self.pool).await?;
+            let mut chunks = log.data_after(table_id, 0).await?;
             let mut rows = CopyRows::default();
             let mut batch = Vec::with_capacity(LOAD_BATCH);
             let mut folding = true;
@@ -193,6 +193,8 @@ impl TableService {
                     batch.clear();
                 }
             }
+            drop(chunks);
+            log.end().await?;
             if !rows.ended() {
                 return Err(corrupt("the copied log is cut short"));
             }
