@@ -9,6 +9,7 @@ use crate::event::{
     CardPlayed, Direction, DrawReason, Event, GameEnded, Pending, RoundEnded, Seat, SkipReason,
     Target,
 };
+use crate::fair::ClientSeed;
 use crate::rules::{Book, Effect, Rules, RulesError};
 
 // One type, and one spelling, from a query to the store to an answer.
@@ -61,6 +62,9 @@ pub struct Game {
     pub(crate) seats: usize,
     /// The deck every deal of this game records.
     pub(crate) deck_id: DeckId,
+    /// The seats' client seeds, in seat order, as the game started: part of
+    /// every shuffle's message (docs/API.md "Fair deals").
+    pub(crate) clients: Vec<ClientSeed>,
     pub(crate) totals: Vec<i32>,
     pub(crate) history: Vec<RoundEnded>,
     pub(crate) round: Option<Round>,
@@ -99,6 +103,9 @@ pub struct Round {
     pub out: Vec<Seat>,
     /// D31: consecutive turns that ended with an empty draw.
     pub idle: usize,
+    /// Reshuffles of the stock so far in this round: the next is shuffle
+    /// `reshuffles + 1` (docs/API.md "Fair deals").
+    pub reshuffles: u32,
     /// Cards in play in this round (invariant, docs/RULES.md §8).
     pub size: usize,
     /// The distinct cards of each hand, kept with `hands` by `evolve`, so
@@ -236,6 +243,7 @@ impl Game {
             rules: Arc::new(rules),
             book: Arc::new(book),
             seats,
+            clients: Vec::new(),
             totals: vec![0; seats],
             history: Vec::new(),
             round: None,
@@ -337,6 +345,7 @@ impl Game {
                     acted: false,
                     out: Vec::new(),
                     idle: 0,
+                    reshuffles: 0,
                     size,
                     held: hands.iter().map(|h| CardSet::holding(h)).collect(),
                     repeated: repeated(&hands, &rs.stock, rs.starter),
@@ -450,6 +459,7 @@ fn evolve_round(r: &mut Round, book: &Book, event: &Event) {
             let cut = r.discard.len() - keep;
             r.discard.drain(..cut);
             r.stock.clone_from(stock);
+            r.reshuffles += 1;
         }
         Event::TurnPassed { seat } => {
             r.window = None;

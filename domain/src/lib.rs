@@ -6,7 +6,9 @@
 //! - [`Game::decide`] turns a [`Command`] into [`Event`]s or a [`RuleError`];
 //!   [`Game::evolve`] applies an event and cannot fail. A game is the fold of
 //!   its events. Randomness comes in as an argument and is recorded in the
-//!   events, so replays never shuffle.
+//!   events, so replays never shuffle. Every shuffle is derived from the
+//!   table's secret seed and the seats' own seeds ([`fair`]), so that a
+//!   finished game's log proves its deals.
 //! - [`Game::view`] is what one seat may see, with its legal moves;
 //!   [`Game::full_view`] is the omniscient view of replays.
 //!
@@ -17,6 +19,7 @@ pub mod card;
 pub mod deck;
 mod engine;
 pub mod event;
+pub mod fair;
 mod game;
 pub mod rating;
 pub mod redaction;
@@ -34,6 +37,7 @@ pub use event::{
     CardPlayed, Choice, Direction, DrawReason, EndReason, Event, GameEnded, Move, Pending,
     PendingKind, Placing, RoundEnded, RoundStarted, Seat, SkipReason, Target, EVENT_VERSION,
 };
+pub use fair::{Chance, ClientSeed, Fair, ServerSeed, ShuffleStream};
 pub use game::{Game, Round, Status};
 pub use rating::{Finish, RatedGame, Rating, Standing, Standings, Stats};
 pub use redaction::{Salt, Seen};

@@ -4,14 +4,11 @@
 
 use std::collections::BTreeMap;
 
-use rand::seq::SliceRandom;
-use rand::Rng;
+use crate::fair::Chance;
 
 use crate::card::Card;
-use crate::deck::full_deck;
 use crate::event::{
-    CardPlayed, Choice, DrawReason, Event, Move, Pending, RoundEnded, RoundStarted, Seat,
-    SkipReason,
+    CardPlayed, Choice, DrawReason, Event, Move, Pending, RoundEnded, Seat, SkipReason,
 };
 use crate::game::{kept_on_top, Game};
 use crate::rules::{DrawRule, Effect, Stacking, Starter, TwoPlayerReverse};
@@ -20,11 +17,11 @@ use crate::score;
 use super::{Check, RuleError};
 
 impl Game {
-    pub(super) fn act<R: Rng + ?Sized>(
+    pub(super) fn act<C: Chance + ?Sized>(
         &mut self,
         seat: Seat,
         mv: &Move,
-        rng: &mut R,
+        chance: &mut C,
         out: &mut Vec<Event>,
     ) -> Check {
         let r = self.running_round()?;
@@ -44,7 +41,7 @@ impl Game {
                 },
                 out,
             );
-            self.draw(target, penalty, DrawReason::Challenge, rng, out);
+            self.draw(target, penalty, DrawReason::Challenge, chance, out);
             return Ok(());
         }
         let current = r.current.expect("a running round has a seat on turn");
@@ -70,11 +67,11 @@ impl Game {
                         "only a play that leaves exactly one card may announce it (D8)",
                     ));
                 }
-                self.play(seat, card, choice, announce, rng, out);
+                self.play(seat, card, choice, announce, chance, out);
             }
             Move::Draw {} => {
                 self.check_draw(r, seat)?;
-                self.draw_move(seat, rng, out);
+                self.draw_move(seat, chance, out);
             }
             Move::Pass {} => {
                 self.check_pass(r)?;
@@ -86,7 +83,7 @@ impl Game {
         Ok(())
     }
 
-    pub(super) fn play<R: Rng + ?Sized>(
+    pub(super) fn play<C: Chance + ?Sized>(
         &mut self,
         seat: Seat,
         card: Card,
@@ -96,7 +93,7 @@ impl Game {
             as_card,
         }: Choice,
         announce: bool,
-        rng: &mut R,
+        chance: &mut C,
         out: &mut Vec<Event>,
     ) {
         self.emit_card_played(
@@ -116,7 +113,7 @@ impl Game {
             let r = self.r();
             // D17: placement goes on until three are out or one holds cards.
             if !self.rules.is_placement() || r.out.len() >= 3 || r.active_count() <= 1 {
-                self.end_round(false, rng, out);
+                self.end_round(false, chance, out);
                 return;
             }
         }
@@ -125,19 +122,19 @@ impl Game {
             Some(Effect::Substitute) => self.effect(eff_card),
             e => e,
         };
-        self.resolve(seat, eff_card, effect, false, rng, out);
+        self.resolve(seat, eff_card, effect, false, chance, out);
     }
 
     /// Applies the effect of a card `player` has just played (or, for an
     /// `apply_effect` starter, that the dealer is deemed to have played, D10)
     /// and gives the turn to whoever has it next.
-    pub(super) fn resolve<R: Rng + ?Sized>(
+    pub(super) fn resolve<C: Chance + ?Sized>(
         &mut self,
         player: Seat,
         card: Card,
         effect: Option<Effect>,
         starter: bool,
-        rng: &mut R,
+        chance: &mut C,
         out: &mut Vec<Event>,
     ) {
         let r = self.r();
@@ -169,7 +166,7 @@ impl Game {
             Some(Effect::DrawSkip(n) | Effect::Firecracker(n)) => {
                 // D4, D28: drawn at once, and the victim loses the turn.
                 let victim = self.step(player, 1);
-                self.draw(victim, n, DrawReason::Penalty, rng, out);
+                self.draw(victim, n, DrawReason::Penalty, chance, out);
                 (self.skip(victim, SkipReason::Penalty, out), Pending::None)
             }
             Some(Effect::AttackChain(per_card)) => {
@@ -278,10 +275,10 @@ impl Game {
 
     /// D38: a pass where the rules let the turn end without drawing, else
     /// a draw that the turn ends on (the card drawn is never played).
-    pub(super) fn time_out<R: Rng + ?Sized>(
+    pub(super) fn time_out<C: Chance + ?Sized>(
         &mut self,
         seat: Seat,
-        rng: &mut R,
+        chance: &mut C,
         out: &mut Vec<Event>,
     ) -> Check {
         let r = self.running_round()?;
@@ -290,23 +287,23 @@ impl Game {
             return Err(RuleError::NotYourTurn { seat, current });
         }
         if self.check_pass(r).is_ok() {
-            return self.act(seat, &Move::Pass {}, rng, out);
+            return self.act(seat, &Move::Pass {}, chance, out);
         }
-        self.draw_move(seat, rng, out);
+        self.draw_move(seat, chance, out);
         let drawn_pending = self
             .round
             .as_ref()
             .is_some_and(|r| r.current == Some(seat) && matches!(r.pending, Pending::Drawn { .. }));
         if drawn_pending && self.result.is_none() {
-            self.act(seat, &Move::Pass {}, rng, out)?;
+            self.act(seat, &Move::Pass {}, chance, out)?;
         }
         Ok(())
     }
 
-    pub(super) fn draw_move<R: Rng + ?Sized>(
+    pub(super) fn draw_move<C: Chance + ?Sized>(
         &mut self,
         seat: Seat,
-        rng: &mut R,
+        chance: &mut C,
         out: &mut Vec<Event>,
     ) {
         let r = self.r();
@@ -319,16 +316,16 @@ impl Game {
         };
         if let Some(n) = penalty {
             // D3, D25, D28, D33: the whole penalty, and the turn ends.
-            self.draw(seat, n, DrawReason::Penalty, rng, out);
+            self.draw(seat, n, DrawReason::Penalty, chance, out);
             self.start_turn(self.step(seat, 1), Pending::None, frozen, out);
             return;
         }
-        let drawn = self.draw(seat, 1, DrawReason::Draw, rng, out);
+        let drawn = self.draw(seat, 1, DrawReason::Draw, chance, out);
         let Some(card) = drawn else {
             // D24: nothing to draw, play goes on; D31: a blocked round ends.
             let r = self.r();
             if r.idle >= r.active_count() {
-                self.end_round(true, rng, out);
+                self.end_round(true, chance, out);
             } else {
                 self.start_turn(self.step(seat, 1), Pending::None, frozen, out);
             }
@@ -349,12 +346,12 @@ impl Game {
     /// runs out (§2.5, D30); takes what exists when there is nothing left
     /// (D24). Always records at least one `cards_drawn`. Returns the first
     /// card drawn.
-    pub(super) fn draw<R: Rng + ?Sized>(
+    pub(super) fn draw<C: Chance + ?Sized>(
         &mut self,
         seat: Seat,
         n: u32,
         reason: DrawReason,
-        rng: &mut R,
+        chance: &mut C,
         out: &mut Vec<Event>,
     ) -> Option<Card> {
         let mut first = None;
@@ -373,10 +370,7 @@ impl Game {
             if left == 0 || self.recyclable() == 0 {
                 break;
             }
-            let r = self.r();
-            let cut = r.discard.len() - kept_on_top(&r.discard, &self.book);
-            let mut stock = r.discard[..cut].to_vec();
-            stock.shuffle(rng);
+            let stock = self.reshuffled(chance);
             self.emit(Event::StockReshuffled { stock }, out);
         }
         if !recorded {
@@ -395,63 +389,22 @@ impl Game {
     // ----- rounds ---------------------------------------------------------
 
     /// Deals a round (§2.1–2.2, D9, D10, D20, D22, D23).
-    pub(super) fn deal<R: Rng + ?Sized>(
+    pub(super) fn deal<C: Chance + ?Sized>(
         &mut self,
         dealer: Seat,
         deck: Option<Vec<Card>>,
-        rng: &mut R,
+        chance: &mut C,
         out: &mut Vec<Event>,
     ) {
-        let n = self.seats;
-        let copies = self.rules.decks.count(n);
-        let deck = deck.unwrap_or_else(|| {
-            // D22: every round starts from a full reshuffle of all cards.
-            let mut d = full_deck(self.rules.deck, copies);
-            d.shuffle(rng);
-            d
-        });
-        let per_seat = self.rules.deal.cards(n);
-        let mut dealt: Vec<Vec<Card>> = (0..n).map(|_| Vec::with_capacity(per_seat)).collect();
-        let mut cards = deck.iter().copied();
-        for _ in 0..per_seat {
-            for k in 1..=n {
-                let card = cards.next().expect("validated rules leave a stock");
-                dealt[(dealer + k) % n].push(card);
-            }
-        }
-        let hands: BTreeMap<Seat, Vec<Card>> = dealt.into_iter().enumerate().collect();
-        let mut starter = cards.next().expect("validated rules leave a starter");
-        let mut stock: Vec<Card> = cards.rev().collect();
-        if self.rules.starter == Starter::RedrawSpecial {
-            // D9: back into the stock at a random place below the top, and turn the next.
-            while self.effect(starter).is_some() && stock.iter().any(|c| self.effect(*c).is_none())
-            {
-                let at = rng.gen_range(0..stock.len());
-                stock.insert(at, starter);
-                starter = stock.pop().expect("the stock is not empty");
-            }
-        }
-        // D23: the seat after the dealer plays first.
-        let first_seat = (dealer + 1) % n;
-        let round = self.history.len() as u32 + 1;
-        self.emit(
-            Event::RoundStarted(Box::new(RoundStarted {
-                round,
-                dealer,
-                deck: self.deck_id.clone(),
-                hands,
-                stock,
-                starter,
-                first_seat,
-            })),
-            out,
-        );
+        let started = self.dealt(dealer, deck, chance);
+        let (starter, first_seat) = (started.starter, started.first_seat);
+        self.emit(Event::RoundStarted(Box::new(started)), out);
         let effect = self.effect(starter);
         match (self.rules.starter, effect) {
             (Starter::Letters, Some(Effect::Firecracker(penalty))) => {
                 // S3, D20: the first player draws and does not play; a card is
                 // turned onto the pétard; the second player starts.
-                self.draw(first_seat, penalty, DrawReason::Penalty, rng, out);
+                self.draw(first_seat, penalty, DrawReason::Penalty, chance, out);
                 self.emit(
                     Event::TurnSkipped {
                         seat: first_seat,
@@ -468,7 +421,7 @@ impl Game {
                 self.start_turn(self.step(first_seat, 1), Pending::None, false, out);
             }
             (Starter::ApplyEffect, Some(e)) => {
-                self.resolve(dealer, starter, Some(e), true, rng, out)
+                self.resolve(dealer, starter, Some(e), true, chance, out)
             }
             _ => self.start_turn(first_seat, Pending::None, false, out),
         }
@@ -476,10 +429,10 @@ impl Game {
 
     /// Scores the round and deals the next one or ends the game. `blocked`:
     /// the round ends because nobody can draw or play (D31).
-    pub(super) fn end_round<R: Rng + ?Sized>(
+    pub(super) fn end_round<C: Chance + ?Sized>(
         &mut self,
         blocked: bool,
-        rng: &mut R,
+        chance: &mut C,
         out: &mut Vec<Event>,
     ) {
         let r = self.r();
@@ -508,7 +461,7 @@ impl Game {
             );
         } else {
             // D23: the deal rotates by one seat each round.
-            self.deal((dealer + 1) % self.seats, None, rng, out);
+            self.deal((dealer + 1) % self.seats, None, chance, out);
         }
     }
 }

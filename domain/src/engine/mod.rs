@@ -38,8 +38,9 @@
 
 mod consequences;
 mod legality;
+mod shuffles;
 
-use rand::Rng;
+use crate::fair::Chance;
 
 use crate::card::Card;
 use crate::deck::full_deck;
@@ -126,38 +127,38 @@ fn illegal(card: Card, reason: &'static str) -> Check {
 impl Game {
     /// The events a command produces, or why it is refused. Pure: the game is
     /// not changed (apply the events with `evolve`).
-    pub fn decide<R: Rng + ?Sized>(
+    pub fn decide<C: Chance + ?Sized>(
         &self,
         command: &Command,
-        rng: &mut R,
+        chance: &mut C,
     ) -> Result<Vec<Event>, RuleError> {
         let mut scratch = self.clone();
         let mut events = Vec::new();
-        scratch.execute(command, rng, &mut events)?;
+        scratch.execute(command, chance, &mut events)?;
         Ok(events)
     }
 
     /// `decide` and `evolve` in one step, without copying the state: on
     /// success the game has applied the events pushed onto `out`; on refusal
     /// nothing has changed and nothing was pushed.
-    pub fn execute<R: Rng + ?Sized>(
+    pub fn execute<C: Chance + ?Sized>(
         &mut self,
         command: &Command,
-        rng: &mut R,
+        chance: &mut C,
         out: &mut Vec<Event>,
     ) -> Result<(), RuleError> {
         match command {
             Command::Start => {
                 self.check_can_start()?;
-                let dealer = rng.gen_range(0..self.seats);
-                self.deal(dealer, None, rng, out);
+                let dealer = self.first_dealer(chance);
+                self.deal(dealer, None, chance, out);
             }
             Command::StartFrom { dealer } => {
                 self.check_can_start()?;
                 if *dealer >= self.seats {
                     return Err(RuleError::NoSuchSeat(*dealer));
                 }
-                self.deal(*dealer, None, rng, out);
+                self.deal(*dealer, None, chance, out);
             }
             Command::StartWith { dealer, deck } => {
                 self.check_can_start()?;
@@ -173,10 +174,10 @@ impl Game {
                         "it must hold exactly the cards of the table's decks",
                     ));
                 }
-                self.deal(*dealer, Some(deck.clone()), rng, out);
+                self.deal(*dealer, Some(deck.clone()), chance, out);
             }
-            Command::Move { seat, mv } => self.act(*seat, mv, rng, out)?,
-            Command::TimeOut { seat } => self.time_out(*seat, rng, out)?,
+            Command::Move { seat, mv } => self.act(*seat, mv, chance, out)?,
+            Command::TimeOut { seat } => self.time_out(*seat, chance, out)?,
         }
         Ok(())
     }

@@ -5,7 +5,7 @@
 //! are kept for the persons of the game before it and whose first dealer
 //! is the one after that game's (D23 moved on by one).
 
-use rand::Rng;
+use crate::fair::Chance;
 use serde::{Deserialize, Serialize};
 
 use super::{PlayerId, Seated, Table, TableCommand, TableCreated, TableError, TableEvent};
@@ -143,12 +143,12 @@ impl Table {
     /// a rematch, else the first free one (never one kept for another); a
     /// private table only through its invitation. The game starts with it
     /// when the table starts by itself and this fills it.
-    pub(super) fn join<R: Rng + ?Sized>(
+    pub(super) fn join<C: Chance + ?Sized>(
         &self,
         account_id: &PlayerId,
         joining: Joining,
         guest: bool,
-        rng: &mut R,
+        chance: &mut C,
     ) -> Result<Vec<TableEvent>, TableError> {
         // Seated already comes first: asking again for a seat one has
         // (a rematch that started with this very join) is never refused
@@ -175,15 +175,15 @@ impl Table {
             bot: None,
             guest,
         });
-        self.then_start_if_full(vec![joined], rng)
+        self.then_start_if_full(vec![joined], chance)
     }
 
     /// `events` (lobby events, just decided), followed by the game's start
     /// when the table starts by itself and they fill it.
-    fn then_start_if_full<R: Rng + ?Sized>(
+    fn then_start_if_full<C: Chance + ?Sized>(
         &self,
         mut events: Vec<TableEvent>,
-        rng: &mut R,
+        chance: &mut C,
     ) -> Result<Vec<TableEvent>, TableError> {
         if !self.lobby.starts_when_full {
             return Ok(events);
@@ -193,7 +193,7 @@ impl Table {
             after.evolve(e);
         }
         if after.seated().count() == after.seats {
-            events.extend(after.deal_in(rng)?);
+            events.extend(after.deal_in(chance)?);
         }
         Ok(events)
     }
@@ -225,9 +225,9 @@ impl Table {
     /// Quick play's wait is over (the server, at `bots_after`): `basic`
     /// bots take every empty seat and the game starts, if a person still
     /// sits there.
-    pub(super) fn fill_with_bots<R: Rng + ?Sized>(
+    pub(super) fn fill_with_bots<C: Chance + ?Sized>(
         &self,
-        rng: &mut R,
+        chance: &mut C,
     ) -> Result<Vec<TableEvent>, TableError> {
         if self.game.is_some() {
             return Err(TableError::NotWaiting);
@@ -245,7 +245,7 @@ impl Table {
             after.evolve(&seated);
             events.push(seated);
         }
-        events.extend(after.deal_in(rng)?);
+        events.extend(after.deal_in(chance)?);
         Ok(events)
     }
 
@@ -305,12 +305,12 @@ impl Table {
     /// the bots at their seats, every person's seat kept for them, the
     /// caller in theirs, and the first dealer the one after this game's. It
     /// starts by itself once every person is back.
-    pub fn rematch<R: Rng + ?Sized>(
+    pub fn rematch<C: Chance + ?Sized>(
         &self,
         this_table_id: &str,
         account_id: &PlayerId,
         guest: bool,
-        rng: &mut R,
+        chance: &mut C,
     ) -> Result<Vec<TableEvent>, TableError> {
         self.may_rematch(account_id)?;
         let n = self.players.len();
@@ -350,7 +350,7 @@ impl Table {
             joining: Joining::Invited,
             guest,
         };
-        events.extend(next.execute(&join, rng)?);
+        events.extend(next.execute(&join, chance)?);
         Ok(events)
     }
 }

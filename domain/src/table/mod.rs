@@ -1,10 +1,11 @@
 //! A table: the lobby (create, join, leave, start) around one game. Its log
 //! is the one the API stores: lobby events, then the game's events.
 
-use rand::Rng;
+use crate::fair::Chance;
 use serde::{Deserialize, Serialize};
 
 pub(crate) mod correction;
+mod deals;
 pub(crate) mod events;
 mod lobby;
 mod log;
@@ -12,6 +13,7 @@ pub mod notices;
 mod presence;
 
 pub use correction::{Correction, CorrectionError, Grounds, ResultCorrected};
+pub use deals::{verify_deals, DealsChecked, Unfair};
 pub use events::{TableCreated, TableEvent};
 pub use lobby::{Joining, Lobby, RematchOf, Reserved, Visibility};
 pub use log::{apply, apply_guarded, Fold, FoldError, ReadError};
@@ -538,10 +540,10 @@ impl Table {
     }
 
     /// The events a command produces, or why it is refused. Pure.
-    pub fn decide<R: Rng + ?Sized>(
+    pub fn decide<C: Chance + ?Sized>(
         &self,
         command: &TableCommand,
-        rng: &mut R,
+        chance: &mut C,
     ) -> Result<Vec<TableEvent>, TableError> {
         let waiting = self.game.is_none();
         match command {
@@ -549,7 +551,7 @@ impl Table {
                 account_id,
                 joining,
                 guest,
-            } => self.join(account_id, *joining, *guest, rng),
+            } => self.join(account_id, *joining, *guest, chance),
             TableCommand::Leave { account_id } => {
                 if !waiting {
                     return Err(TableError::NotWaiting);
@@ -557,7 +559,7 @@ impl Table {
                 let seat = self.seat_of(account_id).ok_or(TableError::NotSeated)?;
                 Ok(vec![TableEvent::PlayerLeft { seat }])
             }
-            TableCommand::Start { account_id } => self.start(account_id, rng),
+            TableCommand::Start { account_id } => self.start(account_id, chance),
             TableCommand::Move { account_id, mv } => {
                 let game = self.running()?;
                 let seat = self.seat_of(account_id).ok_or(TableError::NotSeated)?;
@@ -567,12 +569,12 @@ impl Table {
                         seat,
                         mv: mv.clone(),
                     },
-                    rng,
+                    chance,
                 )?;
                 Ok(events.into_iter().map(TableEvent::Game).collect())
             }
-            TableCommand::TimeOut { deadline } => self.time_out(deadline, rng),
-            TableCommand::PlayFor { seed, playouts } => self.play_for(*seed, *playouts, rng),
+            TableCommand::TimeOut { deadline } => self.time_out(deadline, chance),
+            TableCommand::PlayFor { seed, playouts } => self.play_for(*seed, *playouts, chance),
             TableCommand::Back { account_id } => {
                 self.running()?;
                 let seat = self.seat_of(account_id).ok_or(TableError::NotSeated)?;
@@ -598,7 +600,7 @@ impl Table {
                     level: *level,
                 }])
             }
-            TableCommand::FillWithBots => self.fill_with_bots(rng),
+            TableCommand::FillWithBots => self.fill_with_bots(chance),
             TableCommand::OfferRematch {
                 account_id,
                 table_id,
@@ -613,19 +615,19 @@ impl Table {
     }
 
     /// The creator starts the game (see [`Table::deal_in`]).
-    fn start<R: Rng + ?Sized>(
+    fn start<C: Chance + ?Sized>(
         &self,
         account_id: &PlayerId,
-        rng: &mut R,
+        chance: &mut C,
     ) -> Result<Vec<TableEvent>, TableError> {
         self.by_creator_while_waiting(account_id)?;
-        self.deal_in(rng)
+        self.deal_in(chance)
     }
 
     /// The game starts: the seats renumbered in order, never bots alone
     /// (D40), and round 1 dealt, by a dealer drawn at random (D23) or, at
     /// a rematch, by the one after the game before's.
-    fn deal_in<R: Rng + ?Sized>(&self, rng: &mut R) -> Result<Vec<TableEvent>, TableError> {
+    fn deal_in<C: Chance + ?Sized>(&self, chance: &mut C) -> Result<Vec<TableEvent>, TableError> {
         let players: Vec<Seated> = self
             .seated()
             .enumerate()
@@ -658,16 +660,16 @@ impl Table {
             None => Command::Start,
         };
         let mut out = Vec::new();
-        game.execute(&start, rng, &mut out)?;
+        game.execute(&start, chance, &mut out)?;
         events.extend(out.into_iter().map(TableEvent::Game));
         Ok(events)
     }
 
     /// `decide` then `evolve` in place, without copying the game for a move.
-    pub fn execute<R: Rng + ?Sized>(
+    pub fn execute<C: Chance + ?Sized>(
         &mut self,
         command: &TableCommand,
-        rng: &mut R,
+        chance: &mut C,
     ) -> Result<Vec<TableEvent>, TableError> {
         if let TableCommand::Move { account_id, mv } = command {
             self.running()?;
@@ -680,7 +682,7 @@ impl Table {
                     seat,
                     mv: mv.clone(),
                 },
-                rng,
+                chance,
                 &mut out,
             )?;
             self.version += out.len() as u64;
@@ -690,7 +692,7 @@ impl Table {
             }
             return Ok(events);
         }
-        let events = self.decide(command, rng)?;
+        let events = self.decide(command, chance)?;
         for e in &events {
             self.evolve(e);
         }

@@ -12,7 +12,7 @@
 use std::ops::RangeInclusive;
 use std::time::Duration;
 
-use rand::Rng;
+use crate::fair::Chance;
 use rand_chacha::rand_core::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
@@ -260,17 +260,17 @@ impl Table {
     /// D38: the seat on turn's deadline has passed (`deadline` as the server
     /// recorded it): `turn_timed_out`, its timeout move, and `seat_away`
     /// when that makes `away_after` timeouts in a row.
-    pub(super) fn time_out<R: Rng + ?Sized>(
+    pub(super) fn time_out<C: Chance + ?Sized>(
         &self,
         deadline: &str,
-        rng: &mut R,
+        chance: &mut C,
     ) -> Result<Vec<TableEvent>, TableError> {
         let clock = self.clock.ok_or(TableError::NoAutomaticMove)?;
         let seat = self.must_act().ok_or(TableError::NoAutomaticMove)?;
         if self.automatic().is_some() {
             return Err(TableError::NoAutomaticMove);
         }
-        let moved = self.running()?.decide(&Command::TimeOut { seat }, rng)?;
+        let moved = self.running()?.decide(&Command::TimeOut { seat }, chance)?;
         let mut events = vec![TableEvent::TurnTimedOut {
             seat,
             deadline: deadline.to_owned(),
@@ -292,11 +292,11 @@ impl Table {
     /// D39, D40, D42: the server's move for the bot, away or resigned seat
     /// on turn, chosen by its level from that seat's view and `seed`,
     /// searching `playouts` (recorded only for a level that searches).
-    pub(super) fn play_for<R: Rng + ?Sized>(
+    pub(super) fn play_for<C: Chance + ?Sized>(
         &self,
         seed: u32,
         playouts: Playouts,
-        rng: &mut R,
+        chance: &mut C,
     ) -> Result<Vec<TableEvent>, TableError> {
         let (seat, reason) = self.automatic().ok_or(TableError::NoAutomaticMove)?;
         let level = self.bot_at(seat).unwrap_or(STAND_IN);
@@ -313,7 +313,7 @@ impl Table {
             seed,
             playouts: level.searches().then_some(playouts.get()),
         }];
-        let moved = game.decide(&Command::Move { seat, mv }, rng)?;
+        let moved = game.decide(&Command::Move { seat, mv }, chance)?;
         events.extend(moved.into_iter().map(TableEvent::Game));
         Ok(events)
     }
