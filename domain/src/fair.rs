@@ -176,7 +176,9 @@ impl ShuffleStream {
         self.block[self.next - 1]
     }
 
-    /// A number below `bound` (see [`draw_below`]).
+    /// A number below `bound` (from 1 to 2^32): words are taken until one
+    /// is below the largest multiple of `bound` that fits in 32 bits, and
+    /// reduced modulo `bound`.
     pub fn below(&mut self, bound: usize) -> usize {
         draw_below(bound, || self.word())
     }
