@@ -1,13 +1,16 @@
 //! Plays seeded random games to the end and prints the engine's speed.
 //!
-//! `cargo run --release -p domain --example simulate -- --games N [--preset P] [--players K] [--pure]`
+//! `cargo run --release -p domain --example simulate -- --games N [--preset P] [--players K] [--pure] [--fair]`
 //!
 //! One line per preset:
 //! `preset=<id> players=<k> games=<n> moves=<m> moves_per_sec=<x> games_per_sec=<y>`.
 //! A move is: compute the seat's legal moves, choose one at random, decide
 //! it and apply its events. By default `execute` decides and applies in
 //! place; `--pure` calls `decide` (on a copy of the state) and then `evolve`
-//! for each event, the path a replay tool would take.
+//! for each event, the path a replay tool would take. Shuffles come from
+//! the game's seeded generator, as in a bot's playouts; `--fair` takes them
+//! from the contract's HMAC streams (a server seed drawn per game), as the
+//! server's tables do.
 
 use std::time::Instant;
 
@@ -18,7 +21,7 @@ use clap::Parser;
 // glibc's allocator here. The server still uses the system allocator.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-use domain::{Command, Event, Game, Preset, Status};
+use domain::{Chance, Command, Event, Fair, Game, Preset, ServerSeed, Status};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -36,6 +39,9 @@ struct Args {
     /// Use decide + evolve instead of execute.
     #[arg(long)]
     pure: bool,
+    /// Shuffle by the fair-deals contract's HMAC streams.
+    #[arg(long)]
+    fair: bool,
     /// First seed.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -59,29 +65,30 @@ fn main() {
         for i in 0..args.games {
             let mut rng = ChaCha8Rng::seed_from_u64(args.seed + i);
             let mut g = Game::new(rules.clone(), players).expect("preset rules are valid");
+            let seed = ServerSeed::draw(&mut rng);
+            let mut fair = Fair {
+                seed: &seed,
+                table: "00000000-0000-4000-8000-000000000000",
+            };
             let mut events: Vec<Event> = Vec::new();
-            g.execute(&Command::Start, &mut rng, &mut events)
-                .expect("a new game starts");
-            while g.status() == Status::Playing {
+            let mut command = Command::Start;
+            loop {
+                events.clear();
+                if args.fair {
+                    step(&mut g, &command, &mut fair, args.pure, &mut events);
+                } else {
+                    step(&mut g, &command, &mut rng, args.pure, &mut events);
+                }
+                if g.status() != Status::Playing {
+                    break;
+                }
                 let seat = g
                     .round()
                     .and_then(|r| r.current)
                     .expect("a running game has a seat on turn");
                 g.legal_moves_into(seat, &mut legal);
                 let mv = legal[rng.gen_range(0..legal.len())].clone();
-                let command = Command::Move { seat, mv };
-                events.clear();
-                if args.pure {
-                    events = g
-                        .decide(&command, &mut rng)
-                        .expect("legal moves are accepted");
-                    for e in &events {
-                        g.evolve(e);
-                    }
-                } else {
-                    g.execute(&command, &mut rng, &mut events)
-                        .expect("legal moves are accepted");
-                }
+                command = Command::Move { seat, mv };
                 moves += 1;
             }
         }
@@ -95,5 +102,25 @@ fn main() {
             moves as f64 / secs,
             args.games as f64 / secs
         );
+    }
+}
+
+/// Decides and applies `command`: in place, or (`pure`) on a copy and then
+/// event by event.
+fn step<C: Chance>(
+    g: &mut Game,
+    command: &Command,
+    chance: &mut C,
+    pure: bool,
+    events: &mut Vec<Event>,
+) {
+    if pure {
+        *events = g.decide(command, chance).expect("legal moves are accepted");
+        for e in events.iter() {
+            g.evolve(e);
+        }
+    } else {
+        g.execute(command, chance, events)
+            .expect("legal moves are accepted");
     }
 }

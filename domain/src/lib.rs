@@ -37,7 +37,7 @@ pub use event::{
     CardPlayed, Choice, Direction, DrawReason, EndReason, Event, GameEnded, Move, Pending,
     PendingKind, Placing, RoundEnded, RoundStarted, Seat, SkipReason, Target, EVENT_VERSION,
 };
-pub use fair::{Chance, ClientSeed, Fair, ServerSeed, ShuffleStream};
+pub use fair::{Chance, ClientSeed, Fair, RngWords, ServerSeed, ShuffleStream, Words};
 pub use game::{Game, Round, Status};
 pub use rating::{Finish, RatedGame, Rating, Standing, Standings, Stats};
 pub use redaction::{Salt, Seen};

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use crate::card::Card;
 use crate::deck::full_deck;
 use crate::event::{RoundStarted, Seat};
-use crate::fair::Chance;
+use crate::fair::{Chance, Words};
 use crate::game::{kept_on_top, Game};
 use crate::rules::Starter;
 

@@ -148,9 +148,7 @@ fn d42_bot_seats_play_to_the_end_of_the_game_by_their_own_level() {
 
 #[test]
 fn d42_a_strong_bot_searches_what_it_is_given_and_records_it() {
-    let (table, _) = started_with(&["a"], &[Level::Strong]);
-    let mut table = table;
-    let mut log = Vec::new();
+    let (mut table, mut log) = started_with(&["a"], &[Level::Strong]);
     // Until the bot is on turn with a choice to make.
     while table.automatic().is_none() {
         own_move(&mut table, &mut log);
