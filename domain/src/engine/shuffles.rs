@@ -10,7 +10,7 @@ use crate::card::Card;
 use crate::deck::full_deck;
 use crate::event::{RoundStarted, Seat};
 use crate::fair::{Chance, Words};
-use crate::game::{kept_on_top, Game};
+use crate::game::Game;
 use crate::rules::Starter;
 
 impl Game {
@@ -77,9 +77,8 @@ impl Game {
     /// The running round's next stock: the discard pile less the cards kept
     /// on top, bottom first, shuffled by the round's next shuffle.
     pub(crate) fn reshuffled<C: Chance + ?Sized>(&self, chance: &mut C) -> Vec<Card> {
-        let r = self.round.as_ref().expect("a round runs");
-        let cut = r.discard.len() - kept_on_top(&r.discard, &self.book);
-        let mut stock = r.discard[..cut].to_vec();
+        let r = self.r();
+        let mut stock = r.discard[..self.recyclable()].to_vec();
         chance
             .stream(&self.clients, r.number, r.reshuffles + 1)
             .shuffle(&mut stock);
