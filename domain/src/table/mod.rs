@@ -2,7 +2,6 @@
 //! is the one the API stores: lobby events, then the game's events.
 
 use crate::fair::Chance;
-use serde::{Deserialize, Serialize};
 
 pub(crate) mod correction;
 mod deals;
@@ -11,6 +10,7 @@ mod lobby;
 mod log;
 pub mod notices;
 mod presence;
+mod seats;
 
 pub use correction::{Correction, CorrectionError, Grounds, ResultCorrected};
 pub use deals::{verify_deals, DealsChecked, Unfair};
@@ -22,6 +22,7 @@ pub use presence::{
     ranking_after, ranking_after_resignations, Actors, BotReason, Clock, Due, Presence, Turn,
     STAND_IN,
 };
+pub use seats::{PlayerId, Seated};
 
 use crate::bots::{Level, Playouts};
 use crate::engine::{Command, RuleError};
@@ -29,124 +30,6 @@ use crate::event::{Move, Seat};
 use crate::game::{Game, Status};
 use crate::rules::{Preset, Rules, RulesError};
 use crate::view::{PendingView, PlayerView, SeatView};
-
-/// Who a player is, as the server names its accounts: opaque to the engine,
-/// which only compares ids (the API's are UUIDs, written as text).
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[cfg_attr(feature = "openapi", schema(value_type = String, format = Uuid, example = "0b5c9e04-5f5e-4a43-9f1e-0c2b8d1c7a10"))]
-#[serde(transparent)]
-pub struct PlayerId(String);
-
-impl PlayerId {
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
-impl From<&str> for PlayerId {
-    fn from(id: &str) -> Self {
-        Self(id.to_owned())
-    }
-}
-
-impl From<String> for PlayerId {
-    fn from(id: String) -> Self {
-        Self(id)
-    }
-}
-
-impl std::fmt::Display for PlayerId {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-/// Who sits where. In the log, as everywhere a client reads it, a bot's
-/// seat has no account (`account_id: null`, its `bot` level says what holds
-/// it); within the engine its id is `bot:<seat>` (older logs wrote it so,
-/// and still read). A person is named by their account's random id only:
-/// their name is the account's, read when shown, so that erasing the
-/// account forgets it without touching a hash (event format 3; the
-/// `username` that formats 1 and 2 wrote is not read).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(into = "SeatedData", try_from = "SeatedData")]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[cfg_attr(feature = "openapi", schema(example = json!({"seat": 1, "account_id": "6f1c2a8e-3b7d-4c59-9e21-0d4f5a6b7c8d"})))]
-pub struct Seated {
-    #[cfg_attr(feature = "openapi", schema(value_type = usize))]
-    pub seat: Seat,
-    /// The account; null for a bot.
-    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, required = true))]
-    pub account_id: PlayerId,
-    /// The level of the bot that holds the seat (D42); absent: a person.
-    #[cfg_attr(feature = "openapi", schema(required = false))]
-    pub bot: Option<Level>,
-    /// A guest's seat (an account without a password): a game with one is
-    /// not rated (D43), whatever the account becomes; absent: false.
-    #[cfg_attr(feature = "openapi", schema(required = false))]
-    pub guest: bool,
-}
-
-/// [`Seated`] as its data is written and read.
-#[derive(Serialize, Deserialize)]
-struct SeatedData {
-    seat: Seat,
-    account_id: Option<PlayerId>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    bot: Option<Level>,
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    guest: bool,
-}
-
-impl From<Seated> for SeatedData {
-    fn from(s: Seated) -> Self {
-        SeatedData {
-            seat: s.seat,
-            account_id: s.bot.is_none().then_some(s.account_id),
-            bot: s.bot,
-            guest: s.guest,
-        }
-    }
-}
-
-impl TryFrom<SeatedData> for Seated {
-    type Error = String;
-
-    fn try_from(d: SeatedData) -> Result<Self, String> {
-        let account_id = match (d.account_id, d.bot) {
-            (Some(id), _) => id,
-            (None, Some(_)) => Seated::bot_id(d.seat),
-            (None, None) => {
-                return Err(format!("seat {}: a person's account_id is missing", d.seat))
-            }
-        };
-        Ok(Seated {
-            seat: d.seat,
-            account_id,
-            bot: d.bot,
-            guest: d.guest,
-        })
-    }
-}
-
-impl Seated {
-    /// A bot of `level` at `seat`: its id is not an account's
-    /// (`bot:<seat>`).
-    pub fn bot(seat: Seat, level: Level) -> Seated {
-        Seated {
-            seat,
-            account_id: Seated::bot_id(seat),
-            bot: Some(level),
-            guest: false,
-        }
-    }
-
-    /// The engine's id of the bot at `seat`.
-    fn bot_id(seat: Seat) -> PlayerId {
-        PlayerId::from(format!("bot:{seat}"))
-    }
-}
 
 /// Why a table command is refused.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
