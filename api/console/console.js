@@ -467,6 +467,20 @@ function auditVerdict(audit) {
   }, text);
 }
 
+// Whether the game's deals are its seeds' (docs/API.md "Fair deals").
+function dealsVerdict(deals) {
+  const d = deals ?? { status: "unchecked" };
+  const text = {
+    verified: () => `Deals verified — the ${d.deals} deal(s) and ${d.reshuffles} reshuffle(s) are the ones the revealed server seed and the players' seeds derive.`,
+    pending: () => "Deals not verified yet: the server seed is revealed when the game is over.",
+    unproven: () => "Deals unproven: this table was created before fair deals.",
+    unchecked: () => "Deals not checked.",
+    failed: () => `Deals NOT verified — ${d.reason}`,
+  }[d.status] ?? (() => `Deals: ${d.status}`);
+  const kind = d.status === "verified" ? "ok" : d.status === "failed" ? "bad" : "muted";
+  return h("div", { class: `verdict ${kind}`, id: "deals-verdict", "data-status": d.status }, text());
+}
+
 function describe(e) {
   const data = { ...e.data };
   delete data.salt;
@@ -536,7 +550,7 @@ async function tableSection(id, audit) {
   });
   return h("section", { id: "table", "data-table": id },
     h("h2", {}, "Table"), players, outcome,
-    auditVerdict(audit), problems,
+    auditVerdict(audit), dealsVerdict(audit.deals), problems,
     h("h2", {}, "Rounds: points (totals)"),
     h("div", { class: "scroll" }, h("table", { class: "list", id: "rounds" },
       h("thead", {}, h("tr", {}, h("th", {}, ""), seats.map((s) => h("th", {}, names[s])))),
@@ -638,7 +652,7 @@ async function replayPage(id, n, wanted, { player = false } = {}) {
     `An admin corrected this game's result (${describeCorrection(c.correction)}): `,
     c.ranking.map((p) => `${p.place}. ${names[p.seat] ?? `seat ${p.seat}`} (${c.totals[p.seat]})`).join(", "),
     c.rated ? "." : "; the game is not rated.");
-  show(h("h1", {}, `Round ${n} of table ${id.slice(0, 8)}`), back, corrected,
+  show(h("h1", {}, `Round ${n} of table ${id.slice(0, 8)}`), back, corrected, dealsVerdict(r.deals),
     h("p", { class: "muted" }, "← → step through the round (Home, End: first, last); ⚙ marks a move the server made for a seat."),
     board, h("h2", {}, "Events of the round"), list);
 }

@@ -76,6 +76,7 @@ impl AuthUser {
         Person {
             id: self.account.id,
             guest: self.account.role == Role::Guest,
+            client_seed: None,
         }
     }
 

@@ -37,7 +37,7 @@ use uuid::Uuid;
 
 use crate::metric_names::{DEADLINES_DUE, DEADLINES_FIRED, DEADLINES_PENDING, DEADLINE_LATENESS};
 use crate::service_error::ServiceError;
-use crate::table_service::TableService;
+use crate::table_service::{dealer, TableService};
 use crate::webhooks;
 use store::chain;
 use store::due::DueTable;
@@ -169,10 +169,10 @@ enum Act {
 /// What the server does on a due table, if anything.
 fn act_for(table: &Table, due_at: chrono::DateTime<chrono::Utc>) -> Option<Act> {
     if table.status() == domain::Status::Waiting {
-        return table
-            .lobby
-            .bots_after
-            .map(|_| Act::Command(TableCommand::FillWithBots, "bots_after"));
+        return table.lobby.bots_after.map(|_| {
+            let client_seeds = dealer::client_seeds(table.seats);
+            Act::Command(TableCommand::FillWithBots { client_seeds }, "bots_after")
+        });
     }
     if table.automatic().is_some() {
         return Some(Act::PlayFor {

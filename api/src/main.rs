@@ -87,6 +87,10 @@ enum LogCommand {
         /// the game ran).
         #[arg(long)]
         partial: bool,
+        /// The table's id, which its shuffles name: with it, the deals are
+        /// checked against the revealed seed too (docs/API.md "Fair deals").
+        #[arg(long)]
+        table: Option<uuid::Uuid>,
     },
     /// Print a round of an exported log step by step, every hand visible,
     /// as `huit replay` does from the database.
@@ -156,8 +160,13 @@ async fn main() -> ExitCode {
             database_url,
         } => return audit(table_id, database_url).await,
         Command::Log {
-            command: LogCommand::Verify { file, partial },
-        } => return verify_log(&file, partial),
+            command:
+                LogCommand::Verify {
+                    file,
+                    partial,
+                    table,
+                },
+        } => return verify_log(&file, partial, table),
         Command::Log {
             command: LogCommand::Replay { file, round },
         } => replay_log(&file, round),
@@ -270,8 +279,8 @@ fn read_export(file: &str) -> Result<api::history::Log, BoxError> {
 
 /// 0: the log holds; 2: it does not (or a line is no event); 1: it could
 /// not be read.
-fn verify_log(file: &str, partial: bool) -> ExitCode {
-    let log = match read_export(file) {
+fn verify_log(file: &str, partial: bool, table: Option<uuid::Uuid>) -> ExitCode {
+    let mut log = match read_export(file) {
         Ok(log) => log,
         Err(e) => {
             eprintln!("huit log verify: {}", cause_chain(e.as_ref()));
@@ -281,6 +290,7 @@ fn verify_log(file: &str, partial: bool) -> ExitCode {
             };
         }
     };
+    log.table_id = table;
     let verdict = api::history::verify_export(&log, partial);
     print!("{}", api::history::verdict_text(&log, &verdict));
     if verdict.holds {

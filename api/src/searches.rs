@@ -19,6 +19,7 @@ use tokio::sync::Semaphore;
 
 use crate::metric_names;
 use crate::service_error::ServiceError;
+use crate::table_service::dealer::{self, Dealer};
 
 /// A bot's move decided on a copy of its table: the table after it, and
 /// the command's events (or why it was refused).
@@ -55,9 +56,10 @@ impl SearchBudget {
     /// stand-in's), with `seed`, decided off the request threads: within
     /// the budget for a level that searches. The command as decided (its
     /// playouts) and what it did to the copy.
-    pub async fn decide(
+    pub(crate) async fn decide(
         &self,
         mut table: Table,
+        dealer: Option<Dealer>,
         seed: u32,
     ) -> Result<(TableCommand, Searched), ServiceError> {
         let searches = table.automatic_level().is_some_and(|l| l.searches());
@@ -74,7 +76,7 @@ impl SearchBudget {
         let decided = tokio::task::spawn_blocking(move || {
             let reason = table.automatic().map_or("none", |(_, r)| r.as_str());
             let started = std::time::Instant::now();
-            let events = table.execute(&command, &mut rand::thread_rng());
+            let events = dealer::execute(dealer.as_ref(), &mut table, &command);
             ::metrics::histogram!(metric_names::BOT_DECISION, "reason" => reason)
                 .record(started.elapsed().as_secs_f64());
             (command, Searched { table, events })

@@ -59,6 +59,7 @@ fn finished_log(rng: &mut StdRng, a: Uuid, b: Uuid) -> Vec<TableEvent> {
         account_id: player_id(b),
         joining: domain::Joining::Open,
         guest: false,
+        client_seed: None,
     };
     log.extend(table.execute(&join, rng).expect("joins"));
     let players = table.players.iter().flatten().cloned().collect();

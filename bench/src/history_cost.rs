@@ -219,6 +219,7 @@ pub async fn run(base: &str, database_url: &str, n: usize, long: usize) -> Resul
             account_id: players[1].id.as_str().into(),
             joining: domain::Joining::Open,
             guest: false,
+            client_seed: None,
         },
         &mut rng,
     )?);

@@ -91,13 +91,14 @@ fn game_log(rng: &mut StdRng, players: &[Uuid]) -> (String, Vec<TableEvent>) {
             account_id: player_id(*id),
             joining: domain::Joining::Open,
             guest: false,
+            client_seed: None,
         };
         log.extend(table.execute(&join, rng).expect("joins"));
     }
     let mut players: Vec<Seated> = table.players.iter().flatten().cloned().collect();
     let kind = rng.gen_range(0..20);
     if kind == 0 {
-        players[n - 1] = Seated::bot(n - 1, Level::Basic);
+        players[n - 1] = Seated::bot(n - 1, Level::Basic, None);
     }
     log.push(TableEvent::GameStarted { players });
     if kind == 1 {
@@ -134,6 +135,7 @@ fn played_log(rng: &mut StdRng, players: &[Uuid]) -> (String, Vec<TableEvent>) {
             account_id: player_id(*id),
             joining: domain::Joining::Open,
             guest: false,
+            client_seed: None,
         };
         run(&mut table, &mut log, rng, join);
     }
@@ -141,6 +143,7 @@ fn played_log(rng: &mut StdRng, players: &[Uuid]) -> (String, Vec<TableEvent>) {
         let bot = TableCommand::SeatBot {
             account_id: creator.clone(),
             level: Level::Basic,
+            client_seed: None,
         };
         run(&mut table, &mut log, rng, bot);
     }

@@ -67,6 +67,7 @@ pub async fn run(database_url: &str, events: usize, seed: u64) -> Result<(), Err
             account_id: api::table_service::player_id(uuid::Uuid::new_v4()),
             joining: domain::Joining::Open,
             guest: false,
+            client_seed: None,
         };
         log.extend(table.execute(&cmd, &mut rng)?);
     }

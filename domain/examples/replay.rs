@@ -49,6 +49,7 @@ fn main() {
             account_id: format!("player-{p}").into(),
             joining: domain::Joining::Open,
             guest: false,
+            client_seed: None,
         };
         log.extend(table.execute(&join, &mut rng).expect("joins"));
     }

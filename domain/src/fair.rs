@@ -23,8 +23,12 @@ use sha2::{Digest, Sha256};
 pub const SHUFFLE_VERSION: &str = "huit-shuffle-v1";
 
 /// A table's secret: 32 random bytes, known to the server alone until the
-/// game is over. Its `Debug` shows nothing of it.
-#[derive(Clone, PartialEq, Eq)]
+/// game is over (then logged as 64 lowercase hex digits). Its `Debug` shows
+/// nothing of it.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(value_type = String, pattern = "^[0-9a-f]{64}$"))]
+#[serde(try_from = "String", into = "String")]
 pub struct ServerSeed([u8; 32]);
 
 impl ServerSeed {
@@ -60,10 +64,70 @@ impl ServerSeed {
         Some(ServerSeed(bytes))
     }
 
-    /// The commitment logged when the table is created: the hex SHA-256 of
-    /// the seed's bytes.
-    pub fn hash(&self) -> String {
-        hex::encode(Sha256::digest(self.0))
+    /// The commitment logged when the table is created: the SHA-256 of the
+    /// seed's bytes.
+    pub fn hash(&self) -> SeedHash {
+        SeedHash(Sha256::digest(self.0).into())
+    }
+}
+
+impl TryFrom<String> for ServerSeed {
+    type Error = SeedTextError;
+    fn try_from(text: String) -> Result<Self, Self::Error> {
+        ServerSeed::from_hex(&text).ok_or(SeedTextError)
+    }
+}
+
+impl From<ServerSeed> for String {
+    fn from(seed: ServerSeed) -> String {
+        seed.to_hex()
+    }
+}
+
+/// Why a logged seed or seed hash does not read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("a server seed and its hash are logged as 64 lowercase hex digits")]
+pub struct SeedTextError;
+
+/// The commitment to a table's server seed: its SHA-256, logged (64
+/// lowercase hex digits) when the table is created. It tells nothing of the
+/// seed, which is 32 random bytes.
+#[derive(Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(value_type = String, pattern = "^[0-9a-f]{64}$"))]
+#[serde(try_from = "String", into = "String")]
+pub struct SeedHash([u8; 32]);
+
+impl SeedHash {
+    pub fn to_hex(&self) -> String {
+        hex::encode(self.0)
+    }
+
+    /// Whether `seed` is the one committed to.
+    pub fn commits_to(&self, seed: &ServerSeed) -> bool {
+        seed.hash() == *self
+    }
+}
+
+impl fmt::Debug for SeedHash {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "SeedHash({})", self.to_hex())
+    }
+}
+
+impl TryFrom<String> for SeedHash {
+    type Error = SeedTextError;
+    fn try_from(text: String) -> Result<Self, Self::Error> {
+        // The same 64 lowercase hex digits as a seed.
+        ServerSeed::from_hex(&text)
+            .map(|bytes| SeedHash(bytes.0))
+            .ok_or(SeedTextError)
+    }
+}
+
+impl From<SeedHash> for String {
+    fn from(hash: SeedHash) -> String {
+        hash.to_hex()
     }
 }
 
@@ -82,6 +146,8 @@ pub struct ClientSeedError;
 /// from `!` to `~` (no spaces, nothing a message could confuse with its
 /// separators).
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(value_type = String, pattern = "^[!-~]{1,64}$", example = "d4f1c7e2a9b05e38"))]
 #[serde(try_from = "String", into = "String")]
 pub struct ClientSeed(String);
 
@@ -246,6 +312,12 @@ pub trait Chance {
     /// The stream of shuffle `shuffle` of round `round`, for a game whose
     /// seats brought `clients` (in seat order).
     fn stream(&mut self, clients: &[ClientSeed], round: u32, shuffle: u32) -> Self::Stream;
+
+    /// The server seed the streams are keyed with, revealed by the table
+    /// once its game is over; `None` for streams that prove nothing.
+    fn server_seed(&self) -> Option<&ServerSeed> {
+        None
+    }
 }
 
 /// The contract's shuffles: keyed with the table's server seed.
@@ -261,6 +333,10 @@ impl Chance for Fair<'_> {
 
     fn stream(&mut self, clients: &[ClientSeed], round: u32, shuffle: u32) -> ShuffleStream {
         ShuffleStream::new(self.seed.as_bytes(), self.table, clients, round, shuffle)
+    }
+
+    fn server_seed(&self) -> Option<&ServerSeed> {
+        Some(self.seed)
     }
 }
 
@@ -307,9 +383,18 @@ mod tests {
     fn the_contracts_test_vector() {
         let (seed, _, _) = vector();
         assert_eq!(
-            seed.hash(),
+            seed.hash().to_hex(),
             "630dcd2966c4336691125448bbb25b4ff412a49c732db2c8abc1b8581bd710dd"
         );
+        // Logged as text, both read back; anything else is refused.
+        let logged = serde_json::to_value(&seed).unwrap();
+        assert_eq!(serde_json::from_value::<ServerSeed>(logged).unwrap(), seed);
+        let hash = serde_json::to_value(seed.hash()).unwrap();
+        let hash: SeedHash = serde_json::from_value(hash).unwrap();
+        assert!(hash.commits_to(&seed));
+        assert!(!hash.commits_to(&ServerSeed::from_bytes([7; 32])));
+        let upper = "630DCD2966C4336691125448BBB25B4FF412A49C732DB2C8ABC1B8581BD710DD";
+        assert!(serde_json::from_value::<SeedHash>(upper.into()).is_err());
         assert_eq!(
             shuffled(52, 1, 0),
             [

@@ -37,7 +37,9 @@ pub use event::{
     CardPlayed, Choice, Direction, DrawReason, EndReason, Event, GameEnded, Move, Pending,
     PendingKind, Placing, RoundEnded, RoundStarted, Seat, SkipReason, Target, EVENT_VERSION,
 };
-pub use fair::{Chance, ClientSeed, Fair, RngWords, ServerSeed, ShuffleStream, Words};
+pub use fair::{
+    Chance, ClientSeed, ClientSeedError, Fair, RngWords, SeedHash, ServerSeed, ShuffleStream, Words,
+};
 pub use game::{Game, Round, Status};
 pub use rating::{Finish, RatedGame, Rating, Standing, Standings, Stats};
 pub use redaction::{Salt, Seen};

@@ -184,12 +184,17 @@ impl TableEvent {
                 starts_when_full: _,
                 bots_after: _,
                 rematch_of: _,
+                // A hash of 32 random bytes: it tells nothing of the seed.
+                seed_hash: _,
             }) => Seen::Whole,
             TableEvent::PlayerJoined(Seated {
                 seat: _,
                 account_id: _,
                 bot: _,
                 guest: _,
+                // Public from the start: the shuffles are the server
+                // seed's secret, which the seats' seeds only add to.
+                client_seed: _,
             }) => Seen::Whole,
             TableEvent::PlayerLeft { seat: _ } => Seen::Whole,
             TableEvent::GameStarted { players: _ } => Seen::Whole,
@@ -226,7 +231,14 @@ impl TableEvent {
                     })
                 }
             }
-            TableEvent::BotSeated { seat: _, level: _ } => Seen::Whole,
+            TableEvent::BotSeated {
+                seat: _,
+                level: _,
+                client_seed: _,
+            } => Seen::Whole,
+            // Logged only once the game is over (ended or aborted), when
+            // nothing it derives is hidden any more.
+            TableEvent::SeedRevealed { server_seed: _ } => Seen::Whole,
             TableEvent::RematchOffered {
                 seat: _,
                 table_id: _,

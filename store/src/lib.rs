@@ -41,6 +41,7 @@ pub mod ratings;
 pub mod rechain;
 pub mod records;
 pub mod sanctions;
+pub mod seeds;
 pub mod sessions;
 pub mod tables;
 

@@ -78,6 +78,7 @@ pub fn play_game(
             account_id: player_id(*id),
             joining: domain::Joining::Open,
             guest: false,
+            client_seed: None,
         };
         batches.push(table.execute(&cmd, &mut rng).expect("joins"));
     }

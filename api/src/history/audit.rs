@@ -58,6 +58,69 @@ pub struct AuditProblem {
     pub reason: String,
 }
 
+/// What the audit made of a log's deals (docs/API.md "Fair deals").
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(tag = "status", rename_all = "snake_case")]
+#[schema(example = json!({"status": "verified", "deals": 3, "reshuffles": 1}))]
+pub enum DealsAudit {
+    /// The revealed seed is the one `table_created` committed to, and
+    /// every deal, first dealer and reshuffle is the one the seeds derive.
+    Verified { deals: usize, reshuffles: usize },
+    /// The game is not over: its seed is not revealed yet.
+    Pending,
+    /// A table created before fair deals: its log commits to no seed.
+    Unproven,
+    /// Not checked: the table's id, which the shuffles name, was not given
+    /// (an exported log without `--table`), or the log does not parse.
+    #[default]
+    Unchecked,
+    /// The first event that is not what the seeds derive, and why.
+    Failed { seq: i64, reason: String },
+}
+
+impl DealsAudit {
+    /// What the deals of `events` (the whole log, parsed) prove, for the
+    /// table `table_id`.
+    pub fn of(events: &[TableEvent], table_id: Option<uuid::Uuid>) -> DealsAudit {
+        let Some(id) = table_id else {
+            return DealsAudit::Unchecked;
+        };
+        match table::verify_revealed(events, &id.to_string()) {
+            Ok(checked) => DealsAudit::Verified {
+                deals: checked.deals,
+                reshuffles: checked.reshuffles,
+            },
+            Err(table::Unfair::NoCommitment) => DealsAudit::Unproven,
+            Err(table::Unfair::NotRevealed) => DealsAudit::Pending,
+            Err(
+                e @ (table::Unfair::FirstDealer { seq, .. }
+                | table::Unfair::Deal { seq, .. }
+                | table::Unfair::Reshuffle { seq, .. }
+                | table::Unfair::Unfolded { seq }
+                | table::Unfair::Commitment { seq }),
+            ) => DealsAudit::Failed {
+                seq: seq as i64,
+                reason: e.to_string(),
+            },
+        }
+    }
+
+    /// One line for people.
+    pub fn text(&self) -> String {
+        match self {
+            DealsAudit::Verified { deals, reshuffles } => format!(
+                "deals verified: {deals} deal(s) and {reshuffles} reshuffle(s) are the seeds'"
+            ),
+            DealsAudit::Pending => "deals not verified yet: the game is not over".into(),
+            DealsAudit::Unproven => {
+                "deals unproven: the table was created before fair deals".into()
+            }
+            DealsAudit::Unchecked => "deals not checked (give the table's id: --table)".into(),
+            DealsAudit::Failed { reason, .. } => format!("deals NOT verified: {reason}"),
+        }
+    }
+}
+
 /// `GET /v1/admin/tables/{id}/audit`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[schema(example = json!({
@@ -67,7 +130,8 @@ pub struct AuditProblem {
                 "recorded": {"points": {"0": 17, "1": 0}, "totals": {"0": 17, "1": 0}},
                 "recomputed": {"points": {"0": 17, "1": 0}, "totals": {"0": 17, "1": 0}},
                 "matches": true}],
-    "events": 120, "version": 120
+    "events": 120, "version": 120,
+    "deals": {"status": "verified", "deals": 3, "reshuffles": 1}
 }))]
 pub struct AuditReport {
     /// The chain is valid, every round matches and nothing else is wrong.
@@ -85,6 +149,10 @@ pub struct AuditReport {
     pub events: usize,
     /// The table's version (`game_tables.version`).
     pub version: i64,
+    /// Whether the deals are the seeds' (audits kept before fair deals:
+    /// `unchecked`).
+    #[serde(default)]
+    pub deals: DealsAudit,
 }
 
 /// Whether `data` holds a salt as version 2 writes it: 32 lowercase hex
@@ -130,6 +198,13 @@ pub fn audit(log: &Log) -> AuditReport {
     if fold.table.is_none() && log.events.is_empty() {
         problems.add(1, "the log is empty");
     }
+    let deals = match parsed.into_iter().collect::<Result<Vec<_>, _>>() {
+        Ok(events) => DealsAudit::of(&events, log.table_id),
+        Err(_) => DealsAudit::Unchecked,
+    };
+    if let DealsAudit::Failed { seq, reason } = &deals {
+        problems.add(*seq, reason.clone());
+    }
     let mut problems = problems.0;
     problems.sort_by_key(|p| p.seq);
     let first_bad_seq = problems.first().map(|p| p.seq);
@@ -141,6 +216,7 @@ pub fn audit(log: &Log) -> AuditReport {
         rounds: fold.rounds,
         events: log.events.len(),
         version: log.version,
+        deals,
     }
 }
 
@@ -216,7 +292,9 @@ impl Folding {
         // and corrections of its result.
         let after_the_end = matches!(
             e,
-            TableEvent::RematchOffered { .. } | TableEvent::ResultCorrected(_)
+            TableEvent::RematchOffered { .. }
+                | TableEvent::ResultCorrected(_)
+                | TableEvent::SeedRevealed { .. }
         );
         if self.game_over && !after_the_end {
             problems.add(seq, "an event after game_ended");
@@ -456,6 +534,7 @@ pub fn audit_text(source: &Source, r: &AuditReport) -> String {
             round.recomputed.totals,
         );
     }
+    let _ = writeln!(out, "{}", r.deals.text());
     for p in &r.problems {
         let _ = writeln!(out, "problem at seq {}: {}", p.seq, p.reason);
     }

@@ -25,7 +25,7 @@ use store::StoredEvent;
 mod audit;
 mod offline;
 
-pub use audit::{audit, audit_text, AuditProblem, AuditReport, RoundAudit, Scores};
+pub use audit::{audit, audit_text, AuditProblem, AuditReport, DealsAudit, RoundAudit, Scores};
 pub use offline::{verdict_text, verify_export, Verdict};
 
 /// A table's whole log, as stored, and the table's version (the seq of its
@@ -35,6 +35,9 @@ pub struct Log {
     pub source: Source,
     pub version: i64,
     pub events: Vec<StoredEvent>,
+    /// The table's id, which its shuffles name (docs/API.md "Fair deals"):
+    /// known for a table of the database, given for an exported log.
+    pub table_id: Option<Uuid>,
 }
 
 impl Log {
@@ -95,6 +98,7 @@ pub fn from_ndjson(name: &str, text: &str) -> Result<Log, BadLine> {
         source: Source::Export(name.to_owned()),
         version: events.last().map_or(0, |e| e.seq),
         events,
+        table_id: None,
     })
 }
 
@@ -125,6 +129,7 @@ pub async fn load(pool: &PgPool, table_id: Uuid) -> Result<Log, ServiceError> {
         source: Source::Table(table_id),
         version,
         events,
+        table_id: Some(table_id),
     })
 }
 
@@ -453,7 +458,8 @@ fn cut_short(
               "active_rank": null, "direction": "clockwise", "current_seat": 1,
               "pending": {"kind": "none", "seat": null, "draw": null, "count": null, "card": null,
                           "frozen": false, "challengeable": null},
-              "out_order": [], "announced": [false, false], "totals": [0, 0]}
+              "out_order": [], "announced": [false, false], "totals": [0, 0]},
+    "deals": {"status": "verified", "deals": 3, "reshuffles": 1}
 }))]
 pub struct ReplayDto {
     pub round: u32,
@@ -474,6 +480,9 @@ pub struct ReplayDto {
     /// card, the active suit/letter/rank, direction, current seat, pending,
     /// out order, announcements and totals.
     pub state: FullView,
+    /// Whether the game's deals are its seeds' (docs/API.md "Fair deals"):
+    /// `verified` once the game is over and its seed revealed.
+    pub deals: DealsAudit,
 }
 
 /// The round `span` at `step` (default: its last step); 422
@@ -501,6 +510,7 @@ pub fn replay(p: &Parsed, span: RoundSpan, step: Option<usize>) -> Result<Replay
         step,
         last_step: last,
         state,
+        deals: DealsAudit::of(&p.events, p.log.table_id),
     })
 }
 

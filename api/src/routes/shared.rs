@@ -9,7 +9,7 @@
 use std::future::{ready, Ready};
 
 use actix_web::dev::Payload;
-use actix_web::{web, FromRequest, HttpRequest};
+use actix_web::{web, FromRequest, HttpMessage, HttpRequest};
 use chrono::{DateTime, Utc};
 use domain::Status;
 use futures_util::future::LocalBoxFuture;
@@ -82,6 +82,48 @@ impl<S: ?Sized + 'static> FromRequest for TableCall<S> {
                 user,
                 table_id: path.0,
             })
+        })
+    }
+}
+
+/// The largest body a route that may be sent none reads (a seed is 64
+/// characters).
+const OPTIONAL_BODY_LIMIT: usize = 1024;
+
+/// A JSON body the client may leave out: none (no bytes) or `null`,
+/// `T::default()`; one sent must be JSON (415 otherwise) that reads as `T`
+/// (400 `malformed_json`, 422 `invalid_body`), of at most 1 KiB (413),
+/// like any JSON body.
+#[derive(Debug)]
+pub struct OptionalBody<T>(pub T);
+
+impl<T: serde::de::DeserializeOwned + Default + 'static> FromRequest for OptionalBody<T> {
+    type Error = actix_web::Error;
+    type Future = LocalBoxFuture<'static, Result<Self, actix_web::Error>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let kind = req.content_type();
+        let json = kind == "application/json" || kind.ends_with("+json");
+        let body = web::Bytes::from_request(req, payload);
+        Box::pin(async move {
+            let body = body.await.map_err(|_| ApiError::PayloadTooLarge {
+                limit: OPTIONAL_BODY_LIMIT,
+            })?;
+            if body.is_empty() {
+                return Ok(Self(T::default()));
+            }
+            if body.len() > OPTIONAL_BODY_LIMIT {
+                let limit = OPTIONAL_BODY_LIMIT;
+                return Err(ApiError::PayloadTooLarge { limit }.into());
+            }
+            if !json {
+                return Err(ApiError::UnsupportedMediaType.into());
+            }
+            match serde_json::from_slice::<Option<T>>(&body) {
+                Ok(value) => Ok(Self(value.unwrap_or_default())),
+                Err(e) if e.is_data() => Err(ApiError::InvalidBody(e.to_string()).into()),
+                Err(e) => Err(ApiError::MalformedJson(e.to_string()).into()),
+            }
         })
     }
 }

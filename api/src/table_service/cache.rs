@@ -10,6 +10,7 @@ use futures_util::TryStreamExt;
 use tokio::sync::Mutex;
 use uuid::Uuid;
 
+use super::dealer::Dealer;
 use super::{corrupt, corrupt_event, not_found, parse_event, CachedTable, TableService};
 use crate::service_error::ServiceError;
 use store::copy::{CopyRows, LogCopy};
@@ -49,16 +50,20 @@ pub(super) struct Entry {
     /// The [`CommitHub`] epoch in which the log was last read; `None`
     /// when the next use must read it.
     pub(super) synced: Option<u64>,
+    /// Who shuffles its cards: kept here, beside the table every read
+    /// shows, never in it.
+    pub(super) dealer: Option<Dealer>,
 }
 
 impl Entry {
-    /// A table just folded from its log, or just created.
-    pub(super) fn new(loaded: CachedTable) -> Self {
+    /// A table just folded from its log, or just created, and its dealer.
+    pub(super) fn new(loaded: CachedTable, dealer: Option<Dealer>) -> Self {
         Self {
             loaded,
             head_hash: None,
             tail: VecDeque::new(),
             synced: None,
+            dealer,
         }
     }
 
@@ -173,6 +178,10 @@ impl TableService {
         let row = store::tables::get(&self.pool, table_id)
             .await?
             .ok_or_else(not_found)?;
+        let dealer = store::seeds::get(&self.pool, table_id)
+            .await?
+            .map(|seed| Dealer::stored(table_id, &seed))
+            .transpose()?;
         let (batches, mut received) = tokio::sync::mpsc::channel::<Vec<EventData>>(4);
         let folder = tokio::task::spawn_blocking(move || fold_batches(&mut received));
         let read = async {
@@ -208,12 +217,8 @@ impl TableService {
         let folded = folder.await.map_err(ServiceError::internal)?;
         read?;
         let table = folded?.ok_or_else(not_found)?;
-        Ok(Entry::new(CachedTable::new(
-            table,
-            row.created_by,
-            row.created_at,
-            row.due_at,
-        )))
+        let loaded = CachedTable::new(table, row.created_by, row.created_at, row.due_at);
+        Ok(Entry::new(loaded, dealer))
     }
 
     /// Reads and folds the events after the cached version (whole, with

@@ -9,6 +9,7 @@ use sqlx::PgConnection;
 use uuid::Uuid;
 
 use super::cache::Entry;
+use super::dealer::{self, Dealer};
 use super::{
     corrupt, new_events, not_found, player_id, Acted, CachedTable, Idempotency, Person,
     TableService, MAX_ATTEMPTS,
@@ -39,27 +40,50 @@ pub struct Opening<'a> {
 }
 
 impl Opening<'_> {
-    /// The first events of the table `creator` opens: created, the
-    /// creator at seat 0, then the bots; or why it cannot be.
-    pub fn events(&self, creator: Person) -> Result<Vec<TableEvent>, ServiceError> {
+    /// The first events of the table `creator` opens, committed to
+    /// `dealer`'s seed: created, the creator at seat 0, then the bots; or
+    /// why it cannot be.
+    pub(super) fn events(
+        &self,
+        creator: &Person,
+        dealer: &Dealer,
+    ) -> Result<Vec<TableEvent>, ServiceError> {
         let mut events = Table::open(
             self.ruleset,
             self.options,
             self.seats,
             self.clock,
             self.lobby,
-            &player_id(creator.id),
-            creator.guest,
+            &creator.newcomer(),
+            Some(dealer.seed_hash()),
         )?;
         let mut table = Table::from_events(&events).ok_or_else(|| corrupt("no table_created"))?;
         for level in self.bots {
             let seat_bot = TableCommand::SeatBot {
                 account_id: player_id(creator.id),
                 level: *level,
+                client_seed: Some(dealer::client_seed()),
             };
-            events.extend(table.execute(&seat_bot, &mut rand::thread_rng())?);
+            events.extend(dealer::execute(Some(dealer), &mut table, &seat_bot)?);
         }
         Ok(events)
+    }
+}
+
+/// A table about to be opened: its id, and its dealer (a new server seed).
+#[derive(Debug, Clone)]
+pub(super) struct NewTable {
+    pub(super) id: Uuid,
+    pub(super) dealer: Dealer,
+}
+
+impl NewTable {
+    pub(super) fn draw() -> NewTable {
+        let id = Uuid::new_v4();
+        NewTable {
+            id,
+            dealer: Dealer::draw(id),
+        }
     }
 }
 
@@ -68,6 +92,7 @@ impl Opening<'_> {
 #[derive(Debug)]
 pub(super) struct Unannounced {
     pub(super) id: Uuid,
+    dealer: Dealer,
     table: Table,
     stored: Vec<StoredEvent>,
     events: Vec<TableEvent>,
@@ -85,41 +110,44 @@ impl TableService {
         creator: Person,
         opening: Opening<'_>,
     ) -> Result<(Uuid, CachedTable), ServiceError> {
-        let events = opening.events(creator)?;
+        let new = NewTable::draw();
+        let events = opening.events(&creator, &new.dealer)?;
         rates.table(creator.id)?;
-        self.open(creator.id, events, None).await
+        self.open(creator.id, new, events, None).await
     }
 
-    /// Writes a new table of these first events, committed, and makes it
-    /// known (see [`Self::open_in`]).
+    /// Writes the new table `new` of these first events, committed, and
+    /// makes it known (see [`Self::open_in`]).
     pub(super) async fn open(
         &self,
         creator: Uuid,
+        new: NewTable,
         events: Vec<TableEvent>,
         quickplay_key: Option<&str>,
     ) -> Result<(Uuid, CachedTable), ServiceError> {
         let mut tx = self.pool.begin().await?;
         let opened = self
-            .open_in(&mut tx, creator, events, quickplay_key)
+            .open_in(&mut tx, creator, new, events, quickplay_key)
             .await?;
         tx.commit().await?;
         self.opened(opened).await
     }
 
-    /// Writes a new table of these first events in `tx`: its projection
-    /// row (a private one with an invitation; a quick-play one open for
-    /// its settings, 409 `quickplay_table_open` when one is already), its
-    /// events and their projections. Known to nobody until
-    /// [`Self::opened`], once `tx` commits.
+    /// Writes the new table `new` of these first events in `tx`: its
+    /// projection row (a private one with an invitation; a quick-play one
+    /// open for its settings, 409 `quickplay_table_open` when one is
+    /// already), its server seed, its events and their projections. Known
+    /// to nobody until [`Self::opened`], once `tx` commits.
     pub(super) async fn open_in(
         &self,
         tx: &mut PgConnection,
         creator: Uuid,
+        new: NewTable,
         events: Vec<TableEvent>,
         quickplay_key: Option<&str>,
     ) -> Result<Unannounced, ServiceError> {
         let table = Table::from_events(&events).ok_or_else(|| corrupt("no table_created"))?;
-        let id = Uuid::new_v4();
+        let NewTable { id, dealer } = new;
         let seats = i32::try_from(table.seats).map_err(ServiceError::internal)?;
         let code = (!table.lobby.visibility.is_public()).then(invites::new_code);
         let digest = code.as_deref().map(invites::digest);
@@ -129,6 +157,7 @@ impl TableService {
             quickplay_key,
         };
         store::lobby::insert(&mut *tx, id, &table.ruleset, seats, creator, lobby).await?;
+        store::seeds::insert(&mut *tx, id, dealer.seed_bytes()).await?;
         let due = table.due_after(domain::Turn::default(), &events, self.bot_delay);
         let chained = ChainedAppend::new(
             id,
@@ -146,6 +175,7 @@ impl TableService {
         self.project(&mut *tx, id, &table, &events).await?;
         Ok(Unannounced {
             id,
+            dealer,
             table,
             stored,
             events,
@@ -159,6 +189,7 @@ impl TableService {
     ) -> Result<(Uuid, CachedTable), ServiceError> {
         let Unannounced {
             id,
+            dealer,
             table,
             stored,
             events,
@@ -170,7 +201,7 @@ impl TableService {
         let mut loaded = CachedTable::new(table, row.created_by, row.created_at, row.due_at);
         self.name(&mut loaded, self.log.hub().accounts_epoch())
             .await?;
-        let mut entry = Entry::new(loaded.clone());
+        let mut entry = Entry::new(loaded.clone(), Some(dealer));
         for (s, e) in stored.into_iter().zip(events) {
             entry.push(s, e);
         }
@@ -268,7 +299,13 @@ impl TableService {
         seed: u32,
     ) -> Result<(), ServiceError> {
         let version = table.version as i64;
-        let (command, searched) = self.searches.decide(table, seed).await?;
+        let dealer = {
+            let slot = self.slot(table_id);
+            let mut guard = slot.lock().await;
+            let entry = self.refresh(table_id, &mut guard, 0).await?;
+            entry.dealer.clone()
+        };
+        let (command, searched) = self.searches.decide(table, dealer, seed).await?;
         self.act_decided(
             table_id,
             &command,
@@ -371,8 +408,8 @@ impl TableService {
     /// The command on the cached table, which takes its events at once (a
     /// refused command changes nothing), without a copy of the whole game;
     /// a bot's move was decided on a copy at this version, which takes the
-    /// cached table's place. The thread's generator is a CSPRNG seeded from
-    /// the OS, without a system call per move.
+    /// cached table's place. Its shuffles are its dealer's (see
+    /// [`dealer`]).
     fn decide(
         &self,
         entry: &mut Entry,
@@ -390,7 +427,7 @@ impl TableService {
                 *table = after;
                 events?
             }
-            None => table.execute(command, &mut rand::thread_rng())?,
+            None => dealer::execute(entry.dealer.as_ref(), table, command)?,
         };
         let after = table.status();
         let due = table.due_after(turn_before, &events, self.bot_delay);

@@ -31,7 +31,8 @@ use uuid::Uuid;
 use domain::{Joining, Table, TableCommand, TableError, TableEvent, Visibility};
 use store::StoreError;
 
-use super::commands::Opening;
+use super::commands::{NewTable, Opening};
+use super::dealer;
 use super::{corrupt, player_id, CachedTable, Person, TableService, MAX_ATTEMPTS};
 use crate::codes::ProblemCode;
 use crate::invites;
@@ -108,7 +109,8 @@ impl TableService {
         person: Person,
         opening: Opening<'_>,
     ) -> Result<(Uuid, CachedTable), ServiceError> {
-        let events = opening.events(person)?;
+        let new = NewTable::draw();
+        let events = opening.events(&person, &new.dealer)?;
         let caller = person.id;
         let key = quickplay_key(&events)?;
         let ruleset = Table::from_events(&events)
@@ -128,8 +130,13 @@ impl TableService {
                 return Ok((id, self.read(id, 0, CachedTable::clone).await?));
             }
             let tried = match store::lobby::open_table(&self.pool, &key).await? {
-                Some(id) => self.join(id, person).await.map(|table| (id, table)),
-                None => self.open(caller, events.clone(), Some(&key)).await,
+                Some(id) => self.join(id, &person).await.map(|table| (id, table)),
+                // A race lost rolls its transaction back: the next
+                // attempt opens the same table again.
+                None => {
+                    let (new, events) = (new.clone(), events.clone());
+                    self.open(caller, new, events, Some(&key)).await
+                }
             };
             match tried {
                 Err(e) if lost_race(&e) => pause().await,
@@ -167,7 +174,7 @@ impl TableService {
     pub async fn seat(
         &self,
         id: Uuid,
-        person: Person,
+        person: &Person,
     ) -> Result<(Uuid, CachedTable), ServiceError> {
         let caller = person.id;
         let (seated, table) = self
@@ -185,11 +192,13 @@ impl TableService {
     }
 
     /// `caller` joins `id` as the server's guest.
-    async fn join(&self, id: Uuid, person: Person) -> Result<CachedTable, ServiceError> {
+    async fn join(&self, id: Uuid, person: &Person) -> Result<CachedTable, ServiceError> {
+        let newcomer = person.newcomer();
         let join = TableCommand::Join {
-            account_id: player_id(person.id),
+            account_id: newcomer.account_id,
             joining: Joining::Invited,
-            guest: person.guest,
+            guest: newcomer.guest,
+            client_seed: newcomer.client_seed,
         };
         let acted = self
             .act(id, &join, None, None, |l, _, _| Ok(l.version()))
@@ -265,18 +274,19 @@ impl TableService {
             }
             if let Some(next) = &old.lobby.rematch {
                 let next = next.parse().map_err(corrupt)?;
-                return self.seat(next, person).await;
+                return self.seat(next, &person).await;
             }
-            let mut rng = rand::thread_rng();
+            let new = NewTable::draw();
             let events = old.rematch(
                 &old_id.to_string(),
-                &player_id(caller),
-                person.guest,
-                &mut rng,
+                &person.newcomer(),
+                Some(new.dealer.seed_hash()),
+                &dealer::client_seeds(old.seats),
+                &mut new.dealer.fair(),
             )?;
             rates.table(caller)?;
             let mut tx = self.pool.begin().await?;
-            let new = self.open_in(&mut tx, caller, events, None).await?;
+            let new = self.open_in(&mut tx, caller, new, events, None).await?;
             let offer = TableCommand::OfferRematch {
                 account_id: player_id(caller),
                 table_id: new.id.to_string(),

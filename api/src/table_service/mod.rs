@@ -73,6 +73,7 @@
 
 mod cache;
 mod commands;
+pub(crate) mod dealer;
 mod feeds;
 mod lobby;
 mod names;
@@ -90,7 +91,8 @@ use std::sync::{Arc, Mutex as StdMutex};
 use crate::pruned::Pruned;
 
 use chrono::{DateTime, Utc};
-use domain::{PlayerId, Seen, Table, TableEvent};
+use domain::table::Newcomer;
+use domain::{ClientSeed, PlayerId, Seen, Table, TableEvent};
 use sqlx::PgPool;
 use tokio::sync::Mutex;
 use uuid::Uuid;
@@ -216,12 +218,33 @@ impl CachedTable {
     }
 }
 
-/// Who sits down: an account, and whether it is a guest's (its seat says
-/// so in the log: a game with a guest is not rated, D43).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Who sits down: an account, whether it is a guest's (its seat says so in
+/// the log: a game with a guest is not rated, D43), and the seed they bring
+/// to the shuffles (docs/API.md "Fair deals").
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Person {
     pub id: Uuid,
     pub guest: bool,
+    pub client_seed: Option<ClientSeed>,
+}
+
+impl Person {
+    /// The same person, bringing `client_seed` (if they sent one).
+    pub fn bringing(self, client_seed: Option<ClientSeed>) -> Person {
+        Person {
+            client_seed,
+            ..self
+        }
+    }
+
+    /// As the engine seats them: with their seed, or one the server draws.
+    pub(crate) fn newcomer(&self) -> Newcomer {
+        Newcomer {
+            account_id: player_id(self.id),
+            guest: self.guest,
+            client_seed: Some(self.client_seed.clone().unwrap_or_else(dealer::client_seed)),
+        }
+    }
 }
 
 /// An `Idempotency-Key` and the hash of the request it came with.

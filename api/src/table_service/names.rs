@@ -135,6 +135,7 @@ mod tests {
             account_id: id.into(),
             bot: None,
             guest: false,
+            client_seed: None,
         };
         let alice = person("a");
         assert_eq!(
@@ -146,7 +147,7 @@ mod tests {
         );
         assert_eq!(names.of(&person("b")), Shown::Erased);
         assert_eq!(names.of(&person("c")), Shown::Erased, "never read");
-        let bot = Seated::bot(1, Level::Basic);
+        let bot = Seated::bot(1, Level::Basic, None);
         assert_eq!(names.of(&bot), Shown::Bot(Level::Basic));
     }
 }

@@ -60,6 +60,7 @@ pub(super) fn projected(event: &TableEvent) -> bool {
         | TableEvent::BotMoved { .. }
         | TableEvent::RematchOffered { .. }
         | TableEvent::RematchDeclined { .. }
+        | TableEvent::SeedRevealed { .. }
         | TableEvent::ResultCorrected(_)
         | TableEvent::Game(_) => false,
     }

@@ -12,6 +12,7 @@ fn person(seat: usize, name: &str) -> Seated {
         account_id: PlayerId::from(name),
         bot: None,
         guest: false,
+        client_seed: None,
     }
 }
 
@@ -208,7 +209,7 @@ fn a_game_between_people_is_rated_with_each_ones_place_total_and_win() {
 
 #[test]
 fn a_game_with_a_bot_seat_is_not_rated() {
-    let players = [person(0, "ann"), Seated::bot(1, Level::Basic)];
+    let players = [person(0, "ann"), Seated::bot(1, Level::Basic, None)];
     assert_eq!(
         RatedGame::of(
             "moderne",

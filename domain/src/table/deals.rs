@@ -20,6 +20,12 @@ pub enum Unfair {
     Reshuffle { seq: u64, round: u32, shuffle: u32 },
     #[error("event {seq}: the log does not fold here")]
     Unfolded { seq: u64 },
+    #[error("the log commits to no server seed (a table older than fair deals)")]
+    NoCommitment,
+    #[error("the log has not revealed its server seed: its game is not over")]
+    NotRevealed,
+    #[error("event {seq}: the revealed seed is not the one table_created committed to")]
+    Commitment { seq: u64 },
 }
 
 /// What a log's check covered.
@@ -27,6 +33,29 @@ pub enum Unfair {
 pub struct DealsChecked {
     pub deals: usize,
     pub reshuffles: usize,
+}
+
+/// The whole proof of a finished log, from the log alone and its table's id
+/// (lowercase hyphenated UUID): `table_created` committed to a seed, the
+/// seed `seed_revealed` logs once the game is over is that one, and every
+/// shuffle is the one it derives ([`verify_deals`]).
+pub fn verify_revealed(events: &[TableEvent], table: &str) -> Result<DealsChecked, Unfair> {
+    let Some(TableEvent::TableCreated(created)) = events.first() else {
+        return Err(Unfair::Unfolded { seq: 1 });
+    };
+    let committed = created.seed_hash.ok_or(Unfair::NoCommitment)?;
+    let (at, seed) = events
+        .iter()
+        .enumerate()
+        .find_map(|(i, e)| match e {
+            TableEvent::SeedRevealed { server_seed } => Some((i, server_seed)),
+            _ => None,
+        })
+        .ok_or(Unfair::NotRevealed)?;
+    if !committed.commits_to(seed) {
+        return Err(Unfair::Commitment { seq: at as u64 + 1 });
+    }
+    verify_deals(events, seed, table)
 }
 
 /// Checks every shuffle of a table's log (events from seq 1) against
@@ -86,9 +115,10 @@ mod tests {
     use rand_chacha::ChaCha8Rng;
 
     use super::*;
+    use crate::fair::ClientSeed;
     use crate::game::Status;
     use crate::rules::Preset;
-    use crate::table::{Joining, TableCommand};
+    use crate::table::{Joining, Lobby, Newcomer, TableCommand};
 
     const TABLE: &str = "00000000-0000-4000-8000-000000000000";
 
@@ -96,35 +126,82 @@ mod tests {
         ServerSeed::from_bytes(*b"a fair seed, thirty-two bytes ok")
     }
 
+    fn client_seed(p: usize) -> Option<ClientSeed> {
+        Some(ClientSeed::new(format!("seat-{p}'s-own")).unwrap())
+    }
+
+    /// A table of `preset` committed to [`seed`], whose seats brought
+    /// their seeds, started; its log and itself.
+    fn started(
+        preset: Preset,
+        seats: usize,
+        options: serde_json::Value,
+    ) -> (Vec<TableEvent>, Table) {
+        let seed = seed();
+        let mut fair = Fair {
+            seed: &seed,
+            table: TABLE,
+        };
+        let options = options.as_object().unwrap();
+        let newcomer = |p: usize| Newcomer {
+            account_id: format!("p{p}").into(),
+            guest: false,
+            client_seed: client_seed(p),
+        };
+        let lobby = Lobby::default();
+        let commitment = Some(seed.hash());
+        let creator = newcomer(0);
+        let mut log = Table::open(
+            preset.id(),
+            options,
+            seats,
+            None,
+            &lobby,
+            &creator,
+            commitment,
+        )
+        .unwrap();
+        let mut table = Table::from_events(&log).unwrap();
+        for p in 1..seats {
+            let joiner = newcomer(p);
+            let join = TableCommand::Join {
+                account_id: joiner.account_id,
+                joining: Joining::Open,
+                guest: false,
+                client_seed: joiner.client_seed,
+            };
+            log.extend(table.execute(&join, &mut fair).unwrap());
+        }
+        let start = TableCommand::Start {
+            account_id: creator.account_id,
+        };
+        log.extend(table.execute(&start, &mut fair).unwrap());
+        (log, table)
+    }
+
     /// A game of `preset` dealt by the contract's shuffles, played by
     /// seeded random legal moves until it ends or `events` are logged.
     fn played(preset: Preset, seats: usize, events: usize) -> Vec<TableEvent> {
+        let options = match preset {
+            Preset::Classique => serde_json::json!({"rounds": 1000, "target": 100000}),
+            _ => serde_json::json!({}),
+        };
+        play_on(preset, seats, options, events)
+    }
+
+    fn play_on(
+        preset: Preset,
+        seats: usize,
+        options: serde_json::Value,
+        events: usize,
+    ) -> Vec<TableEvent> {
+        let (mut log, mut table) = started(preset, seats, options);
         let seed = seed();
         let mut fair = Fair {
             seed: &seed,
             table: TABLE,
         };
         let mut moves = ChaCha8Rng::seed_from_u64(7);
-        let options = serde_json::json!({"rounds": 1000, "target": 100000});
-        let creator = "p0".into();
-        let options = match preset {
-            Preset::Classique => options.as_object().unwrap().clone(),
-            _ => serde_json::Map::new(),
-        };
-        let mut log = Table::create(preset.id(), &options, seats, None, &creator).unwrap();
-        let mut table = Table::from_events(&log).unwrap();
-        for p in 1..seats {
-            let join = TableCommand::Join {
-                account_id: format!("p{p}").into(),
-                joining: Joining::Open,
-                guest: false,
-            };
-            log.extend(table.execute(&join, &mut fair).unwrap());
-        }
-        let start = TableCommand::Start {
-            account_id: creator,
-        };
-        log.extend(table.execute(&start, &mut fair).unwrap());
         while table.status() == Status::Playing && log.len() < events {
             let game = table.game.as_ref().unwrap();
             let seat = game.round().and_then(|r| r.current).unwrap();
@@ -214,5 +291,131 @@ mod tests {
                 round: 2
             })
         );
+    }
+
+    fn revealed(log: &[TableEvent]) -> Vec<usize> {
+        let at = log.iter().enumerate();
+        at.filter(|(_, e)| matches!(e, TableEvent::SeedRevealed { .. }))
+            .map(|(i, _)| i)
+            .collect()
+    }
+
+    #[test]
+    fn a_finished_game_reveals_its_seed_once_after_its_end_and_its_log_alone_proves_its_deals() {
+        let log = play_on(
+            Preset::Classique,
+            3,
+            serde_json::json!({"rounds": 2}),
+            100_000,
+        );
+        let n = log.len();
+        assert_eq!(log[n - 2].kind(), "game_ended");
+        assert_eq!(revealed(&log), [n - 1], "once, right after the end");
+        assert_eq!(
+            log[n - 1],
+            TableEvent::SeedRevealed {
+                server_seed: seed()
+            }
+        );
+        let checked = verify_revealed(&log, TABLE).unwrap();
+        assert_eq!(checked.deals, 2);
+        let table = Table::from_events(&log).unwrap();
+        assert_eq!(table.revealed, Some(seed()));
+    }
+
+    #[test]
+    fn an_aborted_game_reveals_its_seed() {
+        let (mut log, mut table) = started(Preset::Classique, 2, serde_json::json!({}));
+        let seed = seed();
+        let mut fair = Fair {
+            seed: &seed,
+            table: TABLE,
+        };
+        let abort = TableCommand::Abort {
+            account_id: "p1".into(),
+        };
+        log.extend(table.execute(&abort, &mut fair).unwrap());
+        let n = log.len();
+        assert_eq!(log[n - 2].kind(), "game_aborted");
+        assert_eq!(revealed(&log), [n - 1]);
+        assert!(verify_revealed(&log, TABLE).is_ok());
+    }
+
+    #[test]
+    fn nothing_is_revealed_while_the_game_runs_nor_by_streams_that_prove_nothing() {
+        let running = played(Preset::Classique, 4, 300);
+        let table = Table::from_events(&running).unwrap();
+        assert_eq!(table.status(), Status::Playing);
+        assert!(revealed(&running).is_empty());
+        assert_eq!(verify_revealed(&running, TABLE), Err(Unfair::NotRevealed));
+        // Ended by a chance that is not the committed seed's: nothing to
+        // reveal (a generator has no seed; another seed is not the one).
+        let other = ServerSeed::from_bytes([3; 32]);
+        let mut fair = Fair {
+            seed: &other,
+            table: TABLE,
+        };
+        let abort = TableCommand::Abort {
+            account_id: "p0".into(),
+        };
+        let (_, mut t) = started(Preset::Classique, 2, serde_json::json!({}));
+        assert_eq!(t.execute(&abort, &mut fair).unwrap().len(), 1);
+        let (_, mut t) = started(Preset::Classique, 2, serde_json::json!({}));
+        let mut rng = ChaCha8Rng::seed_from_u64(1);
+        assert_eq!(t.execute(&abort, &mut rng).unwrap().len(), 1);
+    }
+
+    #[test]
+    fn a_revealed_seed_that_is_not_the_committed_one_fails() {
+        let mut log = play_on(
+            Preset::Classique,
+            2,
+            serde_json::json!({"rounds": 1}),
+            100_000,
+        );
+        let n = log.len();
+        log[n - 1] = TableEvent::SeedRevealed {
+            server_seed: ServerSeed::from_bytes([5; 32]),
+        };
+        assert_eq!(
+            verify_revealed(&log, TABLE),
+            Err(Unfair::Commitment { seq: n as u64 })
+        );
+        let legacy = Table::create("classique", &Default::default(), 2, None, &"p0".into());
+        assert_eq!(
+            verify_revealed(&legacy.unwrap(), TABLE),
+            Err(Unfair::NoCommitment)
+        );
+    }
+
+    #[test]
+    fn the_seats_seeds_as_the_game_starts_key_its_shuffles() {
+        let (log, table) = started(Preset::Classique, 3, serde_json::json!({}));
+        let seeds: Vec<_> = (0..3).map(|p| client_seed(p).unwrap()).collect();
+        assert_eq!(table.game.as_ref().unwrap().clients, seeds);
+        // One seat's seed changed in the log: the deal the seed derives is
+        // not the one logged.
+        let mut other = log.clone();
+        let joined = other
+            .iter_mut()
+            .find_map(|e| match e {
+                TableEvent::PlayerJoined(s) if s.seat == 1 => Some(s),
+                _ => None,
+            })
+            .unwrap();
+        joined.client_seed = Some(ClientSeed::new("another").unwrap());
+        let started = other
+            .iter_mut()
+            .find_map(|e| match e {
+                TableEvent::GameStarted { players } => Some(players),
+                _ => None,
+            })
+            .unwrap();
+        started[1].client_seed = Some(ClientSeed::new("another").unwrap());
+        assert!(verify_deals(&log, &seed(), TABLE).is_ok());
+        assert!(matches!(
+            verify_deals(&other, &seed(), TABLE),
+            Err(Unfair::FirstDealer { .. } | Unfair::Deal { .. })
+        ));
     }
 }

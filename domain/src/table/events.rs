@@ -8,6 +8,7 @@ use super::lobby::{RematchOf, Visibility};
 use super::{BotReason, Clock, PlayerId, Seated};
 use crate::bots::Level;
 use crate::event::{Event, Seat};
+use crate::fair::{ClientSeed, SeedHash, ServerSeed};
 use crate::rules::Rules;
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -38,6 +39,11 @@ pub struct TableCreated {
     /// for, and its first dealer.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rematch_of: Option<RematchOf>,
+    /// The SHA-256 of the table's secret server seed (docs/API.md "Fair
+    /// deals"), which `seed_revealed` logs once the game is over; absent in
+    /// logs older than fair deals.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed_hash: Option<SeedHash>,
 }
 
 /// Every event of a table's log: the table's own, whose serde form (the
@@ -106,6 +112,10 @@ pub enum TableEvent {
         #[cfg_attr(feature = "openapi", schema(value_type = usize))]
         seat: Seat,
         level: Level,
+        /// The seed the server drew for the bot's seat (see
+        /// [`Seated::client_seed`]); absent in logs older than fair deals.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        client_seed: Option<ClientSeed>,
     },
     /// A player of this finished table opened the next one, `table_id`
     /// (`POST /v1/tables/{id}/rematch`): the others may join it.
@@ -120,6 +130,12 @@ pub enum TableEvent {
     RematchDeclined {
         #[cfg_attr(feature = "openapi", schema(value_type = usize))]
         seat: Seat,
+    },
+    /// The game is over (ended, aborted): the table's server seed, whose
+    /// hash `table_created` logged. Every deal and reshuffle of the log can
+    /// now be recomputed from it (docs/API.md "Fair deals").
+    SeedRevealed {
+        server_seed: ServerSeed,
     },
     /// An admin corrected the finished game's result (docs/API.md
     /// "Corrections and sanctions"); the last correction stands.

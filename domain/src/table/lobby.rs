@@ -8,9 +8,10 @@
 use crate::fair::Chance;
 use serde::{Deserialize, Serialize};
 
-use super::{PlayerId, Seated, Table, TableCommand, TableCreated, TableError, TableEvent};
+use super::{Newcomer, PlayerId, Table, TableCommand, TableCreated, TableError, TableEvent};
 use crate::bots::Level;
 use crate::event::Seat;
+use crate::fair::{ClientSeed, SeedHash};
 use crate::game::Status;
 
 /// Who may find and join a table.
@@ -145,11 +146,11 @@ impl Table {
     /// when the table starts by itself and this fills it.
     pub(super) fn join<C: Chance + ?Sized>(
         &self,
-        account_id: &PlayerId,
+        newcomer: &Newcomer,
         joining: Joining,
-        guest: bool,
         chance: &mut C,
     ) -> Result<Vec<TableEvent>, TableError> {
+        let account_id = &newcomer.account_id;
         // Seated already comes first: asking again for a seat one has
         // (a rematch that started with this very join) is never refused
         // for what the first ask did.
@@ -169,12 +170,7 @@ impl Table {
             Some(seat) => seat,
             None => self.free_seat()?,
         };
-        let joined = TableEvent::PlayerJoined(Seated {
-            seat,
-            account_id: account_id.clone(),
-            bot: None,
-            guest,
-        });
+        let joined = TableEvent::PlayerJoined(newcomer.at(seat));
         self.then_start_if_full(vec![joined], chance)
     }
 
@@ -223,10 +219,11 @@ impl Table {
     }
 
     /// Quick play's wait is over (the server, at `bots_after`): `basic`
-    /// bots take every empty seat and the game starts, if a person still
-    /// sits there.
+    /// bots take every empty seat, with the seeds drawn for those seats,
+    /// and the game starts, if a person still sits there.
     pub(super) fn fill_with_bots<C: Chance + ?Sized>(
         &self,
+        client_seeds: &[ClientSeed],
         chance: &mut C,
     ) -> Result<Vec<TableEvent>, TableError> {
         if self.game.is_some() {
@@ -241,6 +238,7 @@ impl Table {
             let seated = TableEvent::BotSeated {
                 seat,
                 level: Level::Basic,
+                client_seed: client_seeds.get(seat).cloned(),
             };
             after.evolve(&seated);
             events.push(seated);
@@ -300,18 +298,22 @@ impl Table {
     }
 
     /// The first events of the rematch of this finished table (whose id
-    /// is `this_table_id`), opened by `account_id`, a person of its game:
+    /// is `this_table_id`), opened by `newcomer`, a person of its game:
     /// the same rules, clock and visibility, as many seats as the game had,
-    /// the bots at their seats, every person's seat kept for them, the
-    /// caller in theirs, and the first dealer the one after this game's. It
-    /// starts by itself once every person is back.
+    /// the bots at their seats (with the seeds drawn for them,
+    /// `bot_seeds` by seat), every person's seat kept for them, the caller
+    /// in theirs, and the first dealer the one after this game's; committed
+    /// to a new server seed, whose hash is `seed_hash`. It starts by itself
+    /// once every person is back.
     pub fn rematch<C: Chance + ?Sized>(
         &self,
         this_table_id: &str,
-        account_id: &PlayerId,
-        guest: bool,
+        newcomer: &Newcomer,
+        seed_hash: Option<SeedHash>,
+        bot_seeds: &[ClientSeed],
         chance: &mut C,
     ) -> Result<Vec<TableEvent>, TableError> {
+        let account_id = &newcomer.account_id;
         self.may_rematch(account_id)?;
         let n = self.players.len();
         let first_dealer = (self.first_dealer.unwrap_or(n - 1) + 1) % n;
@@ -337,18 +339,21 @@ impl Table {
                 reserved,
                 first_dealer,
             }),
+            seed_hash,
         })];
         events.extend(self.seated().filter_map(|p| {
             p.bot.map(|level| TableEvent::BotSeated {
                 seat: p.seat,
                 level,
+                client_seed: bot_seeds.get(p.seat).cloned(),
             })
         }));
         let mut next = Table::from_events(&events).expect("it begins with table_created");
         let join = TableCommand::Join {
             account_id: account_id.clone(),
             joining: Joining::Invited,
-            guest,
+            guest: newcomer.guest,
+            client_seed: newcomer.client_seed.clone(),
         };
         events.extend(next.execute(&join, chance)?);
         Ok(events)

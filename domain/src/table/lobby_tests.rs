@@ -18,6 +18,15 @@ fn join(id: &str, joining: Joining) -> TableCommand {
         account_id: id.into(),
         joining,
         guest: false,
+        client_seed: None,
+    }
+}
+
+fn newcomer(id: &str) -> Newcomer {
+    Newcomer {
+        account_id: id.into(),
+        guest: false,
+        client_seed: None,
     }
 }
 
@@ -29,8 +38,8 @@ fn opened(lobby: Lobby) -> (Table, Vec<TableEvent>) {
         3,
         None,
         &lobby,
-        &"a".into(),
-        false,
+        &newcomer("a"),
+        None,
     )
     .unwrap();
     (Table::from_events(&log).unwrap(), log)
@@ -90,6 +99,7 @@ fn a_table_that_starts_by_itself_deals_when_its_last_seat_is_taken() {
     let bot = TableCommand::SeatBot {
         account_id: "a".into(),
         level: Level::Basic,
+        client_seed: None,
     };
     assert_eq!(t.decide(&bot, &mut rng()), Err(TableError::StartsByItself));
     let events = run(&mut t, &mut log, &join("c", Joining::Open));
@@ -119,21 +129,38 @@ fn quick_plays_bots_are_due_bots_after_seconds_after_the_table_opened() {
         Due::Clear
     );
     assert_eq!(
-        plain.decide(&TableCommand::FillWithBots, &mut rng()),
+        plain.decide(
+            &TableCommand::FillWithBots {
+                client_seeds: Vec::new()
+            },
+            &mut rng()
+        ),
         Err(TableError::NoAutomaticMove)
     );
-    let events = run(&mut t, &mut log, &TableCommand::FillWithBots);
+    let events = run(
+        &mut t,
+        &mut log,
+        &TableCommand::FillWithBots {
+            client_seeds: Vec::new(),
+        },
+    );
     assert_eq!(
         events[0],
         TableEvent::BotSeated {
             seat: 2,
-            level: Level::Basic
+            level: Level::Basic,
+            client_seed: None,
         }
     );
     assert_eq!(events[1].kind(), "game_started");
     assert_eq!(t.status(), Status::Playing);
     assert_eq!(
-        t.decide(&TableCommand::FillWithBots, &mut rng()),
+        t.decide(
+            &TableCommand::FillWithBots {
+                client_seeds: Vec::new()
+            },
+            &mut rng()
+        ),
         Err(TableError::NotWaiting)
     );
 }
@@ -146,7 +173,12 @@ fn quick_plays_bots_never_play_alone() {
     };
     run(&mut t, &mut log, &leave);
     assert_eq!(
-        t.decide(&TableCommand::FillWithBots, &mut rng()),
+        t.decide(
+            &TableCommand::FillWithBots {
+                client_seeds: Vec::new()
+            },
+            &mut rng()
+        ),
         Err(TableError::NoPersonSeated)
     );
 }
@@ -158,6 +190,7 @@ fn finished() -> (Table, Vec<TableEvent>) {
     let bot = TableCommand::SeatBot {
         account_id: "a".into(),
         level: Level::Basic,
+        client_seed: None,
     };
     run(&mut t, &mut log, &bot);
     run(&mut t, &mut log, &join("b", Joining::Open));
@@ -180,7 +213,9 @@ const OLD: &str = "4f3a2b1c-0d9e-4f8a-9b7c-6d5e4f3a2b1c";
 #[test]
 fn a_rematch_keeps_the_rules_the_seats_and_the_bots_and_moves_the_first_dealer_on() {
     let (old, _) = finished();
-    let events = old.rematch(OLD, &"b".into(), false, &mut rng()).unwrap();
+    let events = old
+        .rematch(OLD, &newcomer("b"), None, &[], &mut rng())
+        .unwrap();
     let next = Table::from_events(&events).unwrap();
     assert_eq!(
         (&next.rules, next.seats, next.clock),
@@ -199,7 +234,9 @@ fn a_rematch_keeps_the_rules_the_seats_and_the_bots_and_moves_the_first_dealer_o
 #[test]
 fn a_rematch_a_person_will_never_come_to_is_closed_and_nobody_else_declines_for_them() {
     let (old, _) = finished();
-    let mut log = old.rematch(OLD, &"b".into(), false, &mut rng()).unwrap();
+    let mut log = old
+        .rematch(OLD, &newcomer("b"), None, &[], &mut rng())
+        .unwrap();
     let mut next = Table::from_events(&log).unwrap();
     let decline = |who: &str| TableCommand::DeclineRematch {
         account_id: who.into(),
@@ -232,7 +269,9 @@ fn a_rematch_a_person_will_never_come_to_is_closed_and_nobody_else_declines_for_
 #[test]
 fn a_rematchs_seats_are_kept_and_it_starts_when_every_person_is_back() {
     let (old, _) = finished();
-    let mut log = old.rematch(OLD, &"b".into(), false, &mut rng()).unwrap();
+    let mut log = old
+        .rematch(OLD, &newcomer("b"), None, &[], &mut rng())
+        .unwrap();
     let mut next = Table::from_events(&log).unwrap();
     assert_eq!(
         next.decide(&join("z", Joining::Invited), &mut rng()),
@@ -242,7 +281,8 @@ fn a_rematchs_seats_are_kept_and_it_starts_when_every_person_is_back() {
         next.decide(
             &TableCommand::SeatBot {
                 account_id: "b".into(),
-                level: Level::Basic
+                level: Level::Basic,
+                client_seed: None,
             },
             &mut rng()
         ),
@@ -274,7 +314,7 @@ fn a_rematch_is_offered_once_by_a_player_of_a_game_that_is_over() {
         Err(TableError::RematchOpen)
     );
     assert_eq!(
-        old.rematch(OLD, &"b".into(), false, &mut rng()),
+        old.rematch(OLD, &newcomer("b"), None, &[], &mut rng()),
         Err(TableError::RematchOpen)
     );
     // Not while the game runs, nor before it.
@@ -326,8 +366,11 @@ fn a_private_table_is_seen_by_its_creator_its_players_and_its_rematchs_kept_seat
     };
     run(&mut old, &mut old_log, &resign);
     assert_eq!(old.status(), Status::Finished);
-    let next =
-        Table::from_events(&old.rematch(OLD, &"b".into(), false, &mut rng()).unwrap()).unwrap();
+    let next = Table::from_events(
+        &old.rematch(OLD, &newcomer("b"), None, &[], &mut rng())
+            .unwrap(),
+    )
+    .unwrap();
     assert_eq!(next.lobby.visibility, Visibility::Private);
     for (who, sees) in [("a", true), ("b", true), ("z", false)] {
         assert_eq!(next.may_see(&who.into()), sees, "{who}");
@@ -337,7 +380,9 @@ fn a_private_table_is_seen_by_its_creator_its_players_and_its_rematchs_kept_seat
 #[test]
 fn asking_again_for_a_seat_one_has_is_already_seated_even_once_it_started() {
     let (old, _) = finished();
-    let mut log = old.rematch(OLD, &"b".into(), false, &mut rng()).unwrap();
+    let mut log = old
+        .rematch(OLD, &newcomer("b"), None, &[], &mut rng())
+        .unwrap();
     let mut next = Table::from_events(&log).unwrap();
     run(&mut next, &mut log, &join("a", Joining::Invited));
     assert_eq!(next.status(), Status::Playing, "a's join filled it");

@@ -13,7 +13,7 @@ mod presence;
 mod seats;
 
 pub use correction::{Correction, CorrectionError, Grounds, ResultCorrected};
-pub use deals::{verify_deals, DealsChecked, Unfair};
+pub use deals::{verify_deals, verify_revealed, DealsChecked, Unfair};
 pub use events::{TableCreated, TableEvent};
 pub use lobby::{Joining, Lobby, RematchOf, Reserved, Visibility};
 pub use log::{apply, apply_guarded, Fold, FoldError, ReadError};
@@ -22,11 +22,12 @@ pub use presence::{
     ranking_after, ranking_after_resignations, Actors, BotReason, Clock, Due, Presence, Turn,
     STAND_IN,
 };
-pub use seats::{PlayerId, Seated};
+pub use seats::{Newcomer, PlayerId, Seated};
 
 use crate::bots::{Level, Playouts};
 use crate::engine::{Command, RuleError};
 use crate::event::{Move, Seat};
+use crate::fair::{ClientSeed, SeedHash, ServerSeed};
 use crate::game::{Game, Status};
 use crate::rules::{Preset, Rules, RulesError};
 use crate::view::{PendingView, PlayerView, SeatView};
@@ -121,6 +122,8 @@ pub enum TableCommand {
         joining: Joining,
         /// The account is a guest's (see [`Seated::guest`]).
         guest: bool,
+        /// The seed the person brings (see [`Seated::client_seed`]).
+        client_seed: Option<ClientSeed>,
     },
     Leave {
         account_id: PlayerId,
@@ -157,9 +160,15 @@ pub enum TableCommand {
     SeatBot {
         account_id: PlayerId,
         level: Level,
+        /// The seed the server drew for the bot's seat.
+        client_seed: Option<ClientSeed>,
     },
-    /// The server: quick play's wait is over; bots take the empty seats.
-    FillWithBots,
+    /// The server: quick play's wait is over; bots take the empty seats,
+    /// each with the seed the server drew for that seat (`client_seeds`,
+    /// by seat).
+    FillWithBots {
+        client_seeds: Vec<ClientSeed>,
+    },
     /// A player of the finished game opened its rematch, `table_id`.
     OfferRematch {
         account_id: PlayerId,
@@ -205,12 +214,18 @@ pub struct Table {
     pub first_dealer: Option<Seat>,
     /// The last correction of the finished game's result, which stands.
     pub correction: Option<ResultCorrected>,
+    /// The commitment to the server seed every shuffle is keyed with
+    /// (docs/API.md "Fair deals"); `None` in logs older than fair deals.
+    pub seed_hash: Option<SeedHash>,
+    /// The server seed, once the game is over and `seed_revealed` logged it.
+    pub revealed: Option<ServerSeed>,
     /// Whose acts are their players' own (see `presence`).
     actors: Actors,
 }
 
 impl Table {
-    /// The first events of a new table: created, and its creator at seat 0.
+    /// The first events of a new table: created, and its creator at seat 0
+    /// (no seeds: its shuffles prove nothing).
     pub fn create(
         ruleset: &str,
         options: &serde_json::Map<String, serde_json::Value>,
@@ -218,27 +233,26 @@ impl Table {
         clock: Option<Clock>,
         creator: &PlayerId,
     ) -> Result<Vec<TableEvent>, TableError> {
-        Self::open(
-            ruleset,
-            options,
-            seats,
-            clock,
-            &Lobby::default(),
-            creator,
-            false,
-        )
+        let creator = Newcomer {
+            account_id: creator.clone(),
+            guest: false,
+            client_seed: None,
+        };
+        let lobby = Lobby::default();
+        Self::open(ruleset, options, seats, clock, &lobby, &creator, None)
     }
 
     /// [`Table::create`] with the lobby's settings (a private table, one
-    /// that starts by itself, quick play's bots), by a player or a `guest`.
+    /// that starts by itself, quick play's bots), by a player or a guest,
+    /// committed to the server seed whose hash is `seed_hash`.
     pub fn open(
         ruleset: &str,
         options: &serde_json::Map<String, serde_json::Value>,
         seats: usize,
         clock: Option<Clock>,
         lobby: &Lobby,
-        creator: &PlayerId,
-        guest: bool,
+        creator: &Newcomer,
+        seed_hash: Option<SeedHash>,
     ) -> Result<Vec<TableEvent>, TableError> {
         let preset = Preset::from_id(ruleset)?;
         let clock = clock.map(Clock::checked).transpose()?;
@@ -257,19 +271,15 @@ impl Table {
                 ruleset: preset.id().to_owned(),
                 rules,
                 seats,
-                creator: creator.clone(),
+                creator: creator.account_id.clone(),
                 clock,
                 visibility: lobby.visibility,
                 starts_when_full: lobby.starts_when_full,
                 bots_after: lobby.bots_after,
                 rematch_of: lobby.rematch_of.clone(),
+                seed_hash,
             }),
-            TableEvent::PlayerJoined(Seated {
-                seat: 0,
-                account_id: creator.clone(),
-                bot: None,
-                guest,
-            }),
+            TableEvent::PlayerJoined(creator.at(0)),
         ])
     }
 
@@ -295,6 +305,8 @@ impl Table {
             lobby: Lobby::of(c),
             first_dealer: None,
             correction: None,
+            seed_hash: c.seed_hash,
+            revealed: None,
             actors: Actors::default(),
         };
         for e in it {
@@ -326,7 +338,7 @@ impl Table {
             }
             TableEvent::GameStarted { players } => {
                 self.players = players.iter().cloned().map(Some).collect();
-                self.game = Game::new(self.rules.clone(), players.len()).ok();
+                self.game = self.game_of(players).ok();
                 self.presence = vec![Presence::default(); players.len()];
             }
             TableEvent::TurnTimedOut { seat, deadline: _ } => {
@@ -353,9 +365,13 @@ impl Table {
                 self.resigned_order.push(*seat);
             }
             TableEvent::GameAborted { by: _ } => self.aborted = true,
-            TableEvent::BotSeated { seat, level } => {
+            TableEvent::BotSeated {
+                seat,
+                level,
+                client_seed,
+            } => {
                 if let Some(slot) = self.players.get_mut(*seat) {
-                    *slot = Some(Seated::bot(*seat, *level));
+                    *slot = Some(Seated::bot(*seat, *level, client_seed.clone()));
                 }
             }
             TableEvent::BotMoved { seat, .. } => {
@@ -369,6 +385,7 @@ impl Table {
             // A rematch one of its people declined never starts: closed,
             // like an emptied quick-play table.
             TableEvent::RematchDeclined { .. } => self.aborted = true,
+            TableEvent::SeedRevealed { server_seed } => self.revealed = Some(server_seed.clone()),
             TableEvent::ResultCorrected(c) => self.correction = Some(c.clone()),
             TableEvent::Game(e) => {
                 if let Some(g) = self.game.as_mut() {
@@ -434,7 +451,15 @@ impl Table {
                 account_id,
                 joining,
                 guest,
-            } => self.join(account_id, *joining, *guest, chance),
+                client_seed,
+            } => {
+                let newcomer = Newcomer {
+                    account_id: account_id.clone(),
+                    guest: *guest,
+                    client_seed: client_seed.clone(),
+                };
+                self.join(&newcomer, *joining, chance)
+            }
             TableCommand::Leave { account_id } => {
                 if !waiting {
                     return Err(TableError::NotWaiting);
@@ -475,15 +500,22 @@ impl Table {
                 let seat = self.seat_of(account_id).ok_or(TableError::NotSeated)?;
                 self.abort(seat)
             }
-            TableCommand::SeatBot { account_id, level } => {
+            TableCommand::SeatBot {
+                account_id,
+                level,
+                client_seed,
+            } => {
                 self.by_creator_while_waiting(account_id)?;
                 let seat = self.free_seat()?;
                 Ok(vec![TableEvent::BotSeated {
                     seat,
                     level: *level,
+                    client_seed: client_seed.clone(),
                 }])
             }
-            TableCommand::FillWithBots => self.fill_with_bots(chance),
+            TableCommand::FillWithBots { client_seeds } => {
+                self.fill_with_bots(client_seeds, chance)
+            }
             TableCommand::OfferRematch {
                 account_id,
                 table_id,
@@ -534,7 +566,7 @@ impl Table {
                 need,
             });
         }
-        let mut game = Game::new(self.rules.clone(), players.len())?;
+        let mut game = self.game_of(&players)?;
         let mut events = vec![TableEvent::GameStarted { players }];
         let start = match &self.lobby.rematch_of {
             Some(of) => Command::StartFrom {
@@ -548,7 +580,21 @@ impl Table {
         Ok(events)
     }
 
-    /// `decide` then `evolve` in place, without copying the game for a move.
+    /// The game these players start: its shuffles take their seeds, in seat
+    /// order, when every seat has one (a log older than fair deals has none).
+    fn game_of(&self, players: &[Seated]) -> Result<Game, RulesError> {
+        let mut game = Game::new(self.rules.clone(), players.len())?;
+        game.clients = players
+            .iter()
+            .map(|p| p.client_seed.clone())
+            .collect::<Option<_>>()
+            .unwrap_or_default();
+        Ok(game)
+    }
+
+    /// `decide` then `evolve` in place, without copying the game for a
+    /// move; then, when these events ended the game, the server seed
+    /// revealed (see [`Table::revealing`]).
     pub fn execute<C: Chance + ?Sized>(
         &mut self,
         command: &TableCommand,
@@ -569,17 +615,39 @@ impl Table {
                 &mut out,
             )?;
             self.version += out.len() as u64;
-            let events: Vec<TableEvent> = out.into_iter().map(TableEvent::Game).collect();
+            let mut events: Vec<TableEvent> = out.into_iter().map(TableEvent::Game).collect();
             for e in &events {
                 self.track(e);
             }
+            events.extend(self.revealing(chance));
             return Ok(events);
         }
-        let events = self.decide(command, chance)?;
+        let mut events = self.decide(command, chance)?;
         for e in &events {
             self.evolve(e);
         }
+        events.extend(self.revealing(chance));
         Ok(events)
+    }
+
+    /// `seed_revealed`, folded, once the game is over (ended, aborted)
+    /// and its seed not yet revealed: the one the table committed to, which
+    /// keys `chance`'s streams. Nothing for a table without a commitment.
+    fn revealing<C: Chance + ?Sized>(&mut self, chance: &C) -> Option<TableEvent> {
+        let seed = chance.server_seed()?;
+        let over = match self.status() {
+            Status::Finished | Status::Aborted => true,
+            Status::Waiting | Status::Playing => false,
+        };
+        let committed = self.seed_hash.is_some_and(|h| h.commits_to(seed));
+        if !over || !committed || self.revealed.is_some() {
+            return None;
+        }
+        let revealed = TableEvent::SeedRevealed {
+            server_seed: seed.clone(),
+        };
+        self.evolve(&revealed);
+        Some(revealed)
     }
 }
 

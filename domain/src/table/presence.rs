@@ -413,6 +413,7 @@ impl Actors {
             | TableEvent::BotSeated { .. }
             | TableEvent::RematchOffered { .. }
             | TableEvent::RematchDeclined { .. }
+            | TableEvent::SeedRevealed { .. }
             | TableEvent::ResultCorrected(_) => None,
         }
     }

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::bots::Level;
 use crate::event::Seat;
+use crate::fair::ClientSeed;
 
 /// Who a player is, as the server names its accounts: opaque to the engine,
 /// which only compares ids (the API's are UUIDs, written as text).
@@ -62,6 +63,11 @@ pub struct Seated {
     /// not rated (D43), whatever the account becomes; absent: false.
     #[cfg_attr(feature = "openapi", schema(required = false))]
     pub guest: bool,
+    /// The seat's own seed, mixed into every shuffle of the game (docs/API.md
+    /// "Fair deals"): the player's, or drawn by the server for a player who
+    /// gave none and for a bot; absent in logs older than fair deals.
+    #[cfg_attr(feature = "openapi", schema(required = false))]
+    pub client_seed: Option<ClientSeed>,
 }
 
 /// [`Seated`] as its data is written and read.
@@ -73,6 +79,8 @@ struct SeatedData {
     bot: Option<Level>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     guest: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    client_seed: Option<ClientSeed>,
 }
 
 impl From<Seated> for SeatedData {
@@ -82,6 +90,7 @@ impl From<Seated> for SeatedData {
             account_id: s.bot.is_none().then_some(s.account_id),
             bot: s.bot,
             guest: s.guest,
+            client_seed: s.client_seed,
         }
     }
 }
@@ -102,24 +111,49 @@ impl TryFrom<SeatedData> for Seated {
             account_id,
             bot: d.bot,
             guest: d.guest,
+            client_seed: d.client_seed,
         })
     }
 }
 
 impl Seated {
-    /// A bot of `level` at `seat`: its id is not an account's
-    /// (`bot:<seat>`).
-    pub fn bot(seat: Seat, level: Level) -> Seated {
+    /// A bot of `level` at `seat`, with the seed the server drew for it:
+    /// its id is not an account's (`bot:<seat>`).
+    pub fn bot(seat: Seat, level: Level, client_seed: Option<ClientSeed>) -> Seated {
         Seated {
             seat,
             account_id: Seated::bot_id(seat),
             bot: Some(level),
             guest: false,
+            client_seed,
         }
     }
 
     /// The engine's id of the bot at `seat`.
     pub(crate) fn bot_id(seat: Seat) -> PlayerId {
         PlayerId::from(format!("bot:{seat}"))
+    }
+}
+
+/// A person coming to a table: who, whether a guest (see
+/// [`Seated::guest`]), and the seed they bring (see [`Seated::client_seed`];
+/// the server draws one for whoever sent none).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Newcomer {
+    pub account_id: PlayerId,
+    pub guest: bool,
+    pub client_seed: Option<ClientSeed>,
+}
+
+impl Newcomer {
+    /// Seated at `seat`.
+    pub(crate) fn at(&self, seat: Seat) -> Seated {
+        Seated {
+            seat,
+            account_id: self.account_id.clone(),
+            bot: None,
+            guest: self.guest,
+            client_seed: self.client_seed.clone(),
+        }
     }
 }

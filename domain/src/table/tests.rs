@@ -15,6 +15,7 @@ fn join(id: &str) -> TableCommand {
         account_id: id.into(),
         joining: crate::table::Joining::Open,
         guest: false,
+        client_seed: None,
     }
 }
 
@@ -258,6 +259,7 @@ fn every_table_event_is_named_as_it_is_serialised_and_read_back() {
         TableEvent::BotSeated {
             seat: 1,
             level: crate::bots::Level::Strong,
+            client_seed: None,
         },
         TableEvent::RematchOffered {
             seat: 0,
@@ -301,7 +303,7 @@ fn moves_come_from_seated_players_only() {
 
 #[test]
 fn d42_a_bot_seat_has_no_account_in_the_log_and_older_logs_still_read() {
-    let bot = Seated::bot(2, crate::bots::Level::Basic);
+    let bot = Seated::bot(2, crate::bots::Level::Basic, None);
     let written = serde_json::to_value(&bot).unwrap();
     assert_eq!(written["account_id"], serde_json::Value::Null, "{written}");
     assert_eq!(serde_json::from_value::<Seated>(written).unwrap(), bot);

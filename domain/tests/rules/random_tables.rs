@@ -39,12 +39,14 @@ fn play_table(preset: Preset, seed: u64) -> usize {
             TableCommand::SeatBot {
                 account_id: "p0".into(),
                 level: [Level::Random, Level::Basic][rng.gen_range(0..2)],
+                client_seed: None,
             }
         } else {
             TableCommand::Join {
                 account_id: (*name).into(),
                 joining: domain::Joining::Open,
                 guest: false,
+                client_seed: None,
             }
         };
         log.extend(table.execute(&command, &mut rng).unwrap());

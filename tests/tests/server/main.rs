@@ -18,6 +18,7 @@ mod devices;
 mod disputes;
 mod erasure;
 mod events;
+mod fair_deals;
 mod fair_play;
 mod faults;
 mod feed;

@@ -591,6 +591,7 @@ mod property {
                 account_id: player_id(*id),
                 joining: Joining::Open,
                 guest: false,
+                client_seed: None,
             };
             run(&mut table, join);
         }
@@ -599,6 +600,7 @@ mod property {
             let bot = TableCommand::SeatBot {
                 account_id: by_creator.clone(),
                 level: Level::Basic,
+                client_seed: None,
             };
             run(&mut table, bot);
         }

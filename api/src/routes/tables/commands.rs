@@ -16,12 +16,12 @@ use actix_web::{delete, post, web, HttpResponse};
 use domain::{Joining, PlayerId, TableCommand};
 use uuid::Uuid;
 
-use super::dto::{BotRequest, TableSummary, TableView};
+use super::dto::{BotRequest, SeatRequest, TableSummary, TableView};
 use super::headers::etag;
 use crate::error::{ApiError, Problem};
 use crate::routes::problems::{JsonBody, OnTable, TooManyBots};
-use crate::routes::shared::{TableCall, TablePath};
-use crate::table_service::{player_id, CachedTable, TableService};
+use crate::routes::shared::{OptionalBody, TableCall, TablePath};
+use crate::table_service::{dealer, player_id, CachedTable, TableService};
 
 /// What a command answers with: the table's summary (lobby commands) or the
 /// caller's view (commands on a running game), and the version it shows,
@@ -83,21 +83,28 @@ impl TableCall<TableService> {
 #[utoipa::path(
     tag = "tables",
     params(TablePath),
+    request_body(content = Option<SeatRequest>, description = "May be left out (or null): the caller's `client_seed`"),
     responses(
         (status = 200, description = "Seated; the table's summary", body = TableSummary),
         (status = 403, description = "`invitation_needed` (the creator of a private table, who left it, comes back through its invitation) or `seat_reserved` (a rematch's seats are kept for the players of the game before it)", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "`table_full`, `already_seated`, `table_not_waiting`, `table_closed` (a quick-play table closed when its last person left: ask quick play again), or `version_conflict` when other writers kept winning; a table that starts by itself starts with the join that fills it", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "`invalid_body`: a `client_seed` that is not 1 to 64 ASCII characters from `!` to `~`", body = Problem, content_type = "application/problem+json"),
+        JsonBody,
         OnTable,
     )
 )]
 #[post("/tables/{id}/players")]
-pub async fn join_table(call: TableCall<TableService>) -> Result<HttpResponse, ApiError> {
-    let guest = call.user.person().guest;
+pub async fn join_table(
+    call: TableCall<TableService>,
+    OptionalBody(body): OptionalBody<SeatRequest>,
+) -> Result<HttpResponse, ApiError> {
+    let newcomer = call.user.person().bringing(body.client_seed).newcomer();
     call.answer::<TableSummary>(|account_id| {
         Ok(TableCommand::Join {
             account_id,
             joining: Joining::Open,
-            guest,
+            guest: newcomer.guest,
+            client_seed: newcomer.client_seed,
         })
     })
     .await
@@ -221,6 +228,7 @@ pub async fn seat_bot(
         Ok(TableCommand::SeatBot {
             account_id,
             level: bot.level()?,
+            client_seed: Some(dealer::client_seed()),
         })
     })
     .await

@@ -11,14 +11,14 @@ use actix_web::http::header;
 use actix_web::{delete, post, web, HttpResponse};
 use uuid::Uuid;
 
-use super::dto::{QuickPlay, TableSummary};
+use super::dto::{QuickPlay, SeatRequest, TableSummary};
 use super::headers::etag;
 use crate::auth::{AuthUser, ClientAddress};
 use crate::codes::ProblemCode;
 use crate::error::{ApiError, Problem};
 use crate::rates::Rates;
 use crate::routes::problems::{Authenticated, JsonBody, OnTable, TooManyRequests};
-use crate::routes::shared::{TableCall, TablePath};
+use crate::routes::shared::{OptionalBody, TableCall, TablePath};
 use crate::table_service::{CachedTable, Opening, TableService};
 use crate::throttle::InviteThrottle;
 
@@ -54,7 +54,7 @@ async fn seated_at(
                     ("ETag" = String, description = "`\"<version>\"`"))),
         JsonBody,
         (status = 409, description = "`version_conflict`: other callers kept winning the race for these settings; try again", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "`invalid_rules`, `invalid_clock` or `invalid_body` (`bots_after` not in 1..=3600)", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "`invalid_rules`, `invalid_clock` or `invalid_body` (`bots_after` not in 1..=3600, a `client_seed` that is not 1 to 64 ASCII characters from `!` to `~`)", body = Problem, content_type = "application/problem+json"),
         TooManyRequests,
         Authenticated,
     )
@@ -78,7 +78,8 @@ pub async fn quickplay(
         lobby: &lobby,
     };
     let caller = user.account.id;
-    let seated = tables.quickplay(&rates, user.person(), opening).await?;
+    let person = user.person().bringing(body.client_seed.clone());
+    let seated = tables.quickplay(&rates, person, opening).await?;
     seated_at(&tables, caller, seated).await
 }
 
@@ -100,6 +101,7 @@ pub struct InvitePath(
 #[utoipa::path(
     tag = "tables",
     params(InvitePath),
+    request_body(content = Option<SeatRequest>, description = "May be left out (or null): the caller's `client_seed`"),
     responses(
         (status = 200, description = "Seated; the table's summary", body = TableSummary,
             headers(("Location" = String, description = "The table's URL"),
@@ -107,6 +109,8 @@ pub struct InvitePath(
         (status = 403, description = "`seat_reserved` (a rematch's seats are kept for the players of the game before it)", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "`invitation_not_found`: no table has this code (or it was renewed)", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "`table_full`, `table_not_waiting` or `version_conflict`", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "`invalid_body`: a `client_seed` that is not 1 to 64 ASCII characters from `!` to `~`", body = Problem, content_type = "application/problem+json"),
+        JsonBody,
         TooManyRequests,
         Authenticated,
     )
@@ -119,6 +123,7 @@ pub async fn join_invited(
     user: AuthUser,
     ClientAddress(address): ClientAddress,
     path: web::Path<InvitePath>,
+    OptionalBody(body): OptionalBody<SeatRequest>,
 ) -> Result<HttpResponse, ApiError> {
     let caller = user.account.id;
     let key = caller.to_string();
@@ -138,7 +143,8 @@ pub async fn join_invited(
             detail: "no table has this invitation".into(),
         });
     };
-    let seated = tables.seat(id, user.person()).await?;
+    let person = user.person().bringing(body.client_seed);
+    let seated = tables.seat(id, &person).await?;
     seated_at(&tables, caller, seated).await
 }
 
@@ -175,12 +181,15 @@ pub async fn renew_invite(call: TableCall<TableService>) -> Result<HttpResponse,
 #[utoipa::path(
     tag = "tables",
     params(TablePath),
+    request_body(content = Option<SeatRequest>, description = "May be left out (or null): the caller's `client_seed` for the rematch"),
     responses(
         (status = 200, description = "The rematch's summary", body = TableSummary,
             headers(("Location" = String, description = "The rematch's URL"),
                     ("ETag" = String, description = "`\"<version>\"`"))),
         (status = 403, description = "`not_seated`: only the persons of the game ask for its rematch", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "`game_not_over`, or `version_conflict` when other writers kept winning", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "`invalid_body`: a `client_seed` that is not 1 to 64 ASCII characters from `!` to `~`", body = Problem, content_type = "application/problem+json"),
+        JsonBody,
         TooManyRequests,
         OnTable,
     )
@@ -190,8 +199,11 @@ pub async fn renew_invite(call: TableCall<TableService>) -> Result<HttpResponse,
 pub async fn rematch(
     call: TableCall<TableService>,
     rates: web::Data<Rates>,
+    OptionalBody(body): OptionalBody<SeatRequest>,
 ) -> Result<HttpResponse, ApiError> {
-    let (tables, person) = (&call.state, call.user.person());
+    let tables = &call.state;
+    let person = call.user.person().bringing(body.client_seed);
+    let caller = person.id;
     let seated = tables.rematch(&rates, call.table_id, person).await?;
-    seated_at(tables, person.id, seated).await
+    seated_at(tables, caller, seated).await
 }

@@ -50,7 +50,7 @@ pub async fn list_rulesets() -> Result<HttpResponse, ApiError> {
         (status = 201, description = "The table is open", body = TableSummary,
             headers(("Location" = String, description = "The table's URL"))),
         JsonBody,
-        (status = 422, description = "`invalid_rules` (unknown preset, bad option, seats out of the rules' bounds; `detail` says why), `invalid_clock` (a clock out of range), `invalid_bot` (no such bot level, or as many bots as seats: the caller takes one) or `invalid_body`", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "`invalid_rules` (unknown preset, bad option, seats out of the rules' bounds; `detail` says why), `invalid_clock` (a clock out of range), `invalid_bot` (no such bot level, or as many bots as seats: the caller takes one) or `invalid_body` (a `client_seed` that is not 1 to 64 ASCII characters from `!` to `~`, among others)", body = Problem, content_type = "application/problem+json"),
         TablesOrBots,
         Authenticated,
     )
@@ -70,6 +70,7 @@ pub async fn create_table(
         clock,
         bots,
         visibility,
+        client_seed,
     } = body.into_inner();
     let bots = BotRequest::levels(&bots, seats)?;
     let lobby = Lobby {
@@ -79,7 +80,7 @@ pub async fn create_table(
     let (id, loaded) = tables
         .create(
             &rates,
-            user.person(),
+            user.person().bringing(client_seed),
             Opening {
                 ruleset: &ruleset,
                 options: &options.unwrap_or_default(),

@@ -91,6 +91,7 @@ fn d42_bot_seats_play_to_the_end_of_the_game_by_their_own_level() {
     let seat_bot = |id: &str, level| TableCommand::SeatBot {
         account_id: id.into(),
         level,
+        client_seed: None,
     };
     assert_eq!(
         table.decide(&seat_bot("b", Level::Basic), &mut rng()),

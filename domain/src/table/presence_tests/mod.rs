@@ -31,6 +31,7 @@ pub(crate) fn started(clock: Option<Clock>) -> (Table, Vec<TableEvent>) {
             account_id: (*id).into(),
             joining: crate::table::Joining::Open,
             guest: false,
+            client_seed: None,
         };
         log.extend(table.execute(&join, &mut rng()).unwrap());
     }
@@ -60,6 +61,7 @@ pub(crate) fn started_with(people: &[&str], bots: &[Level]) -> (Table, Vec<Table
             account_id: (*id).into(),
             joining: crate::table::Joining::Open,
             guest: false,
+            client_seed: None,
         };
         log.extend(table.execute(&join, &mut rng()).unwrap());
     }
@@ -67,6 +69,7 @@ pub(crate) fn started_with(people: &[&str], bots: &[Level]) -> (Table, Vec<Table
         let bot = TableCommand::SeatBot {
             account_id: creator.into(),
             level: *level,
+            client_seed: None,
         };
         log.extend(table.execute(&bot, &mut rng()).unwrap());
     }

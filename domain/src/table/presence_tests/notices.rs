@@ -29,6 +29,7 @@ fn the_start_tells_every_person_and_the_first_to_play_that_it_is_their_turn() {
         account_id: "b".into(),
         joining: crate::table::Joining::Open,
         guest: false,
+        client_seed: None,
     };
     assert_eq!(
         told(&mut table, &mut log, join),
@@ -38,6 +39,7 @@ fn the_start_tells_every_person_and_the_first_to_play_that_it_is_their_turn() {
     let bot = TableCommand::SeatBot {
         account_id: "a".into(),
         level: Level::Basic,
+        client_seed: None,
     };
     run(&mut table, &mut log, bot);
     let start = TableCommand::Start {

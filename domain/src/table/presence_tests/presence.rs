@@ -304,6 +304,7 @@ fn d40_a_game_is_never_started_without_a_person_seated() {
         let bot = TableCommand::SeatBot {
             account_id: "a".into(),
             level: Level::Strong,
+            client_seed: None,
         };
         run(&mut table, &mut log, bot);
     }

@@ -9,7 +9,7 @@ mod opening;
 mod play;
 mod summary;
 
-pub use opening::{BotRequest, NewTable, QuickPlay, RulesetDto, MAX_BOTS_AFTER};
+pub use opening::{BotRequest, NewTable, QuickPlay, RulesetDto, SeatRequest, MAX_BOTS_AFTER};
 pub use play::{EventPage, EventsQuery, MoveAnswer, MoveRequest, TableView, ViewPlayer, ViewQuery};
 pub use summary::{
     table_summary_example, ClockDto, Holder, ListedPlayer, ListedTableDto, SeatPresence,

@@ -3,7 +3,7 @@
 
 use domain::bots::Level;
 use domain::rules::TableOptions;
-use domain::{Clock, Lobby, Rules, Visibility};
+use domain::{ClientSeed, Clock, Lobby, Rules, Visibility};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use utoipa::ToSchema;
@@ -55,6 +55,11 @@ pub struct NewTable {
     /// invitation its creator is shown (`invite_code`); default `public`.
     #[serde(default)]
     pub visibility: Visibility,
+    /// The caller's seed, mixed into every shuffle (docs/API.md "Fair
+    /// deals"): 1 to 64 ASCII characters from `!` to `~`; absent: the
+    /// server draws one.
+    #[serde(default)]
+    pub client_seed: Option<ClientSeed>,
 }
 
 /// The longest wait for quick play's bots, in seconds.
@@ -83,6 +88,22 @@ pub struct QuickPlay {
     #[serde(default)]
     #[schema(minimum = 1, maximum = 3600)]
     pub bots_after: Option<u32>,
+    /// The caller's seed, as when opening a table.
+    #[serde(default)]
+    pub client_seed: Option<ClientSeed>,
+}
+
+/// Taking a seat (joining, through an invitation, at a rematch): a body
+/// that may be left out.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(example = json!({"client_seed": "d4f1c7e2a9b05e38"}))]
+pub struct SeatRequest {
+    /// The caller's seed, mixed into every shuffle (docs/API.md "Fair
+    /// deals"): 1 to 64 ASCII characters from `!` to `~`; absent: the
+    /// server draws one.
+    #[serde(default)]
+    pub client_seed: Option<ClientSeed>,
 }
 
 impl QuickPlay {

@@ -3,7 +3,7 @@
 
 use chrono::{DateTime, Utc};
 use domain::bots::Level;
-use domain::{PlayerId, Rules, Status, Visibility};
+use domain::{ClientSeed, PlayerId, Rules, SeedHash, ServerSeed, Status, Visibility};
 use serde::Serialize;
 use serde_json::Value;
 use utoipa::ToSchema;
@@ -18,11 +18,15 @@ use store::tables::{ListedTable, SeatRow};
 
 /// A seated player in a table's summary.
 #[derive(Debug, Serialize, ToSchema)]
-#[schema(example = json!({"seat": 0, "account_id": "0b5c9e04-5f5e-4a43-9f1e-0c2b8d1c7a10", "bot": null, "username": "alice", "erased": false, "hand_size": 5, "total": 12, "away": false, "resigned": false}))]
+#[schema(example = json!({"seat": 0, "account_id": "0b5c9e04-5f5e-4a43-9f1e-0c2b8d1c7a10", "bot": null, "username": "alice", "erased": false, "client_seed": "d4f1c7e2a9b05e38", "hand_size": 5, "total": 12, "away": false, "resigned": false}))]
 pub struct SummaryPlayer {
     pub seat: usize,
     #[serde(flatten)]
     pub holder: Holder,
+    /// The seat's seed, mixed into every shuffle (docs/API.md "Fair
+    /// deals"); null at a table older than fair deals.
+    #[schema(required = true)]
+    pub client_seed: Option<ClientSeed>,
     /// Cards in hand (0 before the deal).
     pub hand_size: usize,
     /// Points so far.
@@ -140,8 +144,8 @@ pub fn table_summary_example() -> Value {
         "status": "playing",
         "seats": 4,
         "players": [
-            {"seat": 0, "account_id": "0b5c9e04-5f5e-4a43-9f1e-0c2b8d1c7a10", "bot": null, "username": "alice", "erased": false, "hand_size": 5, "total": 0, "away": false, "resigned": false},
-            {"seat": 1, "account_id": "7d1e0c8a-3b9f-4e2d-8c6a-5f4b3a2e1d00", "bot": null, "username": "bob", "erased": false, "hand_size": 7, "total": 0, "away": false, "resigned": false}
+            {"seat": 0, "account_id": "0b5c9e04-5f5e-4a43-9f1e-0c2b8d1c7a10", "bot": null, "username": "alice", "erased": false, "client_seed": "d4f1c7e2a9b05e38", "hand_size": 5, "total": 0, "away": false, "resigned": false},
+            {"seat": 1, "account_id": "7d1e0c8a-3b9f-4e2d-8c6a-5f4b3a2e1d00", "bot": null, "username": "bob", "erased": false, "client_seed": "bob's phone 42", "hand_size": 7, "total": 0, "away": false, "resigned": false}
         ],
         "round": 1,
         "version": 9,
@@ -154,7 +158,9 @@ pub fn table_summary_example() -> Value {
         "starts_when_full": false,
         "bots_after": null,
         "rematch_of": null,
-        "rematch": null
+        "rematch": null,
+        "seed_hash": "630dcd2966c4336691125448bbb25b4ff412a49c732db2c8abc1b8581bd710dd",
+        "server_seed": null
     })
 }
 
@@ -200,6 +206,15 @@ pub struct TableSummary {
     /// This table's rematch, once a player opened it; null: none yet.
     #[schema(required = true)]
     pub rematch: Option<Uuid>,
+    /// The SHA-256 of the table's secret server seed, committed to when it
+    /// opened (docs/API.md "Fair deals"); null at a table older than fair
+    /// deals.
+    #[schema(required = true)]
+    pub seed_hash: Option<SeedHash>,
+    /// The server seed, once the game is over (ended or aborted) and the
+    /// log revealed it; null until then.
+    #[schema(required = true)]
+    pub server_seed: Option<ServerSeed>,
 }
 
 /// A table's clock (docs/RULES.md D37-D39) and its running deadline.
@@ -241,6 +256,7 @@ impl TableSummary {
                 SummaryPlayer {
                     seat: s.seat,
                     holder: Holder::of(l, s),
+                    client_seed: s.client_seed.clone(),
                     hand_size: p.map_or(0, |p| p.hand_size),
                     total: p.map_or(0, |p| p.total),
                     presence: SeatPresence::of(t, s.seat),
@@ -271,6 +287,8 @@ impl TableSummary {
             bots_after: t.lobby.bots_after,
             rematch_of: t.lobby.rematch_of.as_ref().map(|of| table_id(&of.table_id)),
             rematch: t.lobby.rematch.as_deref().map(table_id),
+            seed_hash: t.seed_hash,
+            server_seed: t.revealed.clone(),
         }
     }
 
