@@ -6,12 +6,12 @@ use actix_web::App;
 use utoipa::openapi::path::{Operation, PathItem};
 use utoipa::openapi::schema::{ArrayItems, Schema};
 use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityRequirement, SecurityScheme};
-use utoipa::openapi::{Components, Ref, RefOr};
+use utoipa::openapi::{Components, Ref, RefOr, Required};
 use utoipa::{Modify, OpenApi, PartialSchema, ToSchema};
 use utoipa_actix_web::AppExt;
 
 use crate::error::Problem;
-use crate::routes::tables::dto::ViewPlayer;
+use crate::routes::tables::dto::{SeatRequest, ViewPlayer};
 use store::StoredEvent;
 
 #[derive(OpenApi)]
@@ -56,6 +56,7 @@ impl Modify for BearerAuth {
 /// ones).
 pub fn finish(openapi: &mut utoipa::openapi::OpenApi) {
     secure_by_default(openapi);
+    seat_requests_may_be_left_out(openapi);
     let components = openapi.components.get_or_insert_with(Default::default);
     components
         .schemas
@@ -97,6 +98,29 @@ fn secure_by_default(openapi: &mut utoipa::openapi::OpenApi) {
                 Some(declared) if declared == public => None,
                 Some(declared) => Some(declared),
             };
+        }
+    }
+}
+
+/// A `SeatRequest` body (joining, an invitation, a rematch) may be left
+/// out (`crate::routes::shared::OptionalBody`): not `required`, which
+/// utoipa writes for a body that is not an `Option`, and the generators
+/// read a plain reference better than the union with null an `Option`
+/// makes (openapi-python-client 0.29 sends its "unset" marker as JSON).
+fn seat_requests_may_be_left_out(openapi: &mut utoipa::openapi::OpenApi) {
+    let seat_request = RefOr::Ref(Ref::from_schema_name(SeatRequest::name()));
+    for item in openapi.paths.paths.values_mut() {
+        for operation in operations(item) {
+            let Some(body) = operation.request_body.as_mut() else {
+                continue;
+            };
+            let takes_a_seat = body
+                .content
+                .values()
+                .any(|c| c.schema.as_ref() == Some(&seat_request));
+            if takes_a_seat {
+                body.required = Some(Required::False);
+            }
         }
     }
 }

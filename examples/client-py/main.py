@@ -2,7 +2,7 @@
 two bots and play it to the end, with the types openapi-python-client
 generated from the API's document only (huit_client, see scripts/client-py).
 
-    python main.py http://127.0.0.1:8080
+    python main.py http://127.0.0.1:8080 [LOG_FILE]
 
 Each person on turn posts the first of their legal moves, based on the
 version seen; when nobody may move (a bot is on turn), alice long-polls her
@@ -10,7 +10,9 @@ view until the table moves. Then alice checks every hash of the table's log
 with a stock RFC 8785 library (rfc8785, not the server's code); bob deletes
 his account (the server erases at once: HUIT_ERASE_GRACE_SECS=0), and alice
 checks the log again: the same hashes, each recomputed, and bob's name
-nowhere. Prints one line:
+nowhere. With LOG_FILE, it saves the log there and prints the table's id
+first (scripts/client-py checks its deals with the README's check_deals.py).
+Prints one line:
 client-py ruleset=moderne moves=<n> rounds=<r> winners=[...] events=<e> verified=<v> after_erasure=<v>
 """
 
@@ -126,6 +128,10 @@ def main() -> None:
     rounds = expect(list_rounds.sync(table.id, client=alice), RoundsDto, "rounds")
     events = expect(get_events.sync(table.id, client=bob, after=0, limit=500), EventPage, "bob's events")
     before = verified_log(alice, table.id)
+    if len(sys.argv) > 2:
+        with open(sys.argv[2], "w") as saved:
+            saved.writelines(json.dumps(e) + "\n" for e in before)
+        print(f"table {table.id}")
 
     # Bob deletes his account: erased at once, his log verifies still.
     gone = httpx.request(

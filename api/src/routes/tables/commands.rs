@@ -83,7 +83,7 @@ impl TableCall<TableService> {
 #[utoipa::path(
     tag = "tables",
     params(TablePath),
-    request_body(content = Option<SeatRequest>, description = "May be left out (or null): the caller's `client_seed`"),
+    request_body(content = SeatRequest, description = "May be left out: the caller's `client_seed`"),
     responses(
         (status = 200, description = "Seated; the table's summary", body = TableSummary),
         (status = 403, description = "`invitation_needed` (the creator of a private table, who left it, comes back through its invitation) or `seat_reserved` (a rematch's seats are kept for the players of the game before it)", body = Problem, content_type = "application/problem+json"),

@@ -101,7 +101,7 @@ pub struct InvitePath(
 #[utoipa::path(
     tag = "tables",
     params(InvitePath),
-    request_body(content = Option<SeatRequest>, description = "May be left out (or null): the caller's `client_seed`"),
+    request_body(content = SeatRequest, description = "May be left out: the caller's `client_seed`"),
     responses(
         (status = 200, description = "Seated; the table's summary", body = TableSummary,
             headers(("Location" = String, description = "The table's URL"),
@@ -181,7 +181,7 @@ pub async fn renew_invite(call: TableCall<TableService>) -> Result<HttpResponse,
 #[utoipa::path(
     tag = "tables",
     params(TablePath),
-    request_body(content = Option<SeatRequest>, description = "May be left out (or null): the caller's `client_seed` for the rematch"),
+    request_body(content = SeatRequest, description = "May be left out: the caller's `client_seed` for the rematch"),
     responses(
         (status = 200, description = "The rematch's summary", body = TableSummary,
             headers(("Location" = String, description = "The rematch's URL"),
