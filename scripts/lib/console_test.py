@@ -395,6 +395,9 @@ def main():
         verdict = wait.until(EC.presence_of_element_located((By.ID, "audit-verdict")))
         assert verdict.get_attribute("data-ok") == "true", verdict.text
         assert "OK" in verdict.text and "hash chain is valid" in verdict.text, verdict.text
+        deals = driver.find_element(By.ID, "deals-verdict")
+        assert deals.get_attribute("data-status") == "verified", deals.text
+        assert deals.text.startswith("Deals verified"), deals.text
         assert driver.find_element(By.ID, "reason").text == "The bot's last card was never announced"
         actions = driver.find_element(By.ID, "actions").text
         assert "audit" in actions and "console_admin" in actions, actions
@@ -475,6 +478,8 @@ def main():
         kept = driver.execute_script("return sessionStorage.getItem('huit.token')")
         assert kept == stored, "the link's token did not replace the tab's account"
         assert driver.find_elements(By.ID, "audit-verdict") == [], "no audit for players"
+        deals = driver.find_element(By.ID, "deals-verdict")
+        assert deals.get_attribute("data-status") == "verified", "the player's replay says: " + deals.text
         driver.find_element(By.TAG_NAME, "body").send_keys(Keys.ARROW_RIGHT)
         wait_for_step(driver, 1)
         expected = call("GET", f"/v1/tables/{fair}/rounds/1/replay?step=1", token=alice)["state"]

@@ -594,7 +594,8 @@ impl Table {
 
     /// `decide` then `evolve` in place, without copying the game for a
     /// move; then, when these events ended the game, the server seed
-    /// revealed (see [`Table::revealing`]).
+    /// revealed (`seed_revealed`, when `chance` is keyed with the seed the
+    /// table committed to).
     pub fn execute<C: Chance + ?Sized>(
         &mut self,
         command: &TableCommand,

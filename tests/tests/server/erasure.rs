@@ -6,7 +6,8 @@ use e2e::{assert_problem, spawn_app, spawn_app_with, TestApp};
 use serde_json::{json, Value};
 
 use crate::support::{
-    admin_token, audit, finished_game, get, json_of, play, post, post_empty, table_of, view,
+    admin_token, audit, every_read, finished_game, get, json_of, play, post, post_empty, table_of,
+    view,
 };
 
 const PASSWORD: &str = "correct horse battery";
@@ -128,53 +129,6 @@ async fn a_deletion_is_erased_when_its_grace_period_ends_and_a_guest_deletes_wit
     let guest_token = guest["token"].as_str().unwrap();
     json_of(delete_me(&app, guest_token, &json!({})).await, 202).await;
     assert_problem(get(&app, guest_token, "/v1/me").await, 401, "unauthorized").await;
-}
-
-/// Everything a client can read of `tables`, as `reader` (a player of
-/// them), an admin and anyone: each answer's text, by what it was.
-async fn every_read(
-    app: &TestApp,
-    reader: &str,
-    admin: &str,
-    tables: &[&str],
-) -> Vec<(String, String)> {
-    let mut paths = vec![
-        (reader.to_owned(), "/v1/me/tables".to_owned()),
-        (reader.to_owned(), "/v1/tables?mine=true".to_owned()),
-        (reader.to_owned(), "/v1/tables".to_owned()),
-        (reader.to_owned(), "/v1/me/feed".to_owned()),
-        (reader.to_owned(), "/v1/me/disputes".to_owned()),
-        (reader.to_owned(), "/v1/me/export".to_owned()),
-        (admin.to_owned(), "/v1/admin/disputes".to_owned()),
-        (reader.to_owned(), "/v1/leaderboards/classique".to_owned()),
-    ];
-    for id in tables {
-        for path in [
-            format!("/v1/tables/{id}"),
-            format!("/v1/tables/{id}/view"),
-            format!("/v1/tables/{id}/events?after=0&limit=500"),
-            format!("/v1/tables/{id}/rounds"),
-            format!("/v1/tables/{id}/rounds/1/replay"),
-            format!("/v1/tables/{id}/log"),
-        ] {
-            paths.push((reader.to_owned(), path));
-        }
-        paths.push((admin.to_owned(), format!("/v1/admin/tables/{id}/audit")));
-    }
-    let mut answers = Vec::new();
-    for (token, path) in paths {
-        let res = get(app, &token, &path).await;
-        let status = res.status();
-        let text = res.text().await.unwrap();
-        answers.push((format!("{path} ({status})"), text));
-    }
-    let disputes = json_of(get(app, admin, "/v1/admin/disputes").await, 200).await;
-    for d in disputes["disputes"].as_array().unwrap() {
-        let path = format!("/v1/admin/disputes/{}", d["id"].as_str().unwrap());
-        let text = get(app, admin, &path).await.text().await.unwrap();
-        answers.push((path, text));
-    }
-    answers
 }
 
 /// Every event of a table's log, as an admin exports it.
@@ -462,6 +416,9 @@ async fn a_rematch_that_keeps_a_seat_for_an_erased_person_is_closed_not_left_wai
         "closed, not waiting for ever: {closed}"
     );
     let events = crate::support::all_events(&app, &ivo, &next).await;
-    assert_eq!(events.last().unwrap()["type"], "rematch_declined");
-    assert_eq!(events.last().unwrap()["data"]["seat"], 0);
+    let n = events.len();
+    assert_eq!(events[n - 2]["type"], "rematch_declined");
+    assert_eq!(events[n - 2]["data"]["seat"], 0);
+    // Closed, its seed is revealed (docs/API.md "Fair deals").
+    assert_eq!(events[n - 1]["type"], "seed_revealed");
 }

@@ -6,7 +6,8 @@
 use sha2::{Digest, Sha256};
 
 use crate::support::{
-    admin_token, all_events, delete, each_moves, get, json_of, players, post, post_empty, view,
+    admin_token, all_events, delete, each_moves, every_read, get, json_of, players, post,
+    post_empty, view,
 };
 use e2e::{assert_problem, spawn_app, TestApp};
 use serde_json::{json, Value};
@@ -45,21 +46,9 @@ async fn everything_sent(app: &TestApp, id: &str, tokens: &[String]) -> String {
     let spectator = players(app, 1).await.remove(0);
     let admin = admin_token(app).await;
     let mut sent = String::new();
-    for token in tokens.iter().chain([&spectator, &admin]) {
-        for path in [
-            format!("/v1/tables/{id}"),
-            format!("/v1/tables/{id}/view"),
-            format!("/v1/tables/{id}/events?after=0&limit=500"),
-            format!("/v1/tables/{id}/rounds"),
-            format!("/v1/tables/{id}/rounds/1/replay"),
-            format!("/v1/tables/{id}/log"),
-            format!("/v1/admin/tables/{id}/audit"),
-            "/v1/tables".to_owned(),
-            "/v1/me/tables".to_owned(),
-            "/v1/me/feed".to_owned(),
-            "/v1/me/export".to_owned(),
-        ] {
-            sent += &get(app, token, &path).await.text().await.unwrap();
+    for token in tokens.iter().chain([&spectator]) {
+        for (_, text) in every_read(app, token, &admin, &[id]).await {
+            sent += &text;
         }
         for stream in [
             format!("/v1/tables/{id}/view/stream"),
@@ -172,6 +161,19 @@ async fn the_seed_is_committed_to_at_once_and_revealed_only_when_the_game_is_ove
     let audit = json_of(audit, 200).await;
     assert_eq!(audit["ok"], true, "{audit}");
     assert_eq!(audit["deals"]["status"], "verified");
+}
+
+/// A body of `content_type` as it is.
+async fn post_raw(
+    app: &TestApp,
+    token: &str,
+    path: &str,
+    content_type: &str,
+    body: &'static str,
+) -> reqwest::Response {
+    let request = app.client.post(app.url(path)).bearer_auth(token);
+    let request = request.header("content-type", content_type).body(body);
+    request.send().await.unwrap()
 }
 
 /// `huit log verify FILE --table ID` on `log`: its exit code and what it
@@ -293,25 +295,10 @@ async fn a_seed_is_taken_on_every_way_in_and_a_bad_one_is_refused_changing_nothi
         "invalid_body",
     )
     .await;
-    let res = app
-        .client
-        .post(app.url(&join))
-        .bearer_auth(&tokens[1])
-        .header("content-type", "text/plain")
-        .body("bob")
-        .send()
-        .await
-        .unwrap();
+    let res = post_raw(&app, &tokens[1], &join, "text/plain", "bob").await;
     assert_problem(res, 415, "unsupported_media_type").await;
-    let res = app
-        .client
-        .post(app.url(&join))
-        .bearer_auth(&tokens[1])
-        .header("content-type", "application/json")
-        .body("{\"client_seed\": ")
-        .send()
-        .await
-        .unwrap();
+    let cut = "{\"client_seed\": ";
+    let res = post_raw(&app, &tokens[1], &join, "application/json", cut).await;
     assert_problem(res, 400, "malformed_json").await;
     assert_eq!(
         view(&app, &tokens[0], &id).await["version"],

@@ -321,3 +321,50 @@ pub async fn spawn_process_app(name: &str, env: &[(&str, &str)]) -> ProcessApp {
         _scratch: scratch,
     }
 }
+
+/// Everything a client can read of `tables`, as `reader` (a player of
+/// them), an admin and anyone: each answer's text, by what it was.
+pub async fn every_read(
+    app: &TestApp,
+    reader: &str,
+    admin: &str,
+    tables: &[&str],
+) -> Vec<(String, String)> {
+    let mut paths = vec![
+        (reader.to_owned(), "/v1/me/tables".to_owned()),
+        (reader.to_owned(), "/v1/tables?mine=true".to_owned()),
+        (reader.to_owned(), "/v1/tables".to_owned()),
+        (reader.to_owned(), "/v1/me/feed".to_owned()),
+        (reader.to_owned(), "/v1/me/disputes".to_owned()),
+        (reader.to_owned(), "/v1/me/export".to_owned()),
+        (admin.to_owned(), "/v1/admin/disputes".to_owned()),
+        (reader.to_owned(), "/v1/leaderboards/classique".to_owned()),
+    ];
+    for id in tables {
+        for path in [
+            format!("/v1/tables/{id}"),
+            format!("/v1/tables/{id}/view"),
+            format!("/v1/tables/{id}/events?after=0&limit=500"),
+            format!("/v1/tables/{id}/rounds"),
+            format!("/v1/tables/{id}/rounds/1/replay"),
+            format!("/v1/tables/{id}/log"),
+        ] {
+            paths.push((reader.to_owned(), path));
+        }
+        paths.push((admin.to_owned(), format!("/v1/admin/tables/{id}/audit")));
+    }
+    let mut answers = Vec::new();
+    for (token, path) in paths {
+        let res = get(app, &token, &path).await;
+        let status = res.status();
+        let text = res.text().await.unwrap();
+        answers.push((format!("{path} ({status})"), text));
+    }
+    let disputes = json_of(get(app, admin, "/v1/admin/disputes").await, 200).await;
+    for d in disputes["disputes"].as_array().unwrap() {
+        let path = format!("/v1/admin/disputes/{}", d["id"].as_str().unwrap());
+        let text = get(app, admin, &path).await.text().await.unwrap();
+        answers.push((path, text));
+    }
+    answers
+}
