@@ -6,7 +6,8 @@
 use api::error::ApiError;
 use api::log::announce::{announce, Announced};
 use api::table_service::player_id;
-use domain::table::{Table, TableCommand, TableEvent};
+use domain::table::{Newcomer, Table, TableCommand, TableError, TableEvent};
+use domain::{ClientSeed, Fair, SeedHash, ServerSeed};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use sqlx::PgPool;
@@ -66,26 +67,72 @@ pub fn play_game(
     players: &[(Uuid, String)],
     seed: u64,
 ) -> PlayedGame {
+    let by_rng = |t: &mut Table, c: &TableCommand, rng: &mut StdRng| t.execute(c, rng);
+    play_game_by(ruleset, options, players, seed, by_rng, None)
+}
+
+/// [`play_game`] dealt fairly (docs/API.md "Fair deals"): the table `table`
+/// committed to `server_seed`, each player bringing a seed of their own,
+/// every shuffle the contract's.
+pub fn play_fair_game(
+    ruleset: &str,
+    options: serde_json::Value,
+    players: &[(Uuid, String)],
+    seed: u64,
+    (server_seed, table): (&ServerSeed, Uuid),
+) -> PlayedGame {
+    let table = table.to_string();
+    let mut fair = Fair {
+        seed: server_seed,
+        table: &table,
+    };
+    let by_seed = |t: &mut Table, c: &TableCommand, _: &mut StdRng| t.execute(c, &mut fair);
+    let commitment = Some(server_seed.hash());
+    play_game_by(ruleset, options, players, seed, by_seed, commitment)
+}
+
+/// The game, each command executed by `execute` (given the moves'
+/// generator, which shuffles too in [`play_game`]).
+fn play_game_by(
+    ruleset: &str,
+    options: serde_json::Value,
+    players: &[(Uuid, String)],
+    seed: u64,
+    mut execute: impl FnMut(
+        &mut Table,
+        &TableCommand,
+        &mut StdRng,
+    ) -> Result<Vec<TableEvent>, TableError>,
+    commitment: Option<SeedHash>,
+) -> PlayedGame {
     let mut rng = StdRng::seed_from_u64(seed);
     let options = options.as_object().cloned().unwrap_or_default();
-    let (creator, _) = &players[0];
-    let created = Table::create(ruleset, &options, players.len(), None, &player_id(*creator))
+    let newcomer = |(id, name): &(Uuid, String)| Newcomer {
+        account_id: player_id(*id),
+        guest: false,
+        client_seed: commitment.map(|_| ClientSeed::new(format!("{name}-seed")).expect("a seed")),
+    };
+    let creator = newcomer(&players[0]);
+    let lobby = domain::Lobby::default();
+    let seats = players.len();
+    let created = Table::open(ruleset, &options, seats, None, &lobby, &creator, commitment)
         .expect("the table is created");
     let mut table = Table::from_events(&created).expect("a table");
     let mut batches = vec![created];
-    for (id, _) in &players[1..] {
+    for player in &players[1..] {
+        let joiner = newcomer(player);
         let cmd = TableCommand::Join {
-            account_id: player_id(*id),
+            account_id: joiner.account_id,
             joining: domain::Joining::Open,
             guest: false,
-            client_seed: None,
+            client_seed: joiner.client_seed,
         };
-        batches.push(table.execute(&cmd, &mut rng).expect("joins"));
+        batches.push(execute(&mut table, &cmd, &mut rng).expect("joins"));
     }
     let start = TableCommand::Start {
-        account_id: player_id(*creator),
+        account_id: creator.account_id,
     };
-    batches.push(table.execute(&start, &mut rng).expect("starts"));
+    batches.push(execute(&mut table, &start, &mut rng).expect("starts"));
     for _ in 0..200_000 {
         let game = table.game.as_ref().expect("started");
         if game.result().is_some() {
@@ -116,7 +163,7 @@ pub fn play_game(
             .account_id
             .clone();
         let cmd = TableCommand::Move { account_id, mv };
-        batches.push(table.execute(&cmd, &mut rng).expect("a legal move"));
+        batches.push(execute(&mut table, &cmd, &mut rng).expect("a legal move"));
     }
     panic!("the game did not end within 200000 moves");
 }
@@ -125,11 +172,16 @@ pub fn play_game(
 /// `batches`, one transaction per batch. Returns the table id.
 pub async fn store_table(pool: &PgPool, creator: Uuid, batches: &[Vec<TableEvent>]) -> Uuid {
     let id = Uuid::new_v4();
+    store_table_at(pool, id, creator, batches).await;
+    id
+}
+
+/// [`store_table`] with the id `id` (a fair game's shuffles name it).
+pub async fn store_table_at(pool: &PgPool, id: Uuid, creator: Uuid, batches: &[Vec<TableEvent>]) {
     store::tables::insert(pool, id, "test", creator)
         .await
         .expect("the table row is inserted");
     append(pool, id, 0, batches).await;
-    id
 }
 
 /// Appends `batches` after `version` and announces the new version to

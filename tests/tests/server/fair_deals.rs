@@ -9,7 +9,9 @@ use crate::support::{
     admin_token, all_events, delete, each_moves, every_read, get, json_of, players, post,
     post_empty, view,
 };
-use e2e::{assert_problem, spawn_app, TestApp};
+use domain::{Event, ServerSeed, TableEvent};
+use e2e::games::{self, tamper};
+use e2e::{assert_problem, spawn_app, Cast, TestApp};
 use serde_json::{json, Value};
 
 /// The table's server seed as stored, in hex: what nothing may show while
@@ -406,4 +408,53 @@ async fn a_rematch_commits_to_a_new_seed_and_takes_each_players_own() {
         "invalid_body",
     )
     .await;
+}
+
+#[tokio::test]
+async fn a_log_whose_reshuffle_was_altered_and_rechained_fails_the_audit_at_that_shuffle() {
+    let app = spawn_app().await;
+    let cast = Cast::new(&app, &["ana", "bob"], "eve", "boss").await;
+    let (id, seed) = (uuid::Uuid::new_v4(), ServerSeed::from_bytes([7; 32]));
+    let reshuffles = |g: &games::PlayedGame| {
+        g.events()
+            .any(|e| matches!(e, TableEvent::Game(Event::StockReshuffled { .. })))
+    };
+    let game = (1..50)
+        .map(|s| {
+            let options = json!({"rounds": 1});
+            games::play_fair_game("classique", options, &cast.players, s, (&seed, id))
+        })
+        .find(reshuffles)
+        .expect("a game that reshuffles its stock");
+    games::store_table_at(&app.pool, id, cast.players[0].0, &game.batches).await;
+    let id_text = id.to_string();
+    let fair = crate::support::audit(&app, &id_text).await;
+    assert_eq!(fair["ok"], true, "{fair}");
+    assert_eq!(fair["deals"]["status"], "verified", "{fair}");
+    assert!(fair["deals"]["reshuffles"].as_u64().unwrap() >= 1);
+
+    // Two cards of the first reshuffle swapped, the chain made whole again
+    // after it, as a forger with the database would.
+    let seq = tamper::seq_of(&app.pool, id, "stock_reshuffled", 0).await;
+    let stock: Value = sqlx::query_scalar(
+        "SELECT data::jsonb -> 'stock' FROM events WHERE table_id = $1 AND seq = $2",
+    )
+    .bind(id)
+    .bind(seq)
+    .fetch_one(&app.pool)
+    .await
+    .unwrap();
+    let mut stock = stock.as_array().unwrap().clone();
+    let last = stock.len() - 1;
+    let other = (0..last).find(|&i| stock[i] != stock[last]).unwrap();
+    stock.swap(other, last);
+    tamper::allow_changes(&app.pool).await;
+    tamper::edit_data(&app.pool, id, seq, "stock", Value::Array(stock)).await;
+    tamper::rechain(&app.pool, id, seq).await;
+    let forged = crate::support::audit(&app, &id_text).await;
+    assert_eq!(forged["chain_valid"], true, "{forged}");
+    assert_eq!(forged["ok"], false);
+    assert_eq!(forged["first_bad_seq"], seq);
+    assert_eq!(forged["deals"]["status"], "failed");
+    assert_eq!(forged["deals"]["seq"], seq);
 }
