@@ -58,14 +58,13 @@ pub struct AuditProblem {
     pub reason: String,
 }
 
-/// What the audit made of a log's deals (docs/API.md "Fair deals").
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-#[serde(tag = "status", rename_all = "snake_case")]
-#[schema(example = json!({"status": "verified", "deals": 3, "reshuffles": 1}))]
-pub enum DealsAudit {
+/// Whether a log's deals are its seeds' (docs/API.md "Fair deals").
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DealsStatus {
     /// The revealed seed is the one `table_created` committed to, and
     /// every deal, first dealer and reshuffle is the one the seeds derive.
-    Verified { deals: usize, reshuffles: usize },
+    Verified,
     /// The game is not over: its seed is not revealed yet.
     Pending,
     /// A table created before fair deals: its log commits to no seed.
@@ -74,49 +73,85 @@ pub enum DealsAudit {
     /// (an exported log without `--table`), or the log does not parse.
     #[default]
     Unchecked,
-    /// The first event that is not what the seeds derive, and why.
-    Failed { seq: i64, reason: String },
+    /// An event is not what the seeds derive (`seq`, `reason`).
+    Failed,
+}
+
+/// What the audit made of a log's deals.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[schema(example = json!({"status": "verified", "deals": 3, "reshuffles": 1, "seq": null, "reason": null}))]
+pub struct DealsAudit {
+    pub status: DealsStatus,
+    /// The deals and reshuffles checked (`verified`; 0 otherwise).
+    pub deals: usize,
+    pub reshuffles: usize,
+    /// `failed`: the first event that is not what the seeds derive, and
+    /// why; null otherwise.
+    #[schema(required = true)]
+    pub seq: Option<i64>,
+    #[schema(required = true)]
+    pub reason: Option<String>,
 }
 
 impl DealsAudit {
+    fn status(status: DealsStatus) -> DealsAudit {
+        DealsAudit {
+            status,
+            ..DealsAudit::default()
+        }
+    }
+
     /// What the deals of `events` (the whole log, parsed) prove, for the
     /// table `table_id`.
     pub fn of(events: &[TableEvent], table_id: Option<uuid::Uuid>) -> DealsAudit {
         let Some(id) = table_id else {
-            return DealsAudit::Unchecked;
+            return DealsAudit::status(DealsStatus::Unchecked);
         };
         match table::verify_revealed(events, &id.to_string()) {
-            Ok(checked) => DealsAudit::Verified {
+            Ok(checked) => DealsAudit {
+                status: DealsStatus::Verified,
                 deals: checked.deals,
                 reshuffles: checked.reshuffles,
+                ..DealsAudit::default()
             },
-            Err(table::Unfair::NoCommitment) => DealsAudit::Unproven,
-            Err(table::Unfair::NotRevealed) => DealsAudit::Pending,
+            Err(table::Unfair::NoCommitment) => DealsAudit::status(DealsStatus::Unproven),
+            Err(table::Unfair::NotRevealed) => DealsAudit::status(DealsStatus::Pending),
             Err(
                 e @ (table::Unfair::FirstDealer { seq, .. }
                 | table::Unfair::Deal { seq, .. }
                 | table::Unfair::Reshuffle { seq, .. }
                 | table::Unfair::Unfolded { seq }
                 | table::Unfair::Commitment { seq }),
-            ) => DealsAudit::Failed {
-                seq: seq as i64,
-                reason: e.to_string(),
+            ) => DealsAudit {
+                status: DealsStatus::Failed,
+                seq: Some(seq as i64),
+                reason: Some(e.to_string()),
+                ..DealsAudit::default()
             },
         }
     }
 
+    /// The first event that is not what the seeds derive, and why.
+    fn failure(&self) -> Option<(i64, &str)> {
+        self.seq.zip(self.reason.as_deref())
+    }
+
     /// One line for people.
     pub fn text(&self) -> String {
-        match self {
-            DealsAudit::Verified { deals, reshuffles } => format!(
-                "deals verified: {deals} deal(s) and {reshuffles} reshuffle(s) are the seeds'"
+        match self.status {
+            DealsStatus::Verified => format!(
+                "deals verified: {} deal(s) and {} reshuffle(s) are the seeds'",
+                self.deals, self.reshuffles
             ),
-            DealsAudit::Pending => "deals not verified yet: the game is not over".into(),
-            DealsAudit::Unproven => {
+            DealsStatus::Pending => "deals not verified yet: the game is not over".into(),
+            DealsStatus::Unproven => {
                 "deals unproven: the table was created before fair deals".into()
             }
-            DealsAudit::Unchecked => "deals not checked (give the table's id: --table)".into(),
-            DealsAudit::Failed { reason, .. } => format!("deals NOT verified: {reason}"),
+            DealsStatus::Unchecked => "deals not checked (give the table's id: --table)".into(),
+            DealsStatus::Failed => format!(
+                "deals NOT verified: {}",
+                self.reason.as_deref().unwrap_or_default()
+            ),
         }
     }
 }
@@ -131,7 +166,7 @@ impl DealsAudit {
                 "recomputed": {"points": {"0": 17, "1": 0}, "totals": {"0": 17, "1": 0}},
                 "matches": true}],
     "events": 120, "version": 120,
-    "deals": {"status": "verified", "deals": 3, "reshuffles": 1}
+    "deals": {"status": "verified", "deals": 3, "reshuffles": 1, "seq": null, "reason": null}
 }))]
 pub struct AuditReport {
     /// The chain is valid, every round matches and nothing else is wrong.
@@ -200,10 +235,10 @@ pub fn audit(log: &Log) -> AuditReport {
     }
     let deals = match parsed.into_iter().collect::<Result<Vec<_>, _>>() {
         Ok(events) => DealsAudit::of(&events, log.table_id),
-        Err(_) => DealsAudit::Unchecked,
+        Err(_) => DealsAudit::status(DealsStatus::Unchecked),
     };
-    if let DealsAudit::Failed { seq, reason } = &deals {
-        problems.add(*seq, reason.clone());
+    if let Some((seq, reason)) = deals.failure() {
+        problems.add(seq, reason);
     }
     let mut problems = problems.0;
     problems.sort_by_key(|p| p.seq);

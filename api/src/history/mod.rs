@@ -25,7 +25,9 @@ use store::StoredEvent;
 mod audit;
 mod offline;
 
-pub use audit::{audit, audit_text, AuditProblem, AuditReport, DealsAudit, RoundAudit, Scores};
+pub use audit::{
+    audit, audit_text, AuditProblem, AuditReport, DealsAudit, DealsStatus, RoundAudit, Scores,
+};
 pub use offline::{verdict_text, verify_export, Verdict};
 
 /// A table's whole log, as stored, and the table's version (the seq of its
@@ -459,7 +461,7 @@ fn cut_short(
               "pending": {"kind": "none", "seat": null, "draw": null, "count": null, "card": null,
                           "frozen": false, "challengeable": null},
               "out_order": [], "announced": [false, false], "totals": [0, 0]},
-    "deals": {"status": "verified", "deals": 3, "reshuffles": 1}
+    "deals": {"status": "verified", "deals": 3, "reshuffles": 1, "seq": null, "reason": null}
 }))]
 pub struct ReplayDto {
     pub round: u32,

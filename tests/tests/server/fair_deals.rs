@@ -151,7 +151,7 @@ async fn the_seed_is_committed_to_at_once_and_revealed_only_when_the_game_is_ove
     let replay = json_of(replay, 200).await;
     assert_eq!(
         replay["deals"],
-        json!({"status": "verified", "deals": 1, "reshuffles": 0})
+        json!({"status": "verified", "deals": 1, "reshuffles": 0, "seq": null, "reason": null})
     );
     let admin = admin_token(&app).await;
     let audit = get(

@@ -145,7 +145,7 @@ pub fn table_summary_example() -> Value {
         "seats": 4,
         "players": [
             {"seat": 0, "account_id": "0b5c9e04-5f5e-4a43-9f1e-0c2b8d1c7a10", "bot": null, "username": "alice", "erased": false, "client_seed": "d4f1c7e2a9b05e38", "hand_size": 5, "total": 0, "away": false, "resigned": false},
-            {"seat": 1, "account_id": "7d1e0c8a-3b9f-4e2d-8c6a-5f4b3a2e1d00", "bot": null, "username": "bob", "erased": false, "client_seed": "bob's phone 42", "hand_size": 7, "total": 0, "away": false, "resigned": false}
+            {"seat": 1, "account_id": "7d1e0c8a-3b9f-4e2d-8c6a-5f4b3a2e1d00", "bot": null, "username": "bob", "erased": false, "client_seed": "bobs-phone-42", "hand_size": 7, "total": 0, "away": false, "resigned": false}
         ],
         "round": 1,
         "version": 9,
