@@ -35,9 +35,10 @@ use sqlx::PgPool;
 use tokio::time::Instant;
 use uuid::Uuid;
 
+use crate::dealer;
 use crate::metric_names::{DEADLINES_DUE, DEADLINES_FIRED, DEADLINES_PENDING, DEADLINE_LATENESS};
 use crate::service_error::ServiceError;
-use crate::table_service::{dealer, TableService};
+use crate::table_service::TableService;
 use crate::webhooks;
 use store::chain;
 use store::due::DueTable;

@@ -14,7 +14,7 @@
 //! | layer | modules | what they own | never imports |
 //! |---|---|---|---|
 //! | **HTTP** | [`startup`], [`routes`], [`sse`], [`auth`], [`watchers`], [`throttle`], [`password`], [`error`], [`telemetry`], [`metrics`], [`openapi`], [`console`] | the server's assembly; thin actix-web handlers, each documented for OpenAPI (authenticate, parse, one service call, answer); the server-sent event streams; who is calling and how much they may ask (bearer tokens, open streams, failed log-ins and invitation guesses); argon2id on the blocking pool; [`error::ApiError`], the one mapping of the services' and the store's errors to RFC 9457 problems; logs; the `/metrics` exporter (each owner sets its gauges, start-up hands the list in); the OpenAPI document; the admin console | nothing above it: the top |
-//! | **service** | [`table_service`], [`deadlines`], [`searches`], [`feed`], [`webhooks`], [`push`], [`history`], [`disputes`], [`ratings`], [`rates`], [`invites`], [`accounts`], [`service_error`], [`codes`] | tables (the per-process cache of folded tables and their persons' names, commands, reads, the one loop of long polls and streams, finding a game); what the server does on a table by itself (timeouts, away, resigned and bot seats); the bots' search budget; a player's feed, its webhooks (signed, from the outbox, retried) and its pushes to phones (APNs, FCM, from the outbox too, unless the player follows); round histories, replays and audits from the log alone; disputes; ratings, rated in the transaction that appends a game's end; creation rates; invitation codes; deleting and erasing accounts (and the eraser); [`service_error::ServiceError`], how a service says no, and the problem codes both layers name | HTTP: a service answers a `ServiceError` (the deadlines and quick play decide on those), never an HTTP error or status |
+//! | **service** | [`table_service`], [`dealer`], [`deadlines`], [`searches`], [`feed`], [`webhooks`], [`push`], [`history`], [`disputes`], [`ratings`], [`rates`], [`invites`], [`accounts`], [`service_error`], [`codes`] | tables (the per-process cache of folded tables and their persons' names, commands, reads, the one loop of long polls and streams, finding a game); who shuffles a table's cards (its secret server seed, docs/API.md "Fair deals"); what the server does on a table by itself (timeouts, away, resigned and bot seats); the bots' search budget; a player's feed, its webhooks (signed, from the outbox, retried) and its pushes to phones (APNs, FCM, from the outbox too, unless the player follows); round histories, replays and audits from the log alone; disputes; ratings, rated in the transaction that appends a game's end; creation rates; invitation codes; deleting and erasing accounts (and the eraser); [`service_error::ServiceError`], how a service says no, and the problem codes both layers name | HTTP: a service answers a `ServiceError` (the deadlines and quick play decide on those), never an HTTP error or status |
 //! | **log** | [`log`] | a table's log as the server writes and hears it: the one append (batched, or in the caller's transaction), the one call once it committed ([`log::Log::committed`]), the announcement to every process and each process's hub that hears it, batched version reads | the services, HTTP |
 //! | **leaves** | [`config`], [`metric_names`], [`pruned`], [`outbound`] | settings; the name of every metric; the maps of shared state that drop unneeded entries once they doubled; the one builder of the clients the server calls others with (rustls, the platform's roots and `HUIT_EXTRA_CA_FILE`) | anything of the server |
 //!
@@ -37,7 +37,8 @@
 //!    `act` locks the table's slot in the cache and brings it up to date
 //!    (nothing is read when the [`log::hub`] heard of no newer commit),
 //!    then checks the client's version.
-//! 3. **Decide** (`domain`): `Table::execute` decides the move and folds
+//! 3. **Decide** (`domain`, shuffling by the table's [`dealer`]):
+//!    `Table::execute` decides the move and folds
 //!    its events into the cached table, which an `Uncommitted` guard evicts
 //!    unless the write commits; `Table::notices` says whose feeds hear of
 //!    it, `Table::due_after` when the table is next due.
@@ -81,6 +82,7 @@ pub mod codes;
 pub mod config;
 pub mod console;
 pub mod deadlines;
+pub mod dealer;
 pub mod disputes;
 pub mod error;
 pub mod feed;

@@ -17,9 +17,9 @@ use domain::bots::Playouts;
 use domain::{Table, TableCommand, TableError, TableEvent};
 use tokio::sync::Semaphore;
 
+use crate::dealer::{self, Dealer};
 use crate::metric_names;
 use crate::service_error::ServiceError;
-use crate::table_service::dealer::{self, Dealer};
 
 /// A bot's move decided on a copy of its table: the table after it, and
 /// the command's events (or why it was refused).

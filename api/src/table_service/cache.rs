@@ -10,8 +10,8 @@ use futures_util::TryStreamExt;
 use tokio::sync::Mutex;
 use uuid::Uuid;
 
-use super::dealer::Dealer;
 use super::{corrupt, corrupt_event, not_found, parse_event, CachedTable, TableService};
+use crate::dealer::Dealer;
 use crate::service_error::ServiceError;
 use store::copy::{CopyRows, LogCopy};
 use store::{EventData, StoredEvent};

@@ -9,11 +9,11 @@ use sqlx::PgConnection;
 use uuid::Uuid;
 
 use super::cache::Entry;
-use super::dealer::{self, Dealer};
 use super::{
     corrupt, new_events, not_found, player_id, Acted, CachedTable, Idempotency, Person,
     TableService, MAX_ATTEMPTS,
 };
+use crate::dealer::{self, Dealer};
 use crate::invites;
 use crate::log::Durability;
 use crate::metric_names;

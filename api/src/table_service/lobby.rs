@@ -32,9 +32,9 @@ use domain::{Joining, Table, TableCommand, TableError, TableEvent, Visibility};
 use store::StoreError;
 
 use super::commands::{NewTable, Opening};
-use super::dealer;
 use super::{corrupt, player_id, CachedTable, Person, TableService, MAX_ATTEMPTS};
 use crate::codes::ProblemCode;
+use crate::dealer;
 use crate::invites;
 use crate::rates::Rates;
 use crate::service_error::ServiceError;

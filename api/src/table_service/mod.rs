@@ -73,7 +73,6 @@
 
 mod cache;
 mod commands;
-pub(crate) mod dealer;
 mod feeds;
 mod lobby;
 mod names;
@@ -242,7 +241,11 @@ impl Person {
         Newcomer {
             account_id: player_id(self.id),
             guest: self.guest,
-            client_seed: Some(self.client_seed.clone().unwrap_or_else(dealer::client_seed)),
+            client_seed: Some(
+                self.client_seed
+                    .clone()
+                    .unwrap_or_else(crate::dealer::client_seed),
+            ),
         }
     }
 }

@@ -18,10 +18,11 @@ use uuid::Uuid;
 
 use super::dto::{BotRequest, SeatRequest, TableSummary, TableView};
 use super::headers::etag;
+use crate::dealer;
 use crate::error::{ApiError, Problem};
 use crate::routes::problems::{JsonBody, OnTable, TooManyBots};
 use crate::routes::shared::{OptionalBody, TableCall, TablePath};
-use crate::table_service::{dealer, player_id, CachedTable, TableService};
+use crate::table_service::{player_id, CachedTable, TableService};
 
 /// What a command answers with: the table's summary (lobby commands) or the
 /// caller's view (commands on a running game), and the version it shows,

@@ -8,7 +8,6 @@ use domain::{ClientSeed, Fair, SeedHash, ServerSeed, Table, TableCommand, TableE
 use rand::rngs::OsRng;
 use uuid::Uuid;
 
-use super::corrupt;
 use crate::service_error::ServiceError;
 
 /// A table's server seed, with the table's id as its shuffles name it.
@@ -31,7 +30,7 @@ impl Dealer {
     pub(crate) fn stored(table_id: Uuid, seed: &[u8]) -> Result<Dealer, ServiceError> {
         let bytes = seed
             .try_into()
-            .map_err(|_| corrupt("a stored server seed is not 32 bytes"))?;
+            .map_err(|_| ServiceError::internal("a stored server seed is not 32 bytes"))?;
         Ok(Dealer {
             seed: ServerSeed::from_bytes(bytes),
             table: table_id.to_string(),
