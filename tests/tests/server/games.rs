@@ -259,7 +259,9 @@ async fn play_game(ruleset: &str, players: usize, options: Value, seed: u64) -> 
             assert_redacted(e, Some(seat as u64), &format!("{ruleset} /events"));
         }
         assert_eq!(*full_len.get_or_insert(events.len()), events.len());
-        assert_eq!(events.last().unwrap()["type"], "game_ended");
+        let n = events.len();
+        assert_eq!(events[n - 2]["type"], "game_ended");
+        assert_eq!(events[n - 1]["type"], "seed_revealed");
         given.extend(events.into_iter().map(|e| (seat, e)));
     }
     let log = store::events::read_after(&app.pool, id.parse().unwrap(), 0, 1_000_000)

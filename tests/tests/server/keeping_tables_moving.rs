@@ -402,11 +402,17 @@ async fn d42_bots_hold_seats_from_the_start_and_play_the_game_out() {
             .count()
     };
     assert!(by_level("random@1") > 0 && by_level("basic@1") > 0);
-    let seated: Vec<Value> = events
+    let mut seated: Vec<Value> = events
         .iter()
         .filter(|e| e["type"] == "bot_seated")
         .map(data)
         .collect();
+    // Each bot's seat has the seed the server drew for it (docs/API.md
+    // "Fair deals").
+    for bot in &mut seated {
+        let seed = bot.as_object_mut().unwrap().remove("client_seed").unwrap();
+        assert_eq!(seed.as_str().unwrap().len(), 32, "{seed}");
+    }
     assert_eq!(
         seated,
         vec![

@@ -393,9 +393,11 @@ async fn rated_as_before_d43(app: &TestApp, id: &str) {
         .map(|(kind, v, data, _)| domain::TableEvent::read(kind, *v as u32, data).unwrap())
         .collect();
     let table = domain::Table::from_events(&log).unwrap();
-    let Some(domain::TableEvent::Game(domain::Event::GameEnded(end))) = log.last() else {
-        panic!("the game is over");
-    };
+    let end = log.iter().rev().find_map(|e| match e {
+        domain::TableEvent::Game(domain::Event::GameEnded(end)) => Some(end),
+        _ => None,
+    });
+    let end = end.expect("the game is over");
     assert_eq!(table.rated_game(end), None, "D43 rates it not");
     let game = RatedGame::of(&table.ruleset, table.seated(), |_| true, end).unwrap();
     let ended = api::ratings::Ended {
