@@ -86,14 +86,14 @@ impl<S: ?Sized + 'static> FromRequest for TableCall<S> {
     }
 }
 
-/// The largest body a route that may be sent none reads (a seed is 64
-/// characters).
-const OPTIONAL_BODY_LIMIT: usize = 1024;
+/// The largest body a route that may be sent none reads: the default
+/// limit of every JSON body (`HUIT_BODY_LIMIT_BYTES`).
+const OPTIONAL_BODY_LIMIT: usize = 16 * 1024;
 
-/// A JSON body the client may leave out: none (no bytes) or `null`,
-/// `T::default()`; one sent must be JSON (415 otherwise) that reads as `T`
-/// (400 `malformed_json`, 422 `invalid_body`), of at most 1 KiB (413),
-/// like any JSON body.
+/// A JSON body the client may leave out: none (no bytes), `T::default()`;
+/// one sent must be JSON (415 otherwise) that reads as `T` (400
+/// `malformed_json`, 422 `invalid_body`, `null` included), of at most 16
+/// KiB (413), like any JSON body.
 #[derive(Debug)]
 pub struct OptionalBody<T>(pub T);
 
@@ -119,8 +119,8 @@ impl<T: serde::de::DeserializeOwned + Default + 'static> FromRequest for Optiona
             if !json {
                 return Err(ApiError::UnsupportedMediaType.into());
             }
-            match serde_json::from_slice::<Option<T>>(&body) {
-                Ok(value) => Ok(Self(value.unwrap_or_default())),
+            match serde_json::from_slice::<T>(&body) {
+                Ok(value) => Ok(Self(value)),
                 Err(e) if e.is_data() => Err(ApiError::InvalidBody(e.to_string()).into()),
                 Err(e) => Err(ApiError::MalformedJson(e.to_string()).into()),
             }
