@@ -173,20 +173,7 @@ impl TableEvent {
     pub fn seen_by(&self, reader: Option<Seat>) -> Seen {
         match self {
             // The lobby is public: who sits where, and the rules.
-            TableEvent::TableCreated(TableCreated {
-                ruleset: _,
-                rules: _,
-                seats: _,
-                creator: _,
-                clock: _,
-                // The invitation's code is never in the log.
-                visibility: _,
-                starts_when_full: _,
-                bots_after: _,
-                rematch_of: _,
-                // A hash of 32 random bytes: it tells nothing of the seed.
-                seed_hash: _,
-            }) => Seen::Whole,
+            TableEvent::TableCreated(created) => table_created_seen(created),
             TableEvent::PlayerJoined(Seated {
                 seat: _,
                 account_id: _,
@@ -219,18 +206,15 @@ impl TableEvent {
                 reason,
                 seed: _,
                 playouts,
-            } => {
-                if reader == Some(*seat) {
-                    Seen::Whole
-                } else {
-                    Seen::part(BotMovedSeen {
-                        seat: *seat,
-                        bot: bot.clone(),
-                        reason: *reason,
-                        playouts: *playouts,
-                    })
-                }
-            }
+            } => match reader == Some(*seat) {
+                true => Seen::Whole,
+                false => Seen::part(BotMovedSeen {
+                    seat: *seat,
+                    bot: bot.clone(),
+                    reason: *reason,
+                    playouts: *playouts,
+                }),
+            },
             TableEvent::BotSeated {
                 seat: _,
                 level: _,
@@ -244,21 +228,45 @@ impl TableEvent {
                 table_id: _,
             } => Seen::Whole,
             TableEvent::RematchDeclined { seat: _ } => Seen::Whole,
-            // A correction comes after the game's end, when every card is
-            // shown; which dispute and which admin are the contract's.
-            TableEvent::ResultCorrected(ResultCorrected {
-                grounds: _,
-                by: _,
-                correction: _,
-                ranking: _,
-                winners: _,
-                losers: _,
-                totals: _,
-                rated: _,
-            }) => Seen::Whole,
+            TableEvent::ResultCorrected(corrected) => result_corrected_seen(corrected),
             TableEvent::Game(e) => e.seen_by(reader),
         }
     }
+}
+
+/// Everyone sees a table's creation whole (the lobby is public).
+fn table_created_seen(created: &TableCreated) -> Seen {
+    let TableCreated {
+        ruleset: _,
+        rules: _,
+        seats: _,
+        creator: _,
+        clock: _,
+        // The invitation's code is never in the log.
+        visibility: _,
+        starts_when_full: _,
+        bots_after: _,
+        rematch_of: _,
+        // A hash of 32 random bytes: it tells nothing of the seed.
+        seed_hash: _,
+    } = created;
+    Seen::Whole
+}
+
+/// A correction comes after the game's end, when every card is shown;
+/// which dispute and which admin are the contract's.
+fn result_corrected_seen(corrected: &ResultCorrected) -> Seen {
+    let ResultCorrected {
+        grounds: _,
+        by: _,
+        correction: _,
+        ranking: _,
+        winners: _,
+        losers: _,
+        totals: _,
+        rated: _,
+    } = corrected;
+    Seen::Whole
 }
 
 impl Event {

@@ -445,7 +445,6 @@ impl Table {
         command: &TableCommand,
         chance: &mut C,
     ) -> Result<Vec<TableEvent>, TableError> {
-        let waiting = self.game.is_none();
         match command {
             TableCommand::Join {
                 account_id,
@@ -460,13 +459,7 @@ impl Table {
                 };
                 self.join(&newcomer, *joining, chance)
             }
-            TableCommand::Leave { account_id } => {
-                if !waiting {
-                    return Err(TableError::NotWaiting);
-                }
-                let seat = self.seat_of(account_id).ok_or(TableError::NotSeated)?;
-                Ok(vec![TableEvent::PlayerLeft { seat }])
-            }
+            TableCommand::Leave { account_id } => self.leave(account_id),
             TableCommand::Start { account_id } => self.start(account_id, chance),
             TableCommand::Move { account_id, mv } => {
                 let game = self.running()?;
@@ -483,15 +476,7 @@ impl Table {
             }
             TableCommand::TimeOut { deadline } => self.time_out(deadline, chance),
             TableCommand::PlayFor { seed, playouts } => self.play_for(*seed, *playouts, chance),
-            TableCommand::Back { account_id } => {
-                self.running()?;
-                let seat = self.seat_of(account_id).ok_or(TableError::NotSeated)?;
-                match self.presence[seat] {
-                    Presence { resigned: true, .. } => Err(TableError::AlreadyResigned),
-                    Presence { away: true, .. } => Ok(vec![TableEvent::SeatBack { seat }]),
-                    Presence { .. } => Err(TableError::NotAway),
-                }
-            }
+            TableCommand::Back { account_id } => self.come_back(account_id),
             TableCommand::Resign { account_id } => {
                 let seat = self.seat_of(account_id).ok_or(TableError::NotSeated)?;
                 self.resign(seat)
@@ -504,15 +489,7 @@ impl Table {
                 account_id,
                 level,
                 client_seed,
-            } => {
-                self.by_creator_while_waiting(account_id)?;
-                let seat = self.free_seat()?;
-                Ok(vec![TableEvent::BotSeated {
-                    seat,
-                    level: *level,
-                    client_seed: client_seed.clone(),
-                }])
-            }
+            } => self.seat_bot(account_id, *level, client_seed),
             TableCommand::FillWithBots { client_seeds } => {
                 self.fill_with_bots(client_seeds, chance)
             }
@@ -527,6 +504,43 @@ impl Table {
                 correction,
             } => Ok(vec![self.correct(correction.clone(), grounds, by)?]),
         }
+    }
+
+    /// A seated player leaves a table that waits.
+    fn leave(&self, account_id: &PlayerId) -> Result<Vec<TableEvent>, TableError> {
+        if self.game.is_some() {
+            return Err(TableError::NotWaiting);
+        }
+        let seat = self.seat_of(account_id).ok_or(TableError::NotSeated)?;
+        Ok(vec![TableEvent::PlayerLeft { seat }])
+    }
+
+    /// An away player takes their seat back (D39).
+    fn come_back(&self, account_id: &PlayerId) -> Result<Vec<TableEvent>, TableError> {
+        self.running()?;
+        let seat = self.seat_of(account_id).ok_or(TableError::NotSeated)?;
+        match self.presence[seat] {
+            Presence { resigned: true, .. } => Err(TableError::AlreadyResigned),
+            Presence { away: true, .. } => Ok(vec![TableEvent::SeatBack { seat }]),
+            Presence { .. } => Err(TableError::NotAway),
+        }
+    }
+
+    /// The creator seats a bot of `level` at the next free seat (D42),
+    /// with the seed the server drew for it.
+    fn seat_bot(
+        &self,
+        account_id: &PlayerId,
+        level: Level,
+        client_seed: &Option<ClientSeed>,
+    ) -> Result<Vec<TableEvent>, TableError> {
+        self.by_creator_while_waiting(account_id)?;
+        let seat = self.free_seat()?;
+        Ok(vec![TableEvent::BotSeated {
+            seat,
+            level,
+            client_seed: client_seed.clone(),
+        }])
     }
 
     /// The creator starts the game (see [`Table::deal_in`]).
