@@ -11,10 +11,11 @@ use api::log::writer::LogWriter;
 use e2e::fresh_database;
 use e2e::games::append_at;
 use futures_util::future::join_all;
+use futures_util::TryStreamExt;
 use serde_json::json;
 use sqlx::PgPool;
 use store::chain::{verify_chain, GENESIS_PREV_HASH};
-use store::copy::LogCopy;
+use store::copy::{CopyRows, LogCopy};
 use store::events::{self, Appended};
 use store::{self, accounts::Role, StoreError};
 use store::{ChainedAppend, NewEvent};
@@ -74,6 +75,45 @@ async fn a_log_is_copied_in_seq_order_by_its_primary_key_without_a_sort() {
         plan[0].starts_with("Index Scan using events_pkey") && plan.len() == 2,
         "{plan:#?}"
     );
+}
+
+/// A copied log carries each event's format: `v` travels only where it is
+/// not the current format (a null otherwise), and reads back as stored
+/// either way, with the data's text.
+#[tokio::test]
+async fn a_copied_log_reads_back_each_events_format_and_data() {
+    let (_, _, pool) = fresh_database().await;
+    let table = new_table(&pool).await;
+    let current = domain::EVENT_VERSION as i32;
+    let mut events = batch(&["turn_passed", "turn_passed", "turn_passed"]);
+    events[1] = NewEvent::new("turn_passed", current, json!({"seat": 1, "é": "\n"}));
+    let mut tx = pool.begin().await.unwrap();
+    append_at(&mut tx, table, 0, &events).await.unwrap();
+    tx.commit().await.unwrap();
+
+    let mut log = LogCopy::begin(&pool).await.unwrap();
+    let mut chunks = log.data_after(table, 1).await.unwrap();
+    let (mut rows, mut copied) = (CopyRows::default(), Vec::new());
+    while let Some(chunk) = chunks.try_next().await.unwrap() {
+        rows.feed(&chunk, &mut copied).unwrap();
+    }
+    drop(chunks);
+    log.end().await.unwrap();
+    assert!(rows.ended());
+    let stored = events::read_after(&pool, table, 1, 10).await.unwrap();
+    let read: Vec<_> = stored
+        .iter()
+        .map(|e| (e.seq, e.kind.as_str(), e.v, e.data.clone()))
+        .collect();
+    let copied: Vec<_> = copied
+        .iter()
+        .map(|e| {
+            let data: serde_json::Value = serde_json::from_str(&e.data).unwrap();
+            (e.seq, e.kind.as_str(), e.v, data)
+        })
+        .collect();
+    assert_eq!(copied, read);
+    assert_eq!(copied.iter().map(|e| e.2).collect::<Vec<_>>(), [current, 1]);
 }
 
 #[tokio::test]
