@@ -92,6 +92,28 @@ pub struct EventStream {
     pub keepalive: Duration,
 }
 
+/// When a stream silent from now on sends its keep-alive: `keepalive` from
+/// now, rounded up to the process's next tick (a quarter of a second, or
+/// of `keepalive` when that is shorter). Tens of thousands of streams
+/// opened at their own instants would each wake a worker at its own
+/// millisecond, and each ask for its table's stored version on its own
+/// (two more wake-ups, across threads); due together, a tick's
+/// keep-alives are one wake-up of each worker and one batch of checks,
+/// four times a second (a burst a few milliseconds long at most).
+fn keepalive_deadline(keepalive: Duration) -> Instant {
+    static EPOCH: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+    let epoch = *EPOCH.get_or_init(Instant::now);
+    next_tick(epoch, Instant::now() + keepalive, keepalive)
+}
+
+/// `due` rounded up to a whole tick after `epoch` (see
+/// [`keepalive_deadline`]).
+fn next_tick(epoch: Instant, due: Instant, keepalive: Duration) -> Instant {
+    let tick = (keepalive / 4).clamp(Duration::from_millis(1), Duration::from_millis(250));
+    let ticks = (due - epoch).as_nanos().div_ceil(tick.as_nanos());
+    epoch + tick * u32::try_from(ticks).unwrap_or(u32::MAX)
+}
+
 /// One SSE frame: `id: <id>` and `data:` the JSON of `data` (an event's
 /// seq and the public event, its data already redacted for the subscriber;
 /// a view's version and the view).
@@ -126,7 +148,7 @@ pub fn table_events(s: EventStream) -> impl Stream<Item = Result<Bytes, sqlx::Er
                 if let Some(b) = pending.pop_front() {
                     return Some((Ok(b), (s, pending, kept)));
                 }
-                let deadline = Instant::now() + s.keepalive;
+                let deadline = keepalive_deadline(s.keepalive);
                 let (tables, commits) = (&s.tables, &mut s.commits);
                 let (table_id, account_id, after) = (s.table_id, s.account_id, s.after);
                 let page = tables
@@ -198,7 +220,7 @@ where
             return Some((Ok(first), (s, None, kept)));
         }
         let seen = s.seen;
-        let deadline = Instant::now() + s.keepalive;
+        let deadline = keepalive_deadline(s.keepalive);
         let frame = &s.frame;
         let changed = s
             .tables
@@ -319,7 +341,7 @@ pub fn feed(
                         continue;
                     }
                 }
-                let deadline = Instant::now() + keepalive;
+                let deadline = keepalive_deadline(keepalive);
                 if !hub.wait(&mut woken, deadline).await {
                     pending.push_back(Bytes::from_static(b": keep-alive\n\n"));
                 }
@@ -327,4 +349,48 @@ pub fn feed(
             }
         },
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keepalives_of_streams_silent_from_one_tick_fall_due_together() {
+        let epoch = Instant::now();
+        let keepalive = Duration::from_secs(15);
+        let ms = Duration::from_millis;
+        let at = |after: Duration| next_tick(epoch, epoch + after + keepalive, keepalive);
+        // Streams silent from 0.01 s, 0.1 s and 0.249 s: one tick, at
+        // 15.25 s.
+        let tick = at(ms(10));
+        assert_eq!(tick, epoch + ms(15_250));
+        assert_eq!(at(ms(100)), tick);
+        assert_eq!(at(ms(249)), tick);
+        // On the tick itself, that tick; just after it, the next one.
+        assert_eq!(at(ms(250)), tick);
+        assert_eq!(at(ms(251)), tick + ms(250));
+        // Never sooner than `keepalive` of silence, nor a tick later.
+        for after in (0..3000).step_by(37).map(ms) {
+            let due = epoch + after + keepalive;
+            assert!(at(after) >= due && at(after) < due + ms(250));
+        }
+    }
+
+    #[test]
+    fn a_short_keepalive_ticks_at_a_quarter_of_itself() {
+        let epoch = Instant::now();
+        let keepalive = Duration::from_millis(200);
+        let due = epoch + Duration::from_millis(1) + keepalive;
+        assert_eq!(
+            next_tick(epoch, due, keepalive),
+            epoch + Duration::from_millis(250)
+        );
+        let keepalive = Duration::from_millis(100);
+        let due = epoch + Duration::from_millis(1) + keepalive;
+        assert_eq!(
+            next_tick(epoch, due, keepalive),
+            epoch + Duration::from_millis(125)
+        );
+    }
 }
