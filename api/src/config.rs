@@ -115,7 +115,8 @@ pub struct Settings {
     pub trust_proxy: bool,
 
     /// Silence, in milliseconds, after which an event stream
-    /// (`/events/stream`) sends a keep-alive comment.
+    /// (`/events/stream`) sends a keep-alive comment (at the next
+    /// quarter-second tick: the streams' keep-alives go out together).
     #[arg(long, env = "HUIT_SSE_KEEPALIVE_MS", default_value_t = 15_000)]
     pub sse_keepalive_ms: u64,
 
