@@ -19,6 +19,7 @@ use uuid::Uuid;
 
 use crate::auth::{AuthUser, CachedAuthUser};
 use crate::codes::ProblemCode;
+use crate::config::Settings;
 use crate::error::ApiError;
 use crate::table_service::TableService;
 use crate::telemetry;
@@ -86,14 +87,10 @@ impl<S: ?Sized + 'static> FromRequest for TableCall<S> {
     }
 }
 
-/// The largest body a route that may be sent none reads: the default
-/// limit of every JSON body (`HUIT_BODY_LIMIT_BYTES`).
-const OPTIONAL_BODY_LIMIT: usize = 16 * 1024;
-
 /// A JSON body the client may leave out: none (no bytes), `T::default()`;
 /// one sent must be JSON (415 otherwise) that reads as `T` (400
-/// `malformed_json`, 422 `invalid_body`, `null` included), of at most 16
-/// KiB (413), like any JSON body.
+/// `malformed_json`, 422 `invalid_body`, `null` included), within the
+/// limit of every JSON body (`HUIT_BODY_LIMIT_BYTES`, 413).
 #[derive(Debug)]
 pub struct OptionalBody<T>(pub T);
 
@@ -104,16 +101,17 @@ impl<T: serde::de::DeserializeOwned + Default + 'static> FromRequest for Optiona
     fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
         let kind = req.content_type();
         let json = kind == "application/json" || kind.ends_with("+json");
+        let settings = web::Data::<Settings>::extract(req);
         let body = web::Bytes::from_request(req, payload);
         Box::pin(async move {
-            let body = body.await.map_err(|_| ApiError::PayloadTooLarge {
-                limit: OPTIONAL_BODY_LIMIT,
-            })?;
+            let limit = settings.await?.body_limit_bytes;
+            let body = body
+                .await
+                .map_err(|_| ApiError::PayloadTooLarge { limit })?;
             if body.is_empty() {
                 return Ok(Self(T::default()));
             }
-            if body.len() > OPTIONAL_BODY_LIMIT {
-                let limit = OPTIONAL_BODY_LIMIT;
+            if body.len() > limit {
                 return Err(ApiError::PayloadTooLarge { limit }.into());
             }
             if !json {

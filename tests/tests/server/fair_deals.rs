@@ -11,7 +11,7 @@ use crate::support::{
 };
 use domain::{Event, ServerSeed, TableEvent};
 use e2e::games::{self, tamper};
-use e2e::{assert_problem, spawn_app, Cast, TestApp};
+use e2e::{assert_problem, spawn_app, spawn_app_with, Cast, TestApp};
 use serde_json::{json, Value};
 
 /// The table's server seed as stored, in hex: what nothing may show while
@@ -246,6 +246,27 @@ async fn an_exported_log_proves_its_deals_offline_and_a_deal_altered_and_rechain
     assert!(said.contains("hash chain: valid"), "{said}");
     let seq = events[deal]["seq"].as_i64().unwrap();
     assert!(said.contains(&format!("problem at seq {seq}")), "{said}");
+}
+
+/// A body that may be left out is held to the server's one limit of JSON
+/// bodies (`HUIT_BODY_LIMIT_BYTES`), not to a limit of its own.
+#[tokio::test]
+async fn an_optional_body_past_the_servers_json_limit_is_413_changing_nothing() {
+    let app = spawn_app_with(|s| s.body_limit_bytes = 1024).await;
+    let tokens = players(&app, 2).await;
+    let body = json!({"ruleset": "classique", "seats": 2});
+    let table = json_of(post(&app, &tokens[0], "/v1/tables", &body).await, 201).await;
+    let id = table["id"].as_str().unwrap();
+    let before = view(&app, &tokens[0], id).await["version"].clone();
+    let join = format!("/v1/tables/{id}/players");
+    let long = json!({"client_seed": "x".repeat(1500)});
+    assert_problem(
+        post(&app, &tokens[1], &join, &long).await,
+        413,
+        "payload_too_large",
+    )
+    .await;
+    assert_eq!(view(&app, &tokens[0], id).await["version"], before);
 }
 
 #[tokio::test]
