@@ -96,6 +96,7 @@ use sqlx::PgPool;
 use tokio::sync::Mutex;
 use uuid::Uuid;
 
+use crate::dealer;
 use crate::log::hub::CommitHub;
 use crate::log::versions::{Reads, VersionReads};
 use crate::log::Log;
@@ -241,11 +242,7 @@ impl Person {
         Newcomer {
             account_id: player_id(self.id),
             guest: self.guest,
-            client_seed: Some(
-                self.client_seed
-                    .clone()
-                    .unwrap_or_else(crate::dealer::client_seed),
-            ),
+            client_seed: Some(self.client_seed.clone().unwrap_or_else(dealer::client_seed)),
         }
     }
 }
