@@ -1,7 +1,9 @@
 //! PostgreSQL's CPU per append statement of the log writer, by batch size:
 //! the product's statement ([`store::events::insert_batch`]) on a
 //! connection set up like the writer's ([`store::held::Held`]), each
-//! move two events like a card played and the next turn. The figures are
+//! move two events like a card played and the next turn, the table then
+//! waiting for its next seat's account, who is told so in their feed (a
+//! `your_turn` item, as a real move writes). The figures are
 //! the CPU time of the one PostgreSQL backend that runs them (user and
 //! system, from `/proc`), so the database must run on this machine. Unlike
 //! a wall-clock figure, a process's CPU time barely moves when the VM is
@@ -9,6 +11,7 @@
 
 use std::time::Instant;
 
+use domain::{Due, Notice, NoticeKind};
 use rand::Rng;
 use serde_json::json;
 use sqlx::PgConnection;
@@ -41,13 +44,25 @@ pub async fn run(
     let name = format!("append_cost_{:08x}", rand::thread_rng().gen::<u32>());
     let account =
         store::accounts::insert(&pool, &name, "not a password hash", Role::Player).await?;
+    let mut seated = vec![account.id];
+    for i in 1..SEATS {
+        let name = format!("{name}_{i}");
+        seated.push(
+            store::accounts::insert(&pool, &name, "not a password hash", Role::Player)
+                .await?
+                .id,
+        );
+    }
     let mut heads = Vec::with_capacity(tables);
+    let mut conn = Held::new(&pool).take().await?;
     for _ in 0..tables {
         let id = Uuid::new_v4();
         store::tables::insert(&pool, id, "classique", account.id).await?;
+        for (seat, &player) in seated.iter().enumerate() {
+            store::players::insert(&mut conn, id, player, seat as i32).await?;
+        }
         heads.push((id, 0_i64, store::chain::GENESIS_PREV_HASH.to_owned()));
     }
-    let mut conn = Held::new(&pool).take().await?;
     let backend: i32 = sqlx::query_scalar("SELECT pg_backend_pid()")
         .fetch_one(&mut conn)
         .await?;
@@ -85,7 +100,16 @@ pub async fn run(
                 .map(|_| {
                     let (id, version, prev_hash) = &mut heads[next % tables];
                     next += 1;
-                    let chained = ChainedAppend::new(*id, *version, prev_hash, a_move(next), None);
+                    let next_seat = seated[(next + 1) % SEATS];
+                    let chained = ChainedAppend::new(*id, *version, prev_hash, a_move(next), None)
+                        .with_turn(Some(next_seat))
+                        .with_notices(
+                            vec![Notice {
+                                kind: NoticeKind::YourTurn,
+                                player: next_seat.to_string().into(),
+                            }],
+                            Due::Keep,
+                        );
                     *version = chained.new_version();
                     *prev_hash = chained.events.last().expect("two events").hash.clone();
                     chained
@@ -116,9 +140,12 @@ async fn append(conn: &mut PgConnection, batch: &[ChainedAppend]) -> Result<(), 
     Ok(())
 }
 
+/// Seats at each table.
+const SEATS: usize = 4;
+
 /// The events of the `n`th move, the size of a real one's.
 fn a_move(n: usize) -> Vec<NewEvent> {
-    let seat = n % 4;
+    let seat = n % SEATS;
     vec![
         NewEvent::new(
             "card_played",
@@ -128,7 +155,7 @@ fn a_move(n: usize) -> Vec<NewEvent> {
         NewEvent::new(
             "turn_started",
             1,
-            json!({"seat": (seat + 1) % 4, "turn": n, "pending": {"kind": "none"}}),
+            json!({"seat": (seat + 1) % SEATS, "turn": n, "pending": {"kind": "none"}}),
         ),
     ]
 }
