@@ -386,6 +386,47 @@ async fn deleting_with_no_grace_period_erases_at_once_and_a_name_taken_again_is_
     .await;
 }
 
+/// An account is never deleted, erased or not (migration 21): the feed's
+/// items name their accounts without a foreign key, which this rule of the
+/// database stands in for.
+#[tokio::test]
+async fn an_erased_account_keeps_its_row_and_no_account_can_be_deleted() {
+    let app = spawn_app_with(|s| s.erase_grace_secs = 0).await;
+    let (id, _, token) = someone(&app, "hal").await;
+    json_of(
+        delete_me(&app, &token, &json!({"password": PASSWORD})).await,
+        202,
+    )
+    .await;
+    let id: uuid::Uuid = id.parse().unwrap();
+    let erased: bool =
+        sqlx::query_scalar("SELECT erased_at IS NOT NULL FROM accounts WHERE id = $1")
+            .bind(id)
+            .fetch_one(&app.pool)
+            .await
+            .unwrap();
+    assert!(erased, "erased in place");
+    for sql in [
+        "DELETE FROM accounts WHERE id = $1",
+        "TRUNCATE accounts CASCADE",
+    ] {
+        let query = sqlx::query(sql);
+        let query = if sql.contains("$1") {
+            query.bind(id)
+        } else {
+            query
+        };
+        let err = query.execute(&app.pool).await.unwrap_err();
+        assert!(err.to_string().contains("never deleted"), "{sql}: {err}");
+    }
+    let accounts: i64 = sqlx::query_scalar("SELECT count(*) FROM accounts WHERE id = $1")
+        .bind(id)
+        .fetch_one(&app.pool)
+        .await
+        .unwrap();
+    assert_eq!(accounts, 1);
+}
+
 #[tokio::test]
 async fn a_rematch_that_keeps_a_seat_for_an_erased_person_is_closed_not_left_waiting() {
     let app = spawn_app_with(|s| s.erase_grace_secs = 0).await;
