@@ -406,17 +406,15 @@ async fn an_erased_account_keeps_its_row_and_no_account_can_be_deleted() {
             .await
             .unwrap();
     assert!(erased, "erased in place");
-    for sql in [
-        "DELETE FROM accounts WHERE id = $1",
-        "TRUNCATE accounts CASCADE",
-    ] {
-        let query = sqlx::query(sql);
-        let query = if sql.contains("$1") {
-            query.bind(id)
-        } else {
-            query
-        };
-        let err = query.execute(&app.pool).await.unwrap_err();
+    let deleted = sqlx::query("DELETE FROM accounts WHERE id = $1")
+        .bind(id)
+        .execute(&app.pool)
+        .await;
+    let truncated = sqlx::query("TRUNCATE accounts CASCADE")
+        .execute(&app.pool)
+        .await;
+    for (sql, done) in [("DELETE", deleted), ("TRUNCATE", truncated)] {
+        let err = done.unwrap_err();
         assert!(err.to_string().contains("never deleted"), "{sql}: {err}");
     }
     let accounts: i64 = sqlx::query_scalar("SELECT count(*) FROM accounts WHERE id = $1")
