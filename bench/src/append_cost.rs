@@ -42,22 +42,19 @@ pub async fn run(
         .await?;
     store::MIGRATOR.run(&pool).await?;
     let name = format!("append_cost_{:08x}", rand::thread_rng().gen::<u32>());
-    let account =
-        store::accounts::insert(&pool, &name, "not a password hash", Role::Player).await?;
-    let mut seated = vec![account.id];
-    for i in 1..SEATS {
+    // The players of every table, the first its creator.
+    let mut seated = Vec::with_capacity(SEATS);
+    for i in 0..SEATS {
         let name = format!("{name}_{i}");
-        seated.push(
-            store::accounts::insert(&pool, &name, "not a password hash", Role::Player)
-                .await?
-                .id,
-        );
+        let account =
+            store::accounts::insert(&pool, &name, "not a password hash", Role::Player).await?;
+        seated.push(account.id);
     }
     let mut heads = Vec::with_capacity(tables);
     let mut conn = Held::new(&pool).take().await?;
     for _ in 0..tables {
         let id = Uuid::new_v4();
-        store::tables::insert(&pool, id, "classique", account.id).await?;
+        store::tables::insert(&pool, id, "classique", seated[0]).await?;
         for (seat, &player) in seated.iter().enumerate() {
             store::players::insert(&mut conn, id, player, seat as i32).await?;
         }
