@@ -157,7 +157,12 @@ async fn play_game(ruleset: &str, players: usize, options: Value, seed: u64) -> 
                 if v["pending"]["card"].is_string() {
                     assert_eq!(v["current_seat"], seat, "{context}: a drawn card shown");
                 }
-                assert_no_other_hand(v, seat, &hands, &context);
+                // The seat's own hand may equal another's (letters repeat:
+                // R T T in both hands of a 2-player Amérix), so it is left
+                // out of the search; no other field of a view holds cards.
+                let mut shown = v.clone();
+                shown.as_object_mut().unwrap().remove("hand");
+                assert_no_other_hand(&shown, seat, &hands, &context);
             }
         }
         // The last move's answer held the same view as a fresh GET, and none
