@@ -202,7 +202,9 @@ async fn serve(settings: Settings) -> Result<(), BoxError> {
     startup::migrate(&pool).await?;
     tracing::info!("migrations applied");
     let app = Application::build(settings.clone(), pool).await?;
-    tracing::info!(bind = %settings.bind, port = app.port(), "listening");
+    // The ports, also when the system chose them (a bind to port 0).
+    let metrics_port = app.metrics_port();
+    tracing::info!(bind = %settings.bind, port = app.port(), metrics_port, "listening");
     app.run_until_stopped().await?;
     Ok(())
 }

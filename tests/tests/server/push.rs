@@ -469,10 +469,6 @@ async fn a_server_killed_mid_push_loses_none() {
     let files = credentials(&scratch, &ca, &apns, &fcm);
     let (db, _, pool) = e2e::fresh_database().await;
     let url = database_url(&db);
-    let metrics = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .unwrap();
-    let metrics_bind = metrics.to_string();
     let paths =
         [&files.ca_file, &files.key_file, &files.service_account].map(|p| p.display().to_string());
     let env = [
@@ -502,7 +498,7 @@ async fn a_server_killed_mid_push_loses_none() {
     apns.fake.release();
 
     let mut env = env.to_vec();
-    env.push(("HUIT_METRICS_BIND", metrics_bind.as_str()));
+    env.push(("HUIT_METRICS_BIND", "127.0.0.1:0"));
     let server = Server::start(&scratch, "huit-1", &url, &env).await;
     let app = app_of(&server, &pool);
     some_moves(&app, [&a, &b], &id, 4).await;
@@ -524,7 +520,7 @@ async fn a_server_killed_mid_push_loses_none() {
         "the one in flight at worst twice"
     );
 
-    let text = reqwest::get(format!("http://{metrics_bind}/metrics"))
+    let text = reqwest::get(server.metrics.as_deref().expect("metrics are served"))
         .await
         .unwrap()
         .text()

@@ -299,14 +299,10 @@ pub async fn spawn_process_app(name: &str, env: &[(&str, &str)]) -> ProcessApp {
     let (database, _, pool) = e2e::fresh_database().await;
     let mut url = reqwest::Url::parse(&cluster_url()).expect("DATABASE_URL is a URL");
     url.set_path(&database);
-    // A free port for the metrics listener (the server's own comes from its log).
-    let metrics_port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port();
-    let bind = format!("127.0.0.1:{metrics_port}");
+    // The metrics listener on a port the system chooses, read from the log
+    // as the server's own (one chosen here could be taken before it binds).
     let mut env = env.to_vec();
-    env.push(("HUIT_METRICS_BIND", &bind));
+    env.push(("HUIT_METRICS_BIND", "127.0.0.1:0"));
     let server = process::Server::start(&scratch, name, url.as_str(), &env).await;
     ProcessApp {
         app: TestApp {
@@ -315,7 +311,7 @@ pub async fn spawn_process_app(name: &str, env: &[(&str, &str)]) -> ProcessApp {
             pool,
             database,
             hub: api::log::hub::CommitHub::new(),
-            metrics: Some(format!("http://{bind}/metrics")),
+            metrics: server.metrics.clone(),
         },
         _server: server,
         _scratch: scratch,

@@ -96,6 +96,8 @@ fn run(cmd: &mut Command) -> String {
 pub struct Server {
     child: Child,
     pub address: String,
+    /// `/metrics`'s URL, when `HUIT_METRICS_BIND` is set.
+    pub metrics: Option<String>,
     pub log: PathBuf,
     pidfile: PathBuf,
 }
@@ -150,14 +152,17 @@ impl Server {
         let mut server = Self {
             child,
             address: String::new(),
+            metrics: None,
             log,
             pidfile,
         };
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
-            if let Some(port) = listening_port(&fs::read_to_string(&server.log).unwrap_or_default())
-            {
+            let log = fs::read_to_string(&server.log).unwrap_or_default();
+            if let Some(port) = listening_port(&log, "port=") {
                 server.address = format!("http://127.0.0.1:{port}");
+                server.metrics = listening_port(&log, "metrics_port=")
+                    .map(|port| format!("http://127.0.0.1:{port}/metrics"));
                 return server;
             }
             if let Some(status) = server.child.try_wait().expect("try_wait") {
@@ -206,11 +211,11 @@ impl Drop for Server {
 }
 
 /// The port of a `listening ... port=N` log line.
-fn listening_port(log: &str) -> Option<u16> {
+fn listening_port(log: &str, field: &str) -> Option<u16> {
     log.lines()
         .filter(|l| l.contains("listening"))
         .find_map(|l| {
-            l.split("port=")
+            l.split(&format!(" {field}"))
                 .nth(1)?
                 .split_whitespace()
                 .next()?
