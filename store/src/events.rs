@@ -75,7 +75,7 @@ pub async fn insert_batch(
     order.sort_by_key(|c| c.table_id);
     let (t, rows) = (TableColumns::of(&order), EventColumns::of(&order));
     let notes = NoticeColumns::of(&order);
-    let inserted = sqlx::query_scalar!(
+    let inserted = crate::feed::query_writing_feed!(
         r#"WITH moved AS (
                UPDATE game_tables g
                SET version = r.version, status = COALESCE(r.status, g.status),
@@ -112,14 +112,10 @@ pub async fn insert_batch(
                     AS n(table_id, account_id, kind, at, deadline, ord)
                     JOIN badges b ON b.account_id = n.account_id
                WHERE n.table_id IN (SELECT id FROM moved)
-           ), fed AS (
-               SELECT feed_write(array_agg(account_id ORDER BY ord), array_agg(kind ORDER BY ord),
-                                 array_agg(table_id ORDER BY ord), array_agg(at ORDER BY ord),
-                                 array_agg(deadline ORDER BY ord),
-                                 array_agg(my_turn ORDER BY ord), $23, $24) AS written
-               FROM noted
-           )
-           SELECT table_id AS "table_id!" FROM inserted CROSS JOIN fed"#,
+           ), outbox AS (
+               SELECT $23::bool AS webhooks, $24::text[] AS platforms
+           ),"#,
+        r#"SELECT table_id AS "table_id!" FROM inserted"#,
         &t.ids,
         &t.expected,
         &t.versions,

@@ -10,6 +10,70 @@ use uuid::Uuid;
 
 use super::events::Outbox;
 
+/// The one way feed items are written: the middle of a statement's `WITH`,
+/// between `$head` (which ends with the CTEs `noted`, the items: columns
+/// `account_id, kind, table_id, at, deadline, my_turn` and `ord`, their
+/// order; and `outbox`, one row: `webhooks`, whether items are written
+/// `pending` for the webhooks, and `platforms`, the push platforms) and
+/// `$tail` (the statement's final `SELECT`), as a `query_scalar!`.
+///
+/// Each account's feed lock is taken first (a transaction-level advisory
+/// lock, class 8, key `hashtext(account id)`), the keys in order so that two
+/// writers never wait for each other; then the items are inserted in
+/// `ord`er, their ids drawn under the locks (the locks are the insert's
+/// one-time filter, run before its first row), so that an account's ids
+/// are in commit order: a reader who has seen item n never later finds an
+/// item below n committed. An advisory lock rather than a row's: it writes
+/// nothing, and the bot caps' count, which locks the account's row in a
+/// transaction that may then append, cannot wait for it in turn. Then each
+/// item's pushes, to the devices of its account on `platforms`, in the
+/// items' order under the same locks, but for an item whose player follows
+/// its table or their feed now (`watching`); no platforms, and that part is
+/// not run at all (a one-time filter).
+///
+/// In the statement rather than in a function it calls: a PL/pgSQL call
+/// cost about 55 µs a statement beyond its own statements (BENCHMARKS.md,
+/// thirty-third pass).
+macro_rules! query_writing_feed {
+    ($head:tt, $tail:tt, $($arg:expr),* $(,)?) => {
+        sqlx::query_scalar!(
+            $head
+                + r#"
+               locked AS MATERIALIZED (
+                   SELECT count(pg_advisory_xact_lock(8, k.key)) AS n
+                   FROM (SELECT DISTINCT hashtext(account_id::text) AS key
+                         FROM noted ORDER BY 1) k
+               ), items AS (
+                   INSERT INTO feed_items (account_id, kind, table_id, at, deadline, my_turn,
+                                           delivery, next_attempt_at)
+                   SELECT n.account_id, n.kind, n.table_id, n.at, n.deadline, n.my_turn,
+                          CASE WHEN (SELECT o.webhooks FROM outbox o) THEN 'pending' END,
+                          CASE WHEN (SELECT o.webhooks FROM outbox o) THEN n.at END
+                   FROM noted n
+                   WHERE (SELECT l.n FROM locked l) >= 0
+                   ORDER BY n.ord
+                   RETURNING id, account_id, table_id, at
+               ), pushed AS (
+                   INSERT INTO pushes (device_id, feed_item_id, next_attempt_at)
+                   SELECT d.id, i.id, i.at
+                   FROM items i JOIN devices d ON d.account_id = i.account_id
+                   WHERE (SELECT cardinality(o.platforms) FROM outbox o) > 0
+                     AND d.platform = ANY ((SELECT o.platforms FROM outbox o)::text[])
+                     AND NOT EXISTS (SELECT FROM following(i.account_id, i.table_id))
+                   ORDER BY i.id, d.id
+                   -- A device its platform called dead may be dropped
+                   -- meanwhile: it is skipped (not a failed foreign key,
+                   -- which would fail the move).
+                   FOR KEY SHARE OF d
+               )
+               "#
+                + $tail,
+            $($arg),*
+        )
+    };
+}
+pub(crate) use query_writing_feed;
+
 /// A feed item as read.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Item {
@@ -55,7 +119,7 @@ pub async fn ring_turn_endings(
     limit: i64,
     outbox: Outbox,
 ) -> Result<Vec<Uuid>, sqlx::Error> {
-    sqlx::query_scalar!(
+    query_writing_feed!(
         r#"WITH rung AS (
                UPDATE game_tables g SET turn_ending_at = NULL
                WHERE g.id IN (SELECT id FROM game_tables
@@ -70,19 +134,14 @@ pub async fn ring_turn_endings(
                      WHERE turn_account IS NOT NULL) a
                     CROSS JOIN LATERAL tables_waiting_for(a.account_id, '{}') w
            ), noted AS (
-               SELECT r.id AS table_id, r.turn_account AS account_id, r.due_at,
-                      b.n AS my_turn
+               SELECT r.turn_account AS account_id, 'turn_ending' AS kind,
+                      r.id AS table_id, now() AS at, r.due_at AS deadline,
+                      b.n AS my_turn, r.id AS ord
                FROM rung r JOIN badges b ON b.account_id = r.turn_account
-           ), fed AS (
-               SELECT feed_write(array_agg(account_id ORDER BY table_id),
-                                 array_agg('turn_ending'::text ORDER BY table_id),
-                                 array_agg(table_id ORDER BY table_id),
-                                 array_agg(now() ORDER BY table_id),
-                                 array_agg(due_at ORDER BY table_id),
-                                 array_agg(my_turn ORDER BY table_id), $2, $3)
-               FROM noted
-           )
-           SELECT account_id AS "account_id!" FROM noted CROSS JOIN fed"#,
+           ), outbox AS (
+               SELECT $2::bool AS webhooks, $3::text[] AS platforms
+           ),"#,
+        r#"SELECT account_id AS "account_id!" FROM noted"#,
         limit,
         outbox.webhooks,
         &outbox.platforms() as &[&str],

@@ -1,5 +1,5 @@
 //! The pushes' outbox: a row per feed item per device of its account,
-//! written `pending` with the item (migration 18's `feed_write`), claimed
+//! written `pending` with the item (`crate::feed::query_writing_feed`), claimed
 //! by `api::push` in any process with `FOR UPDATE SKIP LOCKED` and held,
 //! in the claiming transaction, until the outcome is written, as the
 //! webhooks' ([`super::outbox`]): a process that dies mid-delivery leaves
