@@ -23,7 +23,7 @@ serve_start() {
     SERVE_PID=$!
     local port=
     for _ in $(seq 1 600); do
-        port=$(sed -n 's/.*listening.*port=\([0-9][0-9]*\).*/\1/p' "$dir/server.log" | head -n 1)
+        port=$(sed -n 's/.*listening.* port=\([0-9][0-9]*\).*/\1/p' "$dir/server.log" | head -n 1)
         [ -n "$port" ] && break
         kill -0 "$SERVE_PID" 2>/dev/null || break
         sleep 0.1
