@@ -130,7 +130,7 @@ pub async fn run(
 /// One statement; every table of it must have moved.
 async fn append(conn: &mut PgConnection, batch: &[ChainedAppend]) -> Result<(), Error> {
     let refs: Vec<&ChainedAppend> = batch.iter().collect();
-    let done = events::insert_batch(conn, &refs, events::Outbox::OFF).await?;
+    let done = events::insert_batch(conn, &refs, store::feed::Outbox::OFF).await?;
     if done.iter().any(|d| *d != events::Appended::Stored) {
         return Err("a table of the batch was not at its version".into());
     }

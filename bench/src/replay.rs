@@ -29,7 +29,7 @@ pub async fn append_after(
     events: Vec<NewEvent>,
 ) -> Result<i64, Error> {
     let chained = ChainedAppend::new(table_id, written, head, events, None);
-    store::events::insert_one(conn, &chained, store::events::Outbox::OFF).await?;
+    store::events::insert_one(conn, &chained, store::feed::Outbox::OFF).await?;
     if let Some(last) = chained.events.last() {
         head.clone_from(&last.hash);
     }

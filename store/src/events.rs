@@ -11,6 +11,7 @@ use sqlx::{PgConnection, PgExecutor};
 use uuid::Uuid;
 
 use super::{violates, StoreError};
+use crate::feed::{query_writing_feed, Outbox};
 use crate::{ChainedAppend, StoredEvent};
 
 /// The hash of event `seq` of a table (the head of the chain when `seq` is
@@ -75,7 +76,7 @@ pub async fn insert_batch(
     order.sort_by_key(|c| c.table_id);
     let (t, rows) = (TableColumns::of(&order), EventColumns::of(&order));
     let notes = NoticeColumns::of(&order);
-    let inserted = crate::feed::query_writing_feed!(
+    let inserted = query_writing_feed!(
         r#"WITH moved AS (
                UPDATE game_tables g
                SET version = r.version, status = COALESCE(r.status, g.status),
@@ -144,34 +145,6 @@ pub async fn insert_batch(
     .fetch_all(&mut *conn)
     .await?;
     answers(batch, &inserted)
-}
-
-/// Where feed items go beyond the feed: to the webhooks' outbox (a
-/// webhook URL is set: written `pending`, for `api::webhooks` to deliver)
-/// and to the pushes of their accounts' devices on the platforms this
-/// server pushes to (for `api::push`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Outbox {
-    pub webhooks: bool,
-    pub apns: bool,
-    pub fcm: bool,
-}
-
-impl Outbox {
-    /// The feed alone.
-    pub const OFF: Self = Self {
-        webhooks: false,
-        apns: false,
-        fcm: false,
-    };
-
-    /// The platforms pushed to, as `devices.platform` names them.
-    pub fn platforms(self) -> Vec<&'static str> {
-        [("apns", self.apns), ("fcm", self.fcm)]
-            .into_iter()
-            .filter_map(|(platform, on)| on.then_some(platform))
-            .collect()
-    }
 }
 
 /// What became of each table of `batch`, from the table of each event

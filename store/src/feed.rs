@@ -8,8 +8,6 @@ use chrono::{DateTime, Utc};
 use sqlx::PgExecutor;
 use uuid::Uuid;
 
-use super::events::Outbox;
-
 /// The one way feed items are written: the middle of a statement's `WITH`,
 /// between `$head` (which ends with the CTEs `noted`, the items: columns
 /// `account_id, kind, table_id, at, deadline, my_turn` and `ord`, their
@@ -73,6 +71,34 @@ macro_rules! query_writing_feed {
     };
 }
 pub(crate) use query_writing_feed;
+
+/// Where feed items go beyond the feed: to the webhooks' outbox (a
+/// webhook URL is set: written `pending`, for `api::webhooks` to deliver)
+/// and to the pushes of their accounts' devices on the platforms this
+/// server pushes to (for `api::push`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Outbox {
+    pub webhooks: bool,
+    pub apns: bool,
+    pub fcm: bool,
+}
+
+impl Outbox {
+    /// The feed alone.
+    pub const OFF: Self = Self {
+        webhooks: false,
+        apns: false,
+        fcm: false,
+    };
+
+    /// The platforms pushed to, as `devices.platform` names them.
+    pub fn platforms(self) -> Vec<&'static str> {
+        [("apns", self.apns), ("fcm", self.fcm)]
+            .into_iter()
+            .filter_map(|(platform, on)| on.then_some(platform))
+            .collect()
+    }
+}
 
 /// A feed item as read.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -234,7 +234,7 @@ pub async fn append_at(
             .ok_or(conflict)?,
     };
     let chained = ChainedAppend::new(table, expected_version, &prev_hash, events.to_vec(), None);
-    events::insert_one(conn, &chained, events::Outbox::OFF).await?;
+    events::insert_one(conn, &chained, store::feed::Outbox::OFF).await?;
     Ok(chained.events)
 }
 

@@ -32,7 +32,7 @@ use uuid::Uuid;
 
 use announce::{Announced, Announcements, Announcer};
 use hub::CommitHub;
-use store::events::Outbox;
+use store::feed::Outbox;
 use store::{ChainedAppend, StoreError, StoredEvent};
 use writer::LogWriter;
 

@@ -23,7 +23,8 @@ use sqlx::PgPool;
 
 use super::{ChainedAppend, StoredEvent};
 use crate::log::batcher::{Batcher, Waiting, Work};
-use store::events::{self, Appended, Outbox};
+use store::events::{self, Appended};
+use store::feed::Outbox;
 use store::held::{self, Held};
 use store::StoreError;
 

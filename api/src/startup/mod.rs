@@ -32,7 +32,7 @@ use crate::throttle::{InviteThrottle, LoginLimits, LoginThrottle};
 use crate::watchers::{WatchLimits, Watchers};
 use crate::webhooks::Webhooks;
 use crate::{console, deadlines, metrics, routes, webhooks};
-use store::events::Outbox;
+use store::feed::Outbox;
 
 mod cors;
 mod database;

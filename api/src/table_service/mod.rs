@@ -103,7 +103,7 @@ use crate::log::Log;
 use crate::metric_names::TABLES_CACHED;
 use crate::searches::SearchBudget;
 use crate::service_error::ServiceError;
-use store::events::Outbox;
+use store::feed::Outbox;
 use store::{NewEvent, StoredEvent};
 
 use cache::{Slot, CACHE_SOFT_LIMIT};

@@ -365,7 +365,7 @@ async fn one_statement_appends_the_events_of_several_tables_and_leaves_a_stale_o
         .map(|(t, status)| ChainedAppend::new(*t, 0, GENESIS_PREV_HASH, batch(&["a", "b"]), status))
         .collect();
     let refs: Vec<&ChainedAppend> = chained.iter().collect();
-    let done = events::insert_batch(&mut conn, &refs, events::Outbox::OFF)
+    let done = events::insert_batch(&mut conn, &refs, store::feed::Outbox::OFF)
         .await
         .unwrap();
     assert_eq!(
@@ -411,7 +411,7 @@ async fn a_batch_that_postgresql_refuses_writes_nothing_of_any_table() {
         .collect();
     let refs: Vec<&ChainedAppend> = chained.iter().collect();
     let mut conn = pool.acquire().await.unwrap();
-    let err = events::insert_batch(&mut conn, &refs, events::Outbox::OFF)
+    let err = events::insert_batch(&mut conn, &refs, store::feed::Outbox::OFF)
         .await
         .unwrap_err();
     let db = err.as_database_error().expect("refused by PostgreSQL");
@@ -430,7 +430,7 @@ async fn a_batch_that_postgresql_refuses_writes_nothing_of_any_table() {
 #[tokio::test]
 async fn the_log_writer_appends_moves_of_many_tables_together_and_answers_each() {
     let (_, _, pool) = fresh_database().await;
-    let writer = LogWriter::new(&pool, events::Outbox::OFF);
+    let writer = LogWriter::new(&pool, store::feed::Outbox::OFF);
     let mut tables = Vec::new();
     for _ in 0..10 {
         tables.push(new_table(&pool).await);
@@ -504,7 +504,7 @@ async fn the_log_writer_appends_moves_of_many_tables_together_and_answers_each()
 #[tokio::test]
 async fn a_move_is_written_while_the_worker_that_asked_for_it_computes() {
     let (_, _, pool) = fresh_database().await;
-    let writer = LogWriter::new(&pool, events::Outbox::OFF);
+    let writer = LogWriter::new(&pool, store::feed::Outbox::OFF);
     let table = new_table(&pool).await;
     let asking = writer.clone();
     let (asked, busy) = std::sync::mpsc::channel();
@@ -643,7 +643,7 @@ async fn version_reads_asked_together_answer_each_table() {
     let (_, _, pool) = fresh_database().await;
     let reads = Reads::batcher(&pool);
     let (fresh, moved) = (new_table(&pool).await, new_table(&pool).await);
-    LogWriter::new(&pool, events::Outbox::OFF)
+    LogWriter::new(&pool, store::feed::Outbox::OFF)
         .append(ChainedAppend::new(
             moved,
             0,
