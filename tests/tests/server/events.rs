@@ -704,3 +704,63 @@ async fn a_held_connection_that_died_is_replaced() {
         Some(0)
     );
 }
+
+/// An account's feed is written one transaction at a time: a statement that
+/// writes an item to a feed takes the account's feed lock before it draws
+/// the item's id, so a second one (here, a move at another table of the
+/// same player) waits until the first commits, and the feed's ids are in
+/// commit order (a reader who has seen item n never later finds one below n).
+#[tokio::test]
+async fn a_feeds_items_wait_for_the_transaction_that_holds_its_accounts_feed_lock() {
+    use domain::{Due, Notice, NoticeKind};
+    let (_, _, pool) = fresh_database().await;
+    let player = store::accounts::insert(&pool, "feedlock", "$argon2id$x", Role::Player)
+        .await
+        .unwrap()
+        .id;
+    let (first_table, second_table) = (new_table(&pool).await, new_table(&pool).await);
+    let a_move = |table| {
+        ChainedAppend::new(table, 0, GENESIS_PREV_HASH, batch(&["a"]), None).with_notices(
+            vec![Notice {
+                kind: NoticeKind::YourTurn,
+                player: player.to_string().into(),
+            }],
+            Due::Keep,
+        )
+    };
+    let mut first = pool.begin().await.unwrap();
+    events::insert_one(&mut first, &a_move(first_table), store::feed::Outbox::OFF)
+        .await
+        .unwrap();
+    let second = tokio::spawn({
+        let (pool, chained) = (pool.clone(), a_move(second_table));
+        async move {
+            let mut conn = pool.acquire().await.unwrap();
+            events::insert_one(&mut conn, &chained, store::feed::Outbox::OFF).await
+        }
+    });
+    let waiting = e2e::eventually(Duration::from_secs(10), || async {
+        let n: i64 = sqlx::query_scalar(
+            "SELECT count(*) FROM pg_stat_activity
+             WHERE wait_event_type = 'Lock' AND wait_event = 'advisory'
+               AND datname = current_database()",
+        )
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+        (n == 1).then_some(())
+    })
+    .await;
+    assert!(waiting.is_some(), "the second move waits on the feed lock");
+    assert!(!second.is_finished());
+    assert!(store::feed::after(&pool, player, 0, 10)
+        .await
+        .unwrap()
+        .is_empty());
+
+    first.commit().await.unwrap();
+    second.await.unwrap().unwrap();
+    let items = store::feed::after(&pool, player, 0, 10).await.unwrap();
+    let tables: Vec<Uuid> = items.iter().map(|i| i.table_id).collect();
+    assert_eq!(tables, [first_table, second_table], "ids in commit order");
+}
