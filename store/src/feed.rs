@@ -17,7 +17,7 @@ use uuid::Uuid;
 ///
 /// Each account's feed lock is taken first (a transaction-level advisory
 /// lock, class 8, key `hashtext(account id)`), the keys in order so that two
-/// writers never wait for each other; then the items are inserted in
+/// writers never deadlock; then the items are inserted in
 /// `ord`er, their ids drawn under the locks (the locks are the insert's
 /// one-time filter, run before its first row), so that an account's ids
 /// are in commit order: a reader who has seen item n never later finds an
@@ -31,7 +31,7 @@ use uuid::Uuid;
 ///
 /// In the statement rather than in a function it calls: a PL/pgSQL call
 /// cost about 55 µs a statement beyond its own statements (BENCHMARKS.md,
-/// thirty-third pass).
+/// thirty-second and thirty-third passes).
 macro_rules! query_writing_feed {
     ($head:tt, $tail:tt, $($arg:expr),* $(,)?) => {
         sqlx::query_scalar!(
