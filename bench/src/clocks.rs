@@ -25,13 +25,7 @@ pub struct ClockArgs {
 
 /// The CPU time of a process so far (`/proc/<pid>/stat`, clock ticks).
 pub(crate) fn cpu_ticks(pid: u32) -> Option<u64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // Fields after the command name (which may hold spaces), from 3 on.
-    let rest = stat.rsplit_once(')')?.1;
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    let utime: u64 = fields.get(11)?.parse().ok()?;
-    let stime: u64 = fields.get(12)?.parse().ok()?;
-    Some(utime + stime)
+    Some(crate::load::measure::ProcStat::of(pid)?.ticks)
 }
 
 pub async fn run(args: ClockArgs) -> Result<(), Error> {

@@ -1,7 +1,7 @@
 //! What the load measures: each client's tally of answers and latencies,
 //! their percentiles, and the machine's CPU shares meanwhile.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// What one client saw.
 #[derive(Default)]
@@ -82,5 +82,126 @@ impl CpuTimes {
             100.0 * d[7] / total,
             100.0 * d[3] / total
         )
+    }
+}
+
+/// The processes whose CPU a run charges to its moves and to its baseline
+/// rows: a server's, PostgreSQL's (every child of its postmaster: the
+/// backends, and the WAL writer, checkpointer and autovacuum that the
+/// writes make work), and loadgen's own.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Processes {
+    pub(super) server: Option<u32>,
+    pub(super) postmaster: Option<u32>,
+}
+
+/// The CPU time of [`Processes`] so far, in clock ticks (user + system).
+pub(super) struct ProcessTicks {
+    server: u64,
+    postgres: HashMap<u32, u64>,
+    own: u64,
+}
+
+/// CPU ticks [`Processes`] spent over some time, by process.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Spent {
+    server: u64,
+    postgres: u64,
+    own: u64,
+}
+
+/// Clock ticks a second (`sysconf(_SC_CLK_TCK)`, 100 on Linux).
+const TICKS_PER_SEC: f64 = 100.0;
+
+impl Spent {
+    pub(super) fn add(&mut self, other: Spent) {
+        self.server += other.server;
+        self.postgres += other.postgres;
+        self.own += other.own;
+    }
+
+    /// `cpu_<what>: server_us=<a> postgres_us=<b> loadgen_us=<c> all_us=<d>`,
+    /// µs a unit of `units` (moves, rows), and the µs of all three.
+    pub(super) fn line(&self, what: &str, units: u64) -> (String, f64) {
+        let us = |ticks: u64| ticks as f64 / TICKS_PER_SEC * 1e6 / units.max(1) as f64;
+        let all = us(self.server + self.postgres + self.own);
+        let line = format!(
+            "cpu_{what}: server_us={:.0} postgres_us={:.0} loadgen_us={:.0} all_us={all:.0}",
+            us(self.server),
+            us(self.postgres),
+            us(self.own)
+        );
+        (line, all)
+    }
+}
+
+impl Processes {
+    /// Their ticks now; `None` unless both the server and the postmaster
+    /// are given and readable.
+    pub(super) fn ticks(&self) -> Option<ProcessTicks> {
+        let (server, postmaster) = (self.server?, self.postmaster?);
+        Some(ProcessTicks {
+            server: ProcStat::of(server)?.ticks,
+            postgres: children_ticks(postmaster)?,
+            own: ProcStat::of(std::process::id())?.ticks,
+        })
+    }
+
+    /// What they spent from `before` (taken by [`Self::ticks`]) to now.
+    pub(super) fn spent_since(&self, before: Option<ProcessTicks>) -> Option<Spent> {
+        Some(self.ticks()?.since(&before?))
+    }
+}
+
+impl ProcessTicks {
+    /// What each spent since `before`. A PostgreSQL process started
+    /// meanwhile counts whole; one that ended meanwhile is not counted.
+    fn since(&self, before: &ProcessTicks) -> Spent {
+        Spent {
+            server: self.server.saturating_sub(before.server),
+            postgres: self
+                .postgres
+                .iter()
+                .map(|(pid, t)| t.saturating_sub(before.postgres.get(pid).copied().unwrap_or(0)))
+                .sum(),
+            own: self.own.saturating_sub(before.own),
+        }
+    }
+}
+
+/// The CPU ticks of every process whose parent is `parent` (`/proc`).
+fn children_ticks(parent: u32) -> Option<HashMap<u32, u64>> {
+    let mut ticks = HashMap::new();
+    for entry in std::fs::read_dir("/proc").ok()?.flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse().ok()) else {
+            continue;
+        };
+        // `None` too for a process that ended meanwhile.
+        if let Some(stat) = ProcStat::of(pid).filter(|s| s.parent == parent) {
+            ticks.insert(pid, stat.ticks);
+        }
+    }
+    Some(ticks)
+}
+
+/// What the run reads of a process's `/proc/<pid>/stat`.
+pub(crate) struct ProcStat {
+    pub(crate) parent: u32,
+    /// CPU time so far, user + system, in clock ticks.
+    pub(crate) ticks: u64,
+}
+
+impl ProcStat {
+    pub(crate) fn of(pid: u32) -> Option<ProcStat> {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        // The fields after the command name (which may hold spaces): state,
+        // ppid, …, utime (14th of the line), stime.
+        let rest = stat.rsplit_once(')')?.1;
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        let field = |i: usize| fields.get(i)?.parse::<u64>().ok();
+        Some(ProcStat {
+            parent: u32::try_from(field(1)?).ok()?,
+            ticks: field(11)? + field(12)?,
+        })
     }
 }

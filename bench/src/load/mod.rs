@@ -12,7 +12,7 @@ use crate::Error;
 pub(crate) mod measure;
 mod player;
 
-use measure::{percentile, CpuTimes, Tally};
+use measure::{percentile, CpuTimes, Processes, Spent, Tally};
 use player::play;
 
 #[derive(clap::Args)]
@@ -48,6 +48,18 @@ pub struct RunArgs {
     /// Each player registers an APNs device (`loadgen push`).
     #[arg(skip)]
     pub devices: bool,
+    /// The API server's process: with `--postmaster-pid`, the CPU a move
+    /// costs each process is printed (`cpu_moves`).
+    #[arg(long)]
+    server_pid: Option<u32>,
+    /// The baseline server's process: with `--postmaster-pid`, the CPU a
+    /// baseline row costs each process is printed (`cpu_baseline_rows`).
+    #[arg(long)]
+    baseline_pid: Option<u32>,
+    /// PostgreSQL's postmaster (the first line of `postmaster.pid`): its
+    /// children's CPU is PostgreSQL's.
+    #[arg(long)]
+    postmaster_pid: Option<u32>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -73,6 +85,9 @@ impl RunArgs {
             seed,
             follow: Follow::View,
             devices: false,
+            server_pid: None,
+            baseline_pid: None,
+            postmaster_pid: None,
         }
     }
 }
@@ -104,15 +119,27 @@ pub async fn play_load(args: RunArgs) -> Result<Figures, Error> {
     // that a drift of the machine (this VM's disk and CPU vary by ×4 within
     // minutes) weighs on both figures alike.
     let half = Duration::from_secs_f64(args.baseline_seconds as f64 / 2.0);
+    let (api, bare) = (
+        Processes {
+            server: args.server_pid,
+            postmaster: args.postmaster_pid,
+        },
+        Processes {
+            server: args.baseline_pid,
+            postmaster: args.postmaster_pid,
+        },
+    );
     let cpu_before = CpuTimes::now();
     let baseline_server = match &args.baseline_url {
         Some(url) => Some(Server::of(url).await?),
         None => None,
     };
+    let ticks = bare.ticks();
     let mut baseline = match &baseline_server {
         Some(server) => Some(baseline_load(server, concurrency, half).await),
         None => None,
     };
+    let mut baseline_spent = bare.spent_since(ticks);
     let cpu_baseline_first = CpuTimes::since_then(cpu_before);
     let seats = setup(&client, &args).await?;
     let server = Server::of(&args.base_url).await?;
@@ -121,6 +148,7 @@ pub async fn play_load(args: RunArgs) -> Result<Figures, Error> {
         args.tables, args.players, args.seconds, args.follow
     );
     let cpu_before = CpuTimes::now();
+    let ticks = api.ticks();
     let started = Instant::now();
     let deadline = started + Duration::from_secs(args.seconds);
     let mut tasks = Vec::new();
@@ -140,6 +168,7 @@ pub async fn play_load(args: RunArgs) -> Result<Figures, Error> {
         tally.merge(t.await?);
     }
     let secs = started.elapsed().as_secs_f64();
+    let moves_spent = api.spent_since(ticks);
     if let Some(shares) = CpuTimes::since_then(cpu_before) {
         // What the machine did meanwhile: on a shared VM, `steal` is the
         // time the hypervisor gave our cores to others.
@@ -157,8 +186,14 @@ pub async fn play_load(args: RunArgs) -> Result<Figures, Error> {
         (&baseline_server, &mut baseline)
     {
         let cpu_before = CpuTimes::now();
+        let ticks = bare.ticks();
         let (after, rows_after, secs_after) = baseline_load(server, concurrency, half).await;
+        let second_spent = bare.spent_since(ticks);
         let cpu_second = CpuTimes::since_then(cpu_before);
+        baseline_spent = baseline_spent.zip(second_spent).map(|(mut first, second)| {
+            first.add(second);
+            first
+        });
         eprintln!(
             "loadgen: baseline before the games {:.0} rows/s ({}), after {:.0} rows/s ({})",
             *rows_before as f64 / *secs_before,
@@ -192,6 +227,11 @@ pub async fn play_load(args: RunArgs) -> Result<Figures, Error> {
         tally.finished_games,
         tally.refused
     );
+    print_cpu(
+        moves_spent,
+        l.len() as u64,
+        baseline_spent.zip(baseline.as_ref().map(|(_, rows, _)| *rows)),
+    );
     let errors = tally.errors() + baseline.as_ref().map_or(0, |(b, _, _)| b.errors());
     let ratio = if baseline_per_sec > 0.0 {
         moves_per_sec / baseline_per_sec
@@ -206,6 +246,21 @@ pub async fn play_load(args: RunArgs) -> Result<Figures, Error> {
         p99_ms: p99,
         errors,
     })
+}
+
+/// The CPU a move costs each process, and a baseline row, when measured;
+/// then how many moves the CPU of a row would pay for (`cpu_ratio`): the
+/// ratio the run would print if the machine's CPU alone bounded both (when
+/// the two agree, a move is cheaper only by costing less CPU).
+fn print_cpu(moves: Option<Spent>, move_count: u64, rows: Option<(Spent, u64)>) {
+    let Some(moves) = moves else { return };
+    let (line, move_us) = moves.line("moves", move_count);
+    println!("{line}");
+    if let Some((spent, row_count)) = rows {
+        let (line, row_us) = spent.line("baseline_rows", row_count);
+        println!("{line}");
+        println!("cpu_ratio={:.3}", row_us / move_us.max(f64::MIN_POSITIVE));
+    }
 }
 
 /// `clients` clients inserting rows through the baseline server for
