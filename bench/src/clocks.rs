@@ -4,15 +4,18 @@
 //! first deadline has passed (and a margin), reads the log: each
 //! `turn_timed_out` against its recorded deadline (how late it came), and
 //! whether any deadline fired twice. Prints one line:
-//! `clocks tables=<t> fired=<n> late_p50_ms=<a> late_p99_ms=<b> late_max_ms=<c> fired_twice=<d> server_cpu_share=<x>`
-//! where the CPU share is the server process's (`--server-pid`) over the
-//! wait, as a fraction of one core.
+//! `clocks tables=<t> fired=<n> late_p50_ms=<a> late_p99_ms=<b> late_max_ms=<c> fired_twice=<d> server_cpu_share=<x> postgres_cpu_share=<y>`
+//! where the CPU shares are the server process's (`--server-pid`) and
+//! PostgreSQL's (its postmaster's children, `--postmaster-pid`) over the
+//! wait, as a fraction of one core: when deadlines are late, whether the
+//! server or the database was busy, or both waited.
 
 use std::time::{Duration, Instant};
 
 use serde_json::json;
 
 use crate::history_cost::{player, started_table};
+use crate::load::measure::PostgresTicks;
 use crate::Error;
 
 pub struct ClockArgs {
@@ -21,11 +24,19 @@ pub struct ClockArgs {
     pub tables: usize,
     pub turn_seconds: u64,
     pub server_pid: Option<u32>,
+    /// PostgreSQL's postmaster, for its processes' CPU share while the
+    /// server waits.
+    pub postmaster_pid: Option<u32>,
 }
 
 /// The CPU time of a process so far (`/proc/<pid>/stat`, clock ticks).
 pub(crate) fn cpu_ticks(pid: u32) -> Option<u64> {
     Some(crate::load::measure::ProcStat::of(pid)?.ticks)
+}
+
+/// A CPU share as printed: three decimals, or `unknown`.
+fn share(share: Option<f64>) -> String {
+    share.map_or("unknown".to_owned(), |s| format!("{s:.3}"))
 }
 
 pub async fn run(args: ClockArgs) -> Result<(), Error> {
@@ -49,6 +60,7 @@ pub async fn run(args: ClockArgs) -> Result<(), Error> {
     );
     // Every first deadline passes within turn_seconds of the last start.
     let ticks_before = args.server_pid.and_then(cpu_ticks);
+    let postgres_before = args.postmaster_pid.and_then(PostgresTicks::of);
     let waited = Instant::now();
     tokio::time::sleep(Duration::from_secs(args.turn_seconds) + Duration::from_secs(3)).await;
     let wait = waited.elapsed().as_secs_f64();
@@ -56,6 +68,10 @@ pub async fn run(args: ClockArgs) -> Result<(), Error> {
         .server_pid
         .and_then(|pid| Some((cpu_ticks(pid)?, ticks_before?)))
         .map(|(after, before)| (after - before) as f64 / 100.0 / wait);
+    let postgres_share = args
+        .postmaster_pid
+        .and_then(|pid| Some(PostgresTicks::of(pid)?.since(postgres_before.as_ref()?)))
+        .map(|ticks| ticks as f64 / 100.0 / wait);
 
     let pool = sqlx::PgPool::connect(&args.database_url).await?;
     let rows: Vec<(f64, i64)> = sqlx::query_as(
@@ -70,13 +86,14 @@ pub async fn run(args: ClockArgs) -> Result<(), Error> {
     let twice = rows.iter().filter(|(_, n)| *n > 1).count();
     let pct = |p: f64| crate::load::measure::percentile(&late, p);
     println!(
-        "clocks tables={} fired={} late_p50_ms={:.0} late_p99_ms={:.0} late_max_ms={:.0} fired_twice={twice} server_cpu_share={}",
+        "clocks tables={} fired={} late_p50_ms={:.0} late_p99_ms={:.0} late_max_ms={:.0} fired_twice={twice} server_cpu_share={} postgres_cpu_share={}",
         args.tables,
         late.len(),
         pct(0.50),
         pct(0.99),
         late.last().copied().unwrap_or(0.0),
-        cpu_share.map_or("unknown".to_owned(), |s| format!("{s:.3}")),
+        share(cpu_share),
+        share(postgres_share),
     );
     Ok(())
 }

@@ -119,6 +119,9 @@ enum Command {
         /// The server's process, for its CPU share while it waits.
         #[arg(long)]
         server_pid: Option<u32>,
+        /// PostgreSQL's postmaster, for its processes' CPU share meanwhile.
+        #[arg(long)]
+        postmaster_pid: Option<u32>,
     },
     /// People's moves and deadlines, calm and under a flood of strong bots.
     BotFlood {
@@ -375,6 +378,7 @@ fn main() -> std::io::Result<()> {
             tables,
             turn_seconds,
             server_pid,
+            postmaster_pid,
         } => block_on(
             tokio::runtime::Builder::new_multi_thread(),
             clocks::run(clocks::ClockArgs {
@@ -383,6 +387,7 @@ fn main() -> std::io::Result<()> {
                 tables,
                 turn_seconds,
                 server_pid,
+                postmaster_pid,
             }),
         ),
         Command::BotFlood {

@@ -98,7 +98,7 @@ pub(super) struct Processes {
 /// The CPU time of [`Processes`] so far, in clock ticks (user + system).
 pub(super) struct ProcessTicks {
     server: u64,
-    postgres: HashMap<u32, u64>,
+    postgres: PostgresTicks,
     own: u64,
 }
 
@@ -142,7 +142,7 @@ impl Processes {
         let (server, postmaster) = (self.server?, self.postmaster?);
         Some(ProcessTicks {
             server: ProcStat::of(server)?.ticks,
-            postgres: children_ticks(postmaster)?,
+            postgres: PostgresTicks::of(postmaster)?,
             own: ProcStat::of(std::process::id())?.ticks,
         })
     }
@@ -154,34 +154,44 @@ impl Processes {
 }
 
 impl ProcessTicks {
-    /// What each spent since `before`. A PostgreSQL process started
-    /// meanwhile counts whole; one that ended meanwhile is not counted.
+    /// What each spent since `before`.
     fn since(&self, before: &ProcessTicks) -> Spent {
         Spent {
             server: self.server.saturating_sub(before.server),
-            postgres: self
-                .postgres
-                .iter()
-                .map(|(pid, t)| t.saturating_sub(before.postgres.get(pid).copied().unwrap_or(0)))
-                .sum(),
+            postgres: self.postgres.since(&before.postgres),
             own: self.own.saturating_sub(before.own),
         }
     }
 }
 
-/// The CPU ticks of every process whose parent is `parent` (`/proc`).
-fn children_ticks(parent: u32) -> Option<HashMap<u32, u64>> {
-    let mut ticks = HashMap::new();
-    for entry in std::fs::read_dir("/proc").ok()?.flatten() {
-        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse().ok()) else {
-            continue;
-        };
-        // `None` too for a process that ended meanwhile.
-        if let Some(stat) = ProcStat::of(pid).filter(|s| s.parent == parent) {
-            ticks.insert(pid, stat.ticks);
+/// The CPU ticks of PostgreSQL's processes so far: every child of its
+/// postmaster, by pid.
+pub(crate) struct PostgresTicks(HashMap<u32, u64>);
+
+impl PostgresTicks {
+    /// Read from `/proc`; `None` when it cannot be listed.
+    pub(crate) fn of(postmaster: u32) -> Option<PostgresTicks> {
+        let mut ticks = HashMap::new();
+        for entry in std::fs::read_dir("/proc").ok()?.flatten() {
+            let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse().ok()) else {
+                continue;
+            };
+            // `None` too for a process that ended meanwhile.
+            if let Some(stat) = ProcStat::of(pid).filter(|s| s.parent == postmaster) {
+                ticks.insert(pid, stat.ticks);
+            }
         }
+        Some(PostgresTicks(ticks))
     }
-    Some(ticks)
+
+    /// The ticks spent since `before`: a process started meanwhile counts
+    /// whole; one that ended meanwhile is not counted.
+    pub(crate) fn since(&self, before: &PostgresTicks) -> u64 {
+        self.0
+            .iter()
+            .map(|(pid, t)| t.saturating_sub(before.0.get(pid).copied().unwrap_or(0)))
+            .sum()
+    }
 }
 
 /// What the run reads of a process's `/proc/<pid>/stat`.
