@@ -203,9 +203,12 @@ pub(crate) struct ProcStat {
 
 impl ProcStat {
     pub(crate) fn of(pid: u32) -> Option<ProcStat> {
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-        // The fields after the command name (which may hold spaces): state,
-        // ppid, …, utime (14th of the line), stime.
+        Self::parse(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
+    }
+
+    fn parse(stat: &str) -> Option<ProcStat> {
+        // The fields after the command name (which may hold spaces and
+        // parentheses): state, ppid, …, utime (14th of the line), stime.
         let rest = stat.rsplit_once(')')?.1;
         let fields: Vec<&str> = rest.split_whitespace().collect();
         let field = |i: usize| fields.get(i)?.parse::<u64>().ok();
@@ -213,5 +216,21 @@ impl ProcStat {
             parent: u32::try_from(field(1)?).ok()?,
             ticks: field(11)? + field(12)?,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stat_line_gives_the_parent_and_user_plus_system_ticks() {
+        // A command name with spaces and parentheses, as a process may set.
+        let line = "4242 (postgres: a (b) c) S 17 4242 4242 0 -1 4194560 \
+                    512 0 0 0 130 27 0 0 20 0 1 0 8861 226435072 4200";
+        let stat = ProcStat::parse(line).unwrap();
+        assert_eq!((stat.parent, stat.ticks), (17, 157));
+        assert!(ProcStat::parse("4242 (cut short) S 17").is_none());
+        assert!(ProcStat::parse("no parenthesis").is_none());
     }
 }
