@@ -45,9 +45,9 @@ macro_rules! query_writing_feed {
                    INSERT INTO feed_items (account_id, kind, table_id, at, deadline, my_turn,
                                            delivery, next_attempt_at)
                    SELECT n.account_id, n.kind, n.table_id, n.at, n.deadline, n.my_turn,
-                          CASE WHEN (SELECT o.webhooks FROM outbox o) THEN 'pending' END,
-                          CASE WHEN (SELECT o.webhooks FROM outbox o) THEN n.at END
-                   FROM noted n
+                          CASE WHEN o.webhooks THEN 'pending' END,
+                          CASE WHEN o.webhooks THEN n.at END
+                   FROM noted n CROSS JOIN outbox o
                    WHERE (SELECT l.n FROM locked l) >= 0
                    ORDER BY n.ord
                    RETURNING id, account_id, table_id, at
