@@ -21,6 +21,7 @@ use store::{self, accounts::Role};
 use store::{ChainedAppend, NewEvent};
 use uuid::Uuid;
 
+use crate::load::measure::{ProcStat, USER_HZ};
 use crate::Error;
 
 /// Writes `moves` moves to `tables` new tables for each batch size, then
@@ -159,21 +160,9 @@ fn a_move(n: usize) -> Vec<NewEvent> {
 
 /// The CPU time (user and system) of process `pid` so far, in seconds.
 fn backend_cpu(pid: i32) -> Result<f64, Error> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
-    // The fields after the command name, which is in parentheses.
-    let fields: Vec<&str> = stat
-        .rsplit_once(')')
-        .ok_or("no command name in /proc/<pid>/stat")?
-        .1
-        .split_whitespace()
-        .collect();
-    let ticks = |i: usize| -> Result<u64, Error> {
-        Ok(fields.get(i).ok_or("a short /proc/<pid>/stat")?.parse()?)
-    };
-    // utime and stime, fields 14 and 15 of the file (11 and 12 here).
-    Ok((ticks(11)? + ticks(12)?) as f64 / USER_HZ)
+    let stat = u32::try_from(pid)
+        .ok()
+        .and_then(ProcStat::of)
+        .ok_or("no readable /proc/<pid>/stat")?;
+    Ok(stat.ticks as f64 / USER_HZ)
 }
-
-/// The unit of `/proc/<pid>/stat`'s times (`sysconf(_SC_CLK_TCK)`): 100 on
-/// Linux, whatever the kernel's own tick rate.
-const USER_HZ: f64 = 100.0;

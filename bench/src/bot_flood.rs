@@ -17,7 +17,7 @@ use uuid::Uuid;
 
 use crate::clocks::cpu_ticks;
 use crate::history_cost::{body, player, started_table, timed_move, Player};
-use crate::load::measure::percentile;
+use crate::load::measure::{percentile, USER_HZ};
 use crate::Error;
 
 pub struct FloodArgs {
@@ -74,7 +74,7 @@ pub async fn run(args: FloodArgs) -> Result<(), Error> {
         let cpu_share = args
             .server_pid
             .and_then(|pid| Some((cpu_ticks(pid)?, ticks_before?)))
-            .map(|(after, before)| (after - before) as f64 / 100.0 / args.seconds as f64);
+            .map(|(after, before)| (after - before) as f64 / USER_HZ / args.seconds as f64);
         moves.sort_by(f64::total_cmp);
         let late = lateness(&pool, &clocked, began).await?;
         let (bot_moves, playouts) = bot_moves(&pool, &bot_tables, began).await?;

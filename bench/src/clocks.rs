@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use crate::history_cost::{player, started_table};
-use crate::load::measure::PostgresTicks;
+use crate::load::measure::{PostgresTicks, ProcStat, USER_HZ};
 use crate::Error;
 
 pub struct ClockArgs {
@@ -31,7 +31,7 @@ pub struct ClockArgs {
 
 /// The CPU time of a process so far (`/proc/<pid>/stat`, clock ticks).
 pub(crate) fn cpu_ticks(pid: u32) -> Option<u64> {
-    Some(crate::load::measure::ProcStat::of(pid)?.ticks)
+    Some(ProcStat::of(pid)?.ticks)
 }
 
 /// A CPU share as printed: three decimals, or `unknown`.
@@ -67,11 +67,11 @@ pub async fn run(args: ClockArgs) -> Result<(), Error> {
     let cpu_share = args
         .server_pid
         .and_then(|pid| Some((cpu_ticks(pid)?, ticks_before?)))
-        .map(|(after, before)| (after - before) as f64 / 100.0 / wait);
+        .map(|(after, before)| (after - before) as f64 / USER_HZ / wait);
     let postgres_share = args
         .postmaster_pid
         .and_then(|pid| Some(PostgresTicks::of(pid)?.since(postgres_before.as_ref()?)))
-        .map(|ticks| ticks as f64 / 100.0 / wait);
+        .map(|ticks| ticks as f64 / USER_HZ / wait);
 
     let pool = sqlx::PgPool::connect(&args.database_url).await?;
     let rows: Vec<(f64, i64)> = sqlx::query_as(

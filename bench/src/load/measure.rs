@@ -110,8 +110,9 @@ pub(super) struct Spent {
     own: u64,
 }
 
-/// Clock ticks a second (`sysconf(_SC_CLK_TCK)`, 100 on Linux).
-const TICKS_PER_SEC: f64 = 100.0;
+/// The unit of `/proc/<pid>/stat`'s times (`sysconf(_SC_CLK_TCK)`): 100 on
+/// Linux, whatever the kernel's own tick rate.
+pub(crate) const USER_HZ: f64 = 100.0;
 
 impl Spent {
     pub(super) fn add(&mut self, other: Spent) {
@@ -123,7 +124,7 @@ impl Spent {
     /// `cpu_<what>: server_us=<a> postgres_us=<b> loadgen_us=<c> all_us=<d>`,
     /// µs a unit of `units` (moves, rows), and the µs of all three.
     pub(super) fn line(&self, what: &str, units: u64) -> (String, f64) {
-        let us = |ticks: u64| ticks as f64 / TICKS_PER_SEC * 1e6 / units.max(1) as f64;
+        let us = |ticks: u64| ticks as f64 / USER_HZ * 1e6 / units.max(1) as f64;
         let all = us(self.server + self.postgres + self.own);
         let line = format!(
             "cpu_{what}: server_us={:.0} postgres_us={:.0} loadgen_us={:.0} all_us={all:.0}",
