@@ -287,5 +287,8 @@ pub async fn preview(
         }
     }
     let ratings = by_seat.into_values().collect();
-    Ok(Preview { corrected, ratings })
+    Ok(Preview {
+        corrected: *corrected,
+        ratings,
+    })
 }

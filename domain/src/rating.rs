@@ -137,7 +137,7 @@ impl RatedGame {
                     players = Some(p);
                 }
                 TableEvent::Game(Event::GameEnded(e)) => ended = Some(e),
-                TableEvent::ResultCorrected(c) => corrected = Some(c),
+                TableEvent::ResultCorrected(c) => corrected = Some(&**c),
                 _ => {}
             }
         }

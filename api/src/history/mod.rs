@@ -403,7 +403,7 @@ pub fn rounds(p: &Parsed) -> Result<RoundsDto, ServiceError> {
             }
             TableEvent::ResultCorrected(c) => {
                 if let Some(result) = result.as_mut() {
-                    result.corrected = Some(c.clone());
+                    result.corrected = Some((**c).clone());
                 }
             }
             _ => {}
@@ -502,7 +502,7 @@ pub fn replay(p: &Parsed, span: RoundSpan, step: Option<usize>) -> Result<Replay
     let state =
         full_view(&table).ok_or_else(|| corrupt(p.log.events[span.start].seq, "no round"))?;
     let corrected = p.events.iter().rev().find_map(|e| match e {
-        TableEvent::ResultCorrected(c) => Some(c.clone()),
+        TableEvent::ResultCorrected(c) => Some((**c).clone()),
         _ => None,
     });
     Ok(ReplayDto {

@@ -595,7 +595,7 @@ impl Decided {
     /// The correction of the game's result among the events.
     fn corrected(&self) -> Option<&ResultCorrected> {
         self.events.iter().find_map(|e| match e {
-            TableEvent::ResultCorrected(c) => Some(c),
+            TableEvent::ResultCorrected(c) => Some(&**c),
             _ => None,
         })
     }

@@ -4,7 +4,6 @@
 use super::*;
 use crate::bots::Level;
 use crate::event::{EndReason, Placing};
-use crate::table::TableCreated;
 
 fn person(seat: usize, name: &str) -> Seated {
     Seated {
@@ -273,7 +272,7 @@ fn created() -> TableEvent {
     let TableEvent::TableCreated(c) = &events[0] else {
         panic!("{events:?}")
     };
-    TableEvent::TableCreated(TableCreated { ..c.clone() })
+    TableEvent::TableCreated(c.clone())
 }
 
 #[test]

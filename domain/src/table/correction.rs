@@ -162,7 +162,7 @@ impl Table {
                 (disqualified(self.rules.end, original, *seat), rated)
             }
         };
-        Ok(TableEvent::ResultCorrected(ResultCorrected {
+        Ok(TableEvent::ResultCorrected(Box::new(ResultCorrected {
             grounds: grounds.clone(),
             by: by.clone(),
             correction,
@@ -171,7 +171,7 @@ impl Table {
             losers: result.losers,
             totals,
             rated,
-        }))
+        })))
     }
 }
 
@@ -305,7 +305,10 @@ pub(crate) mod tests {
                 .collect();
             assert!(keys.contains(&key), "{keys:?}");
             assert_eq!(keys.len(), 8, "{keys:?}");
-            assert_eq!(&serde_json::from_value::<ResultCorrected>(data).unwrap(), c);
+            assert_eq!(
+                &serde_json::from_value::<ResultCorrected>(data).unwrap(),
+                &**c
+            );
         }
     }
 

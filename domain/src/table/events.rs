@@ -55,9 +55,11 @@ pub struct TableCreated {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(tag = "type", content = "data", rename_all = "snake_case")]
 #[strum(serialize_all = "snake_case")]
-#[allow(clippy::large_enum_variant)]
 pub enum TableEvent {
-    TableCreated(TableCreated),
+    // The large, rare events are boxed, as the game's are: an event is
+    // moved several times on its way from the engine or the log, and a
+    // replay parses every one.
+    TableCreated(Box<TableCreated>),
     PlayerJoined(Seated),
     PlayerLeft {
         #[cfg_attr(feature = "openapi", schema(value_type = usize))]
@@ -139,7 +141,7 @@ pub enum TableEvent {
     },
     /// An admin corrected the finished game's result (docs/API.md
     /// "Corrections and sanctions"); the last correction stands.
-    ResultCorrected(ResultCorrected),
+    ResultCorrected(Box<ResultCorrected>),
     /// The game's own events, in their own `{type, data}` form (not the
     /// table's: serialised and read apart, see [`TableEvent::to_json`]).
     #[serde(skip)]

@@ -325,7 +325,7 @@ impl Table {
                 account_id: p.account_id.clone(),
             })
             .collect();
-        let mut events = vec![TableEvent::TableCreated(TableCreated {
+        let mut events = vec![TableEvent::TableCreated(Box::new(TableCreated {
             ruleset: self.ruleset.clone(),
             rules: self.rules.clone(),
             seats: n,
@@ -340,7 +340,7 @@ impl Table {
                 first_dealer,
             }),
             seed_hash,
-        })];
+        }))];
         events.extend(self.seated().filter_map(|p| {
             p.bot.map(|level| TableEvent::BotSeated {
                 seat: p.seat,

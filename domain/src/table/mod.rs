@@ -267,7 +267,7 @@ impl Table {
             .into());
         }
         Ok(vec![
-            TableEvent::TableCreated(TableCreated {
+            TableEvent::TableCreated(Box::new(TableCreated {
                 ruleset: preset.id().to_owned(),
                 rules,
                 seats,
@@ -278,7 +278,7 @@ impl Table {
                 bots_after: lobby.bots_after,
                 rematch_of: lobby.rematch_of.clone(),
                 seed_hash,
-            }),
+            })),
             TableEvent::PlayerJoined(creator.at(0)),
         ])
     }
@@ -386,7 +386,7 @@ impl Table {
             // like an emptied quick-play table.
             TableEvent::RematchDeclined { .. } => self.aborted = true,
             TableEvent::SeedRevealed { server_seed } => self.revealed = Some(server_seed.clone()),
-            TableEvent::ResultCorrected(c) => self.correction = Some(c.clone()),
+            TableEvent::ResultCorrected(c) => self.correction = Some((**c).clone()),
             TableEvent::Game(e) => {
                 if let Some(g) = self.game.as_mut() {
                     g.evolve(e);
