@@ -13,7 +13,7 @@ use sqlx::{PgPool, Row};
 use store::chain::GENESIS_PREV_HASH;
 use store::copy::{CopyRows, LogCopy};
 use store::{self, accounts::Role};
-use store::{ChainedAppend, EventData, NewEvent};
+use store::{ChainedAppend, EventData, EventRows, NewEvent};
 use uuid::Uuid;
 
 use crate::Error;
@@ -138,10 +138,7 @@ pub async fn run(database_url: &str, events: usize, seed: u64) -> Result<(), Err
     let copy_secs = t0.elapsed().as_secs_f64();
     assert_eq!(copied, rows, "COPY reads what the query reads");
     let t0 = Instant::now();
-    let parsed: Vec<TableEvent> = rows
-        .iter()
-        .map(|e| TableEvent::read(&e.kind, e.v as u32, &e.data))
-        .collect::<Result<_, _>>()?;
+    let parsed: Vec<TableEvent> = rows.iter().map(|e| e.event()).collect::<Result<_, _>>()?;
     let parse_secs = t0.elapsed().as_secs_f64();
     let t0 = Instant::now();
     let folded = Table::from_events(&parsed).expect("a table log");
@@ -178,27 +175,29 @@ pub async fn run(database_url: &str, events: usize, seed: u64) -> Result<(), Err
 
 /// Every event of a table as seq, type and data text, by one query: the
 /// rows alone, to compare with a COPY.
-async fn read_all_data(pool: &PgPool, table_id: Uuid) -> Result<Vec<EventData>, sqlx::Error> {
-    sqlx::query("SELECT seq, type, v, data::text FROM events WHERE table_id = $1 ORDER BY seq")
-        .bind(table_id)
-        .try_map(|row: sqlx::postgres::PgRow| {
-            Ok(EventData {
-                seq: row.try_get(0)?,
-                kind: row.try_get(1)?,
-                v: row.try_get(2)?,
-                data: row.try_get(3)?,
-            })
-        })
-        .fetch_all(pool)
-        .await
+async fn read_all_data(pool: &PgPool, table_id: Uuid) -> Result<EventRows, sqlx::Error> {
+    let mut rows =
+        sqlx::query("SELECT seq, type, v, data::text FROM events WHERE table_id = $1 ORDER BY seq")
+            .bind(table_id)
+            .fetch(pool);
+    let mut out = EventRows::default();
+    while let Some(row) = rows.try_next().await? {
+        out.push(EventData {
+            seq: row.try_get(0)?,
+            kind: row.try_get(1)?,
+            v: row.try_get(2)?,
+            data: row.try_get(3)?,
+        });
+    }
+    Ok(out)
 }
 
 /// The same by `COPY` (what a cold load reads), decoded and collected.
-async fn copy_all_data(pool: &PgPool, table_id: Uuid) -> Result<Vec<EventData>, Error> {
+async fn copy_all_data(pool: &PgPool, table_id: Uuid) -> Result<EventRows, Error> {
     let mut log = LogCopy::begin(pool).await?;
     let mut chunks = log.data_after(table_id, 0).await?;
     let mut decoder = CopyRows::default();
-    let mut out = Vec::new();
+    let mut out = EventRows::default();
     while let Some(chunk) = chunks.try_next().await? {
         decoder.feed(&chunk, &mut out)?;
     }

@@ -1,6 +1,6 @@
 //! A table's log read by `COPY … TO STDOUT (FORMAT binary)`: cheaper per
 //! row than a query's rows, for the cold load of a long log. The copy data
-//! comes as raw chunks; [`CopyRows`] decodes them into [`EventData`]
+//! comes as raw chunks; [`CopyRows`] decodes them into [`EventRows`]
 //! (seq, type, format version and data text).
 //!
 //! Each column a row carries costs PostgreSQL a send function call and its
@@ -13,7 +13,7 @@ use domain::EVENT_VERSION;
 use sqlx::{PgPool, Postgres, Transaction};
 use uuid::Uuid;
 
-use crate::EventData;
+use crate::{EventData, EventRows};
 
 /// A read-only transaction in which a table's log is read in seq order by
 /// walking its primary key, whatever the statistics say. A table's rows
@@ -70,9 +70,12 @@ fn query(table_id: Uuid, after: i64) -> String {
 }
 
 /// A decoder of the binary copy data of [`LogCopy::data_after`], fed chunk by
-/// chunk (chunks may cut rows anywhere).
+/// chunk (chunks may cut rows anywhere). PostgreSQL sends a row a chunk, so
+/// a chunk is decoded where it lies; only a row it cuts is kept, to finish
+/// with the next.
 #[derive(Debug, Default)]
 pub struct CopyRows {
+    /// What the last chunks left of a row they cut.
     buf: Vec<u8>,
     header_read: bool,
     ended: bool,
@@ -83,26 +86,46 @@ const COPY_SIGNATURE: &[u8] = b"PGCOPY\n\xff\r\n\0";
 impl CopyRows {
     /// Decodes the complete rows of `chunk` (and of what was left of the
     /// previous ones) into `out`.
-    pub fn feed(&mut self, chunk: &[u8], out: &mut Vec<EventData>) -> Result<(), String> {
-        self.buf.extend_from_slice(chunk);
+    pub fn feed(&mut self, chunk: &[u8], out: &mut EventRows) -> Result<(), String> {
+        if self.buf.is_empty() {
+            let used = self.decode(chunk, out)?;
+            self.buf.extend_from_slice(&chunk[used..]);
+        } else {
+            let mut buf = std::mem::take(&mut self.buf);
+            buf.extend_from_slice(chunk);
+            let used = self.decode(&buf, out)?;
+            buf.drain(..used);
+            self.buf = buf;
+        }
+        Ok(())
+    }
+
+    /// Has the trailer been read?
+    pub fn ended(&self) -> bool {
+        self.ended
+    }
+
+    /// Decodes the header (once) and the complete rows of `b` into `out`:
+    /// how many bytes it used.
+    fn decode(&mut self, b: &[u8], out: &mut EventRows) -> Result<usize, String> {
         let mut at = 0;
         if !self.header_read {
             let fixed = COPY_SIGNATURE.len() + 8;
-            if self.buf.len() < fixed {
-                return Ok(());
+            if b.len() < fixed {
+                return Ok(0);
             }
-            if &self.buf[..COPY_SIGNATURE.len()] != COPY_SIGNATURE {
+            if &b[..COPY_SIGNATURE.len()] != COPY_SIGNATURE {
                 return Err("not binary copy data".into());
             }
-            let ext = be_u32(&self.buf[COPY_SIGNATURE.len() + 4..fixed]) as usize;
-            if self.buf.len() < fixed + ext {
-                return Ok(());
+            let ext = be_u32(&b[COPY_SIGNATURE.len() + 4..fixed]) as usize;
+            if b.len() < fixed + ext {
+                return Ok(0);
             }
             at = fixed + ext;
             self.header_read = true;
         }
         while !self.ended {
-            match self.row(at)? {
+            match row(b, at)? {
                 Some((next, row)) => {
                     at = next;
                     match row {
@@ -113,68 +136,66 @@ impl CopyRows {
                 None => break,
             }
         }
-        self.buf.drain(..at);
-        Ok(())
+        Ok(at)
     }
+}
 
-    /// Has the trailer been read?
-    pub fn ended(&self) -> bool {
-        self.ended
+/// The row of `b` at `at`: `None` when incomplete, `Some((end, None))` for
+/// the trailer.
+#[allow(clippy::type_complexity)]
+fn row(b: &[u8], at: usize) -> Result<Option<(usize, Option<EventData<'_>>)>, String> {
+    if b.len() < at + 2 {
+        return Ok(None);
     }
+    let fields = i16::from_be_bytes([b[at], b[at + 1]]);
+    if fields == -1 {
+        return Ok(Some((at + 2, None)));
+    }
+    if fields != 4 {
+        return Err(format!("{fields} fields in a copied event"));
+    }
+    let mut pos = at + 2;
+    // A field: `None` when incomplete, `Some(None)` for a null.
+    let field = |pos: &mut usize| -> Option<Option<&[u8]>> {
+        let len = i32::from_be_bytes(b.get(*pos..*pos + 4)?.try_into().ok()?);
+        *pos += 4;
+        let Ok(len) = usize::try_from(len) else {
+            return Some(None);
+        };
+        let value = b.get(*pos..*pos + len)?;
+        *pos += len;
+        Some(Some(value))
+    };
+    let (Some(seq), Some(kind), Some(v), Some(data)) = (
+        field(&mut pos),
+        field(&mut pos),
+        field(&mut pos),
+        field(&mut pos),
+    ) else {
+        return Ok(None);
+    };
+    let seq: [u8; 8] = given(seq)?
+        .try_into()
+        .map_err(|_| "a seq of another size")?;
+    let v = match v {
+        None => EVENT_VERSION as i32,
+        Some(v) => i32::from_be_bytes(v.try_into().map_err(|_| "a v of another size")?),
+    };
+    let kind = text(given(kind)?)?;
+    let data = text(given(data)?)?;
+    Ok(Some((
+        pos,
+        Some(EventData {
+            seq: i64::from_be_bytes(seq),
+            kind,
+            v,
+            data,
+        }),
+    )))
+}
 
-    /// The row at `at`: `None` when incomplete, `Some((end, None))` for the
-    /// trailer.
-    #[allow(clippy::type_complexity)]
-    fn row(&self, at: usize) -> Result<Option<(usize, Option<EventData>)>, String> {
-        let b = &self.buf;
-        if b.len() < at + 2 {
-            return Ok(None);
-        }
-        let fields = i16::from_be_bytes([b[at], b[at + 1]]);
-        if fields == -1 {
-            return Ok(Some((at + 2, None)));
-        }
-        if fields != 4 {
-            return Err(format!("{fields} fields in a copied event"));
-        }
-        let mut pos = at + 2;
-        // A field: `None` when incomplete, `Some(None)` for a null.
-        let field = |pos: &mut usize| -> Option<Option<&[u8]>> {
-            let len = i32::from_be_bytes(b.get(*pos..*pos + 4)?.try_into().ok()?);
-            *pos += 4;
-            let Ok(len) = usize::try_from(len) else {
-                return Some(None);
-            };
-            let value = b.get(*pos..*pos + len)?;
-            *pos += len;
-            Some(Some(value))
-        };
-        let (Some(seq), Some(kind), Some(v), Some(data)) = (
-            field(&mut pos),
-            field(&mut pos),
-            field(&mut pos),
-            field(&mut pos),
-        ) else {
-            return Ok(None);
-        };
-        let seq: [u8; 8] = given(seq)?
-            .try_into()
-            .map_err(|_| "a seq of another size")?;
-        let v = match v {
-            None => EVENT_VERSION as i32,
-            Some(v) => i32::from_be_bytes(v.try_into().map_err(|_| "a v of another size")?),
-        };
-        let text = |v: &[u8]| String::from_utf8(v.to_vec()).map_err(|e| e.to_string());
-        Ok(Some((
-            pos,
-            Some(EventData {
-                seq: i64::from_be_bytes(seq),
-                kind: text(given(kind)?)?,
-                v,
-                data: text(given(data)?)?,
-            }),
-        )))
-    }
+fn text(value: &[u8]) -> Result<&str, String> {
+    std::str::from_utf8(value).map_err(|e| e.to_string())
 }
 
 /// A field that may not be null.
@@ -225,25 +246,25 @@ mod tests {
         let expected = vec![
             EventData {
                 seq: 1,
-                kind: "a".into(),
+                kind: "a",
                 v: 2,
-                data: "{}".into(),
+                data: "{}",
             },
             EventData {
                 seq: 2,
-                kind: "turn_passed".into(),
+                kind: "turn_passed",
                 v: EVENT_VERSION as i32,
-                data: r#"{"seat": 1}"#.into(),
+                data: r#"{"seat": 1}"#,
             },
         ];
         for size in [1, 2, 3, 7, 19, data.len()] {
             let mut rows = CopyRows::default();
-            let mut out = Vec::new();
+            let mut out = EventRows::default();
             for chunk in data.chunks(size) {
                 rows.feed(chunk, &mut out).unwrap();
             }
             assert!(rows.ended(), "chunks of {size}");
-            assert_eq!(out, expected, "chunks of {size}");
+            assert_eq!(out.iter().collect::<Vec<_>>(), expected, "chunks of {size}");
         }
     }
 
@@ -251,13 +272,13 @@ mod tests {
     fn a_cut_copy_has_not_ended_and_text_copy_data_is_refused() {
         let data = copy_data();
         let mut rows = CopyRows::default();
-        let mut out = Vec::new();
+        let mut out = EventRows::default();
         rows.feed(&data[..data.len() - 2], &mut out).unwrap();
         assert!(!rows.ended());
         assert_eq!(out.len(), 2);
         let mut rows = CopyRows::default();
         assert!(rows
-            .feed(b"1\ta\t{}\n-----------------", &mut Vec::new())
+            .feed(b"1\ta\t{}\n-----------------", &mut EventRows::default())
             .is_err());
     }
 
@@ -271,7 +292,7 @@ mod tests {
         nulled.extend_from_slice(&(-1i32).to_be_bytes());
         nulled.extend_from_slice(&data[seq_length + 4 + 8..]);
         let mut rows = CopyRows::default();
-        let refused = rows.feed(&nulled, &mut Vec::new()).unwrap_err();
+        let refused = rows.feed(&nulled, &mut EventRows::default()).unwrap_err();
         assert_eq!(refused, "a null in a copied event");
     }
 }

@@ -45,7 +45,7 @@ pub mod seeds;
 pub mod sessions;
 pub mod tables;
 
-pub use records::{ChainedAppend, EventData, FeedNotice, NewEvent, StoredEvent};
+pub use records::{ChainedAppend, EventData, EventRows, FeedNotice, NewEvent, StoredEvent};
 
 /// Runs `step` (a statement on at most `batch` rows, answering how many
 /// it did) until it does fewer, at most 100 times: the rows done in all.

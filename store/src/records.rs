@@ -351,19 +351,92 @@ impl ChainedAppend {
 }
 
 /// An event's seq, type, format and data as JSON text: what folding a log needs,
-/// without decoding the data into a `serde_json::Value` first.
-#[derive(Debug, Clone, PartialEq)]
-pub struct EventData {
+/// without decoding the data into a `serde_json::Value` first. Borrowed from
+/// a batch of rows ([`EventRows`]), whose texts share one buffer.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct EventData<'a> {
     pub seq: i64,
-    pub kind: String,
+    pub kind: &'a str,
     /// The event's format version (`v`).
     pub v: i32,
-    pub data: String,
+    pub data: &'a str,
 }
 
-impl EventData {
+impl EventData<'_> {
     /// The engine's event (see [`StoredEvent::event`]).
     pub fn event(&self) -> Result<TableEvent, ReadError> {
-        TableEvent::read(&self.kind, format_version(self.v), &self.data)
+        TableEvent::read(self.kind, format_version(self.v), self.data)
+    }
+}
+
+/// A batch of [`EventData`], in the order pushed: every row's type and data
+/// in one text buffer, so a batch costs two allocations, not two a row.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct EventRows {
+    text: String,
+    rows: Vec<RowAt>,
+}
+
+/// A row's numbers and where its texts end in [`EventRows::text`] (its type
+/// begins where the previous row's data ends).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct RowAt {
+    seq: i64,
+    v: i32,
+    kind_end: usize,
+    data_end: usize,
+}
+
+impl EventRows {
+    /// Room for `rows` rows of `text` bytes of type and data in all.
+    pub fn with_capacity(rows: usize, text: usize) -> Self {
+        Self {
+            text: String::with_capacity(text),
+            rows: Vec::with_capacity(rows),
+        }
+    }
+
+    pub fn push(&mut self, event: EventData<'_>) {
+        self.text.push_str(event.kind);
+        let kind_end = self.text.len();
+        self.text.push_str(event.data);
+        self.rows.push(RowAt {
+            seq: event.seq,
+            v: event.v,
+            kind_end,
+            data_end: self.text.len(),
+        });
+    }
+
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    /// The bytes of type and data the rows hold.
+    pub fn text_len(&self) -> usize {
+        self.text.len()
+    }
+
+    pub fn clear(&mut self) {
+        self.text.clear();
+        self.rows.clear();
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = EventData<'_>> {
+        let mut start = 0;
+        self.rows.iter().map(move |row| {
+            let event = EventData {
+                seq: row.seq,
+                kind: &self.text[start..row.kind_end],
+                v: row.v,
+                data: &self.text[row.kind_end..row.data_end],
+            };
+            start = row.data_end;
+            event
+        })
     }
 }

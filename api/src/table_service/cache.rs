@@ -14,7 +14,7 @@ use super::{corrupt, corrupt_event, not_found, parse_event, CachedTable, TableSe
 use crate::dealer::Dealer;
 use crate::service_error::ServiceError;
 use store::copy::{CopyRows, LogCopy};
-use store::{EventData, StoredEvent};
+use store::{EventRows, StoredEvent};
 
 /// Events read per query when a cached table is brought up to date.
 const REFRESH_PAGE: i64 = 500;
@@ -85,16 +85,14 @@ pub(super) type Slot = Arc<Mutex<Option<Entry>>>;
 /// Parses and folds a log's rows, batch after batch (see
 /// [`TableService::load`]); `None` for no event at all.
 fn fold_batches(
-    batches: &mut tokio::sync::mpsc::Receiver<Vec<EventData>>,
+    batches: &mut tokio::sync::mpsc::Receiver<EventRows>,
 ) -> Result<Option<Table>, ServiceError> {
     let mut fold = Fold::new();
     while let Some(batch) = batches.blocking_recv() {
-        for e in batch {
-            let event = e
-                .event()
-                .map_err(|err| corrupt_event(e.seq, &e.kind, err))?;
+        for e in batch.iter() {
+            let event = e.event().map_err(|err| corrupt_event(e.seq, e.kind, err))?;
             fold.apply(seq_of(e.seq), &event)
-                .map_err(|err| corrupt_event(e.seq, &e.kind, err))?;
+                .map_err(|err| corrupt_event(e.seq, e.kind, err))?;
         }
     }
     Ok(fold.into_table())
@@ -182,18 +180,19 @@ impl TableService {
             .await?
             .map(|seed| Dealer::stored(table_id, &seed))
             .transpose()?;
-        let (batches, mut received) = tokio::sync::mpsc::channel::<Vec<EventData>>(4);
+        let (batches, mut received) = tokio::sync::mpsc::channel::<EventRows>(4);
         let folder = tokio::task::spawn_blocking(move || fold_batches(&mut received));
         let read = async {
             let mut log = LogCopy::begin(&self.pool).await?;
             let mut chunks = log.data_after(table_id, 0).await?;
             let mut rows = CopyRows::default();
-            let mut batch = Vec::with_capacity(LOAD_BATCH);
+            let mut batch = EventRows::with_capacity(LOAD_BATCH, 0);
             let mut folding = true;
             while let Some(chunk) = chunks.try_next().await? {
                 rows.feed(&chunk, &mut batch).map_err(corrupt)?;
                 if batch.len() >= LOAD_BATCH && folding {
-                    let full = std::mem::replace(&mut batch, Vec::with_capacity(LOAD_BATCH));
+                    let next = EventRows::with_capacity(LOAD_BATCH, batch.text_len());
+                    let full = std::mem::replace(&mut batch, next);
                     // Once the folder stopped on a bad event (its error
                     // tells), the copy is read to its end all the same.
                     folding = batches.send(full).await.is_ok();

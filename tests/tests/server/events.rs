@@ -93,7 +93,7 @@ async fn a_copied_log_reads_back_each_events_format_and_data() {
 
     let mut log = LogCopy::begin(&pool).await.unwrap();
     let mut chunks = log.data_after(table, 1).await.unwrap();
-    let (mut rows, mut copied) = (CopyRows::default(), Vec::new());
+    let (mut rows, mut copied) = (CopyRows::default(), store::EventRows::default());
     while let Some(chunk) = chunks.try_next().await.unwrap() {
         rows.feed(&chunk, &mut copied).unwrap();
     }
@@ -108,8 +108,8 @@ async fn a_copied_log_reads_back_each_events_format_and_data() {
     let copied: Vec<_> = copied
         .iter()
         .map(|e| {
-            let data: serde_json::Value = serde_json::from_str(&e.data).unwrap();
-            (e.seq, e.kind.as_str(), e.v, data)
+            let data: serde_json::Value = serde_json::from_str(e.data).unwrap();
+            (e.seq, e.kind, e.v, data)
         })
         .collect();
     assert_eq!(copied, read);

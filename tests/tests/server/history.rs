@@ -938,3 +938,32 @@ async fn a_move_dropped_while_written_leaves_nothing_in_the_cache() {
     let cached = tables.read(table, 0, |l| l.version()).await.unwrap();
     assert_eq!(cached, version, "the table as its log says");
 }
+
+/// A process's first use of a table folds its whole log, read by one
+/// `COPY` and handed to the folding thread in batches of rows: a log of
+/// several batches folds to the table that was played, and an event past
+/// the first batch that does not parse fails the load, naming it.
+#[tokio::test]
+async fn a_log_of_several_batches_folds_cold_to_the_table_played_and_a_bad_event_fails_it() {
+    let app = spawn_app().await;
+    let cast = cast(&app).await;
+    let game = moderne(&cast, 40, 5);
+    let events: Vec<&TableEvent> = game.events().collect();
+    assert!(events.len() > 3 * 1024, "{} events", events.len());
+    let played = Table::from_events(events).unwrap();
+    let table = games::store_table(&app.pool, cast.players[0].0, &game.batches).await;
+
+    let cold = TableService::new(app.pool.clone(), CommitHub::new());
+    let folded = cold.read(table, 0, |l| l.table.clone()).await.unwrap();
+    assert_eq!(folded, played);
+
+    tamper::allow_changes(&app.pool).await;
+    tamper::garble(&app.pool, table, 2500).await;
+    let cold = TableService::new(app.pool.clone(), CommitHub::new());
+    let refused = cold.read(table, 0, |l| l.version()).await.unwrap_err();
+    let why = std::error::Error::source(&refused).map(ToString::to_string);
+    assert!(
+        why.as_ref().is_some_and(|w| w.contains("event 2500 ")),
+        "{why:?}"
+    );
+}
