@@ -364,12 +364,16 @@ fn main() -> std::io::Result<()> {
                 rounds,
             }))
             .map_err(|e| std::io::Error::other(e.to_string())),
+        // One thread, as an actix worker of the server runs a cold load
+        // (its parsing on a blocking thread either way): a multi-threaded
+        // runtime's idle worker spent CPU the load's threads and
+        // PostgreSQL share.
         Command::ReplaySpeed {
             database_url,
             events,
             seed,
         } => block_on(
-            tokio::runtime::Builder::new_multi_thread(),
+            tokio::runtime::Builder::new_current_thread(),
             replay::run(&database_url, events, seed),
         ),
         Command::Clocks {
